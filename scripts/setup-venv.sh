@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Create the virtual environment (if missing) and install modelvar with the tested versions.
+# Re-installs only when pyproject.toml or constraints.txt changed since the last install.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+VENV="${MODELVAR_VENV:-.venv}"
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "modelvar needs Python >= 3.11; $PYTHON is $("$PYTHON" --version 2>&1)" >&2
+  exit 1
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "creating virtual environment $VENV" >&2
+  "$PYTHON" -m venv "$VENV"
+fi
+stamp="$VENV/.modelvar-install-stamp"
+want="$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "installing modelvar and its tested dependencies into $VENV" >&2
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -c constraints.txt -e ".[dev]" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+  echo "$want" > "$stamp"
+fi

@@ -1,0 +1,3 @@
+from modelvar.cli import main
+
+raise SystemExit(main())

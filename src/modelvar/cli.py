@@ -1,0 +1,203 @@
+"""Command line: ``modelvar <command>`` (or ``python -m modelvar <command>``).
+
+The workflow's rules call these commands; users can call them too:
+
+* ``datasets``: list the datasets available offline.
+* ``prepare``: load a dataset from its source and write the canonical parquet + JSON metadata.
+* ``fit``: one fit job (a dataset × classifier × cell, several repeats of k runs).
+* ``pairwise``: pairwise metric table and per-repeat summaries from prediction tables.
+* ``metrics``: the same for a user's own long-format predictions (CSV or parquet).
+* ``plot``: figures from summary tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+
+def _setup_logging(log_file: str | None) -> None:
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_file, mode="w"))
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        handlers=handlers,
+        force=True,
+    )
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from modelvar.datasets import list_available
+
+    print(list_available().to_string(index=False))
+    return 0
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    from modelvar.datasets import load, write
+
+    spec = json.loads(args.spec)
+    ds = load(args.name, spec)
+    meta = write(ds, args.out_parquet, args.out_meta)
+    logging.getLogger("modelvar.prepare").info(
+        "%s: %d samples, %d features (%d categorical), classes %s, %d missing cells",
+        args.name, meta["n_samples"], meta["n_features"], len(ds.categorical_columns),
+        meta["class_counts"], meta["n_missing_cells"],
+    )
+    return 0
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from modelvar.cells import Cell
+    from modelvar.datasets import read
+    from modelvar.fitting import fit_job
+
+    if not (len(args.repeats) == len(args.predictions) == len(args.runs_out)):
+        raise SystemExit("fit: --repeats, --predictions and --runs-out must have equal lengths")
+    ds = read(args.data, args.meta)
+    fit_job(
+        ds,
+        classifier=args.classifier,
+        cell=Cell.parse(args.cell),
+        repeats=args.repeats,
+        n_runs=args.runs,
+        test_fraction=args.test_fraction,
+        root_seed=args.root_seed,
+        predictions_out=[Path(p) for p in args.predictions],
+        runs_out=[Path(p) for p in args.runs_out],
+    )
+    return 0
+
+
+def _write_metric_tables(frame: pd.DataFrame, args: argparse.Namespace, classes=None) -> None:
+    from modelvar.predictions import write_parquet
+    from modelvar.repeat_tables import repeat_tables
+
+    pairwise, summary = repeat_tables(
+        frame, classes=classes, ec_local_undefined=args.ec_local_undefined
+    )
+    write_parquet(pairwise, args.pairwise_out)
+    write_parquet(summary, args.summary_out)
+    logging.getLogger("modelvar.metrics").info(
+        "%d pairwise rows, %d summary rows", len(pairwise), len(summary)
+    )
+
+
+def cmd_pairwise(args: argparse.Namespace) -> int:
+    frame = pd.concat([pd.read_parquet(p) for p in args.predictions], ignore_index=True)
+    classes = json.loads(Path(args.meta).read_text())["classes"] if args.meta else None
+    _write_metric_tables(frame, args, classes)
+    return 0
+
+
+def read_user_predictions(path: str) -> pd.DataFrame:
+    from modelvar.metrics.pairwise import MetricInputError
+
+    suffix = Path(path).suffix.lower()
+    if suffix == ".csv":
+        frame = pd.read_csv(path, dtype={"y_true": str, "y_pred": str}, keep_default_na=False,
+                            na_values=[""])
+    elif suffix in (".parquet", ".pq"):
+        frame = pd.read_parquet(path)
+    else:
+        raise MetricInputError(f"{path}: expected a .csv or .parquet file")
+    missing = [c for c in ("run", "sample", "y_true", "y_pred") if c not in frame.columns]
+    if missing:
+        raise MetricInputError(f"{path}: missing required column(s) {missing}")
+    for col in ("y_true", "y_pred"):
+        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+    return frame
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    frame = read_user_predictions(args.predictions)
+    out = Path(args.out)
+    args.pairwise_out = out
+    args.summary_out = out.with_name(out.stem + ".summary" + out.suffix)
+    _write_metric_tables(frame, args)
+    print(f"wrote {args.pairwise_out} and {args.summary_out}")
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from modelvar.plots import repeat_means_violin
+
+    summary = pd.concat([pd.read_parquet(p) for p in args.summaries], ignore_index=True)
+    repeat_means_violin(summary, args.dataset, [Path(p) for p in args.out])
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="modelvar", description=__doc__.splitlines()[0])
+    parser.add_argument("--log", help="also write the log to this file")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("datasets", help="list the datasets available offline")
+    p.set_defaults(func=cmd_datasets)
+
+    p = sub.add_parser("prepare", help="write a canonical dataset (parquet + JSON)")
+    p.add_argument("--name", required=True)
+    p.add_argument("--spec", required=True, help="the dataset's config entry as JSON")
+    p.add_argument("--out-parquet", required=True)
+    p.add_argument("--out-meta", required=True)
+    p.set_defaults(func=cmd_prepare)
+
+    p = sub.add_parser("fit", help="fit k runs for each of several repeats")
+    p.add_argument("--data", required=True)
+    p.add_argument("--meta", required=True)
+    p.add_argument("--classifier", required=True)
+    p.add_argument("--cell", required=True)
+    p.add_argument("--repeats", type=int, nargs="+", required=True)
+    p.add_argument("--runs", type=int, required=True)
+    p.add_argument("--test-fraction", type=float, required=True)
+    p.add_argument("--root-seed", type=int, required=True)
+    p.add_argument("--predictions", nargs="+", required=True)
+    p.add_argument("--runs-out", nargs="+", required=True)
+    p.set_defaults(func=cmd_fit)
+
+    for name, helptext in (
+        ("pairwise", "pairwise metrics + per-repeat summaries from the pipeline's predictions"),
+        ("metrics", "pairwise metrics + per-repeat summaries from your own predictions"),
+    ):
+        p = sub.add_parser(name, help=helptext)
+        if name == "pairwise":
+            p.add_argument("--predictions", nargs="+", required=True)
+            p.add_argument("--meta", help="dataset metadata JSON (fixes the class order)")
+            p.add_argument("--pairwise-out", required=True)
+            p.add_argument("--summary-out", required=True)
+            p.set_defaults(func=cmd_pairwise)
+        else:
+            p.add_argument("predictions", help="long table: run, sample, y_true, y_pred[, repeat]")
+            p.add_argument("--out", required=True,
+                           help="pairwise table path; summaries go next to it (.summary)")
+            p.set_defaults(func=cmd_metrics)
+        p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan")
+
+    p = sub.add_parser("plot", help="violin figure of per-repeat means")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--summaries", nargs="+", required=True)
+    p.add_argument("--out", nargs="+", required=True, help="figure paths (.png, .pdf)")
+    p.set_defaults(func=cmd_plot)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from modelvar.datasets.canonical import DatasetError
+    from modelvar.metrics.pairwise import MetricInputError
+
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.log)
+    try:
+        return args.func(args)
+    except (DatasetError, MetricInputError, ValueError) as exc:
+        logging.getLogger("modelvar").error("%s", exc)
+        print(f"modelvar {args.command}: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,162 @@
+"""The fit job: for one (dataset, classifier, cell), fit k runs in each of a list of repeats.
+
+For repeat r: the test set comes from :func:`modelvar.splits.test_split`; for run j the training
+rows are the (downsampled) pool, preprocessing is fit on those rows only, the classifier is fit
+with its model seed, and the test set is predicted. One job fits many runs so that the cost of
+starting Python and importing the ML stack is paid once per job, not once per fit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from modelvar import __version__
+from modelvar.cells import Cell
+from modelvar.datasets.canonical import Dataset
+from modelvar.models import make_classifier
+from modelvar.predictions import PROBA_PREFIX, write_parquet
+from modelvar.preprocess import fit_transform
+from modelvar.seeding import stream
+from modelvar.splits import downsample, test_split
+
+log = logging.getLogger("modelvar.fit")
+
+
+def library_versions() -> dict[str, str]:
+    import sklearn
+
+    return {
+        "modelvar": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "scikit-learn": sklearn.__version__,
+    }
+
+
+def model_stream(root_seed, cell: Cell, dataset: str, classifier: str, repeat: int, run: int):
+    if cell.model_seed == "per-run":
+        return stream(root_seed, "model", dataset=dataset, classifier=classifier,
+                      repeat=repeat, run=run)
+    return stream(root_seed, "model", dataset=dataset, classifier=classifier)
+
+
+def fit_repeat(
+    ds: Dataset,
+    *,
+    classifier: str,
+    cell: Cell,
+    repeat: int,
+    n_runs: int,
+    test_fraction: float,
+    root_seed: int,
+    on_run_done: Callable[[int], None] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fit every run of one repeat; return (predictions, runs) tables."""
+    y_all = ds.class_index()
+    n_classes = len(ds.classes)
+    classes = np.asarray(ds.classes, dtype=object)
+    pool, test = test_split(
+        y_all, test_fraction, root_seed=root_seed, dataset=ds.name, repeat=repeat
+    )
+    X_test_raw = ds.X.iloc[test]
+    versions = json.dumps(library_versions(), sort_keys=True)
+    pred_frames, run_rows = [], []
+    for run in range(n_runs):
+        rows = downsample(
+            y_all[pool], pool, cell.downsample,
+            root_seed=root_seed, dataset=ds.name, repeat=repeat, run=run,
+        )
+        X_train, X_test, _ = fit_transform(ds, ds.X.iloc[rows], X_test_raw)
+        mstream = model_stream(root_seed, cell, ds.name, classifier, repeat, run)
+        model = make_classifier(classifier, seed=mstream.int_seed())
+        t0 = time.perf_counter()
+        model.fit(X_train, y_all[rows], n_classes)
+        proba = model.predict_proba(X_test)
+        pred = model.predict(X_test)
+        fit_seconds = time.perf_counter() - t0
+        frame = pd.DataFrame(
+            {
+                "dataset": ds.name,
+                "classifier": classifier,
+                "cell": cell.id,
+                "repeat": np.int32(repeat),
+                "run": np.int32(run),
+                "sample": test.astype(np.int64),
+                "y_true": classes[y_all[test]],
+                "y_pred": classes[pred],
+            }
+        )
+        for c, name in enumerate(ds.classes):
+            frame[f"{PROBA_PREFIX}{name}"] = proba[:, c]
+        pred_frames.append(frame)
+        streams = {
+            "test-split": str(stream(root_seed, "test-split", dataset=ds.name, repeat=repeat)),
+            "downsample": str(stream(root_seed, "downsample", dataset=ds.name,
+                                     repeat=repeat, run=run)),
+            "model": {"name": str(mstream), "int_seed": mstream.int_seed()},
+        }
+        run_rows.append(
+            {
+                "dataset": ds.name,
+                "classifier": classifier,
+                "cell": cell.id,
+                "repeat": repeat,
+                "run": run,
+                "n_train": len(rows),
+                "n_test": len(test),
+                "accuracy": float(np.mean(pred == y_all[test])),
+                "fit_seconds": fit_seconds,
+                "hparams": json.dumps(model.hparams, sort_keys=True),
+                "streams": json.dumps(streams, sort_keys=True),
+                "versions": versions,
+            }
+        )
+        if on_run_done is not None:
+            on_run_done(run)
+    return pd.concat(pred_frames, ignore_index=True), pd.DataFrame(run_rows)
+
+
+def fit_job(
+    ds: Dataset,
+    *,
+    classifier: str,
+    cell: Cell,
+    repeats: list[int],
+    n_runs: int,
+    test_fraction: float,
+    root_seed: int,
+    predictions_out: list[Path],
+    runs_out: list[Path],
+) -> None:
+    """Fit all repeats of a job, writing one predictions and one runs table per repeat."""
+    if not (len(repeats) == len(predictions_out) == len(runs_out)):
+        raise ValueError("one predictions and one runs path are needed per repeat")
+    total = len(repeats) * n_runs
+    done = 0
+    start = time.perf_counter()
+
+    def progress(_run: int) -> None:
+        nonlocal done
+        done += 1
+        elapsed = time.perf_counter() - start
+        eta = elapsed / done * (total - done)
+        log.info("runs done %d/%d, elapsed %.1f s, ETA %.1f s", done, total, elapsed, eta)
+
+    for repeat, pred_path, runs_path in zip(repeats, predictions_out, runs_out, strict=True):
+        preds, runs = fit_repeat(
+            ds, classifier=classifier, cell=cell, repeat=repeat, n_runs=n_runs,
+            test_fraction=test_fraction, root_seed=root_seed, on_run_done=progress,
+        )
+        write_parquet(preds, pred_path)
+        write_parquet(runs, runs_path)
+        log.info("repeat %d: mean accuracy %.4f", repeat, runs["accuracy"].mean())
+    log.info("fit job finished: %d fits in %.1f s", total, time.perf_counter() - start)

@@ -1,0 +1,52 @@
+"""Figures (seaborn). Summaries are per repeat, then shown as distributions over repeats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+#: Fixed colours so a classifier looks the same in every figure.
+CLASSIFIER_COLOURS = {"lr-sgd": "#1b9e77", "svm-sgd": "#d95f02", "xgb": "#7570b3", "mlp": "#e7298a"}
+METRIC_LABELS = {
+    "ec_global": "global EC (both wrong, rate)",
+    "ec_local": "local EC (Jaccard of error sets)",
+    "pa": "percent agreement",
+    "accuracy": "accuracy",
+}
+
+
+def repeat_means_violin(
+    summary: pd.DataFrame,
+    dataset: str,
+    out_paths: list[Path],
+    metrics: tuple[str, ...] = ("accuracy", "ec_global", "ec_local", "pa"),
+) -> None:
+    """Violin per metric: distribution over repeats of the repeat's mean, by cell and classifier."""
+    data = summary[(summary["subset"] == "all") & summary["metric"].isin(metrics)].copy()
+    if data.empty:
+        raise ValueError(f"{dataset}: no summaries for metrics {metrics}")
+    palette = {c: CLASSIFIER_COLOURS.get(c, "#666666") for c in data["classifier"].unique()}
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 4.2), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        part = data[data["metric"] == metric]
+        sns.violinplot(
+            data=part, x="cell", y="mean", hue="classifier", palette=palette,
+            cut=0, inner="point", density_norm="width", ax=ax,
+        )
+        ax.set_title(METRIC_LABELS.get(metric, metric))
+        ax.set_xlabel("perturbation cell")
+        ax.set_ylabel("repeat mean")
+        ax.tick_params(axis="x", labelrotation=30)
+    fig.suptitle(f"{dataset}: per-repeat means over repeats")
+    fig.tight_layout()
+    for path in out_paths:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=150, metadata={"CreationDate": None} if path.suffix == ".pdf" else {})
+    plt.close(fig)

@@ -1,0 +1,77 @@
+"""Test splits per repeat and train downsampling per run (the paired design of seed 004).
+
+* :func:`test_split`: for repeat r, a stratified test set of a fixed fraction of the rows, drawn
+  from the stream ``(test-split, dataset, repeat)``. Every run, classifier and perturbation cell of
+  that repeat uses it. Rare-class rule: a class with fewer than 2 samples cannot be stratified
+  into both parts; its rows stay in the training pool and a :class:`RareClassWarning` is issued.
+* :func:`downsample`: for (repeat, run), a stratified subset of the repeat's training pool of
+  fraction f, drawn from ``(downsample, dataset, repeat, run)``. Per class the pool is permuted
+  once and the first ``ceil(f * n_c)`` rows are kept, so the subsets are *nested* (the 25 % subset
+  of a run lies inside its 50 % subset) and *paired* (identical for every classifier and cell).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from modelvar.seeding import stream
+
+
+class RareClassWarning(UserWarning):
+    """A class is too small to be stratified into both the test set and the training pool."""
+
+
+def test_split(
+    y: np.ndarray, test_fraction: float, *, root_seed: int, dataset: str, repeat: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return sorted (train_pool, test) row indices for one repeat."""
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    y = np.asarray(y)
+    labels, counts = np.unique(y, return_counts=True)
+    rare = labels[counts < 2]
+    rows = np.arange(len(y))
+    rare_rows = rows[np.isin(y, rare)]
+    if len(rare):
+        warnings.warn(
+            f"{dataset}: class(es) {list(rare)} have fewer than 2 samples and cannot be "
+            f"stratified; their {len(rare_rows)} row(s) stay in the training pool",
+            RareClassWarning,
+            stacklevel=2,
+        )
+    rest = rows[~np.isin(y, rare)]
+    seed = stream(root_seed, "test-split", dataset=dataset, repeat=repeat).int_seed()
+    train, test = train_test_split(
+        rest, test_size=test_fraction, stratify=y[rest], random_state=seed
+    )
+    return np.sort(np.concatenate([train, rare_rows])), np.sort(test)
+
+
+def downsample(
+    y_pool: np.ndarray,
+    pool_rows: np.ndarray,
+    fraction: float,
+    *,
+    root_seed: int,
+    dataset: str,
+    repeat: int,
+    run: int,
+) -> np.ndarray:
+    """Return the sorted rows of ``pool_rows`` kept at ``fraction`` (stratified, nested)."""
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"downsampling fraction must be in (0, 1], got {fraction}")
+    y_pool = np.asarray(y_pool)
+    pool_rows = np.asarray(pool_rows)
+    if len(y_pool) != len(pool_rows):
+        raise ValueError("y_pool and pool_rows must have the same length")
+    rng = stream(root_seed, "downsample", dataset=dataset, repeat=repeat, run=run).generator()
+    keep = []
+    for label in np.unique(y_pool):  # sorted: the draw order is fixed
+        members = pool_rows[y_pool == label]
+        order = rng.permutation(len(members))
+        keep.append(members[order[: math.ceil(fraction * len(members))]])
+    return np.sort(np.concatenate(keep))

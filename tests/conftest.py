@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = Path(__file__).resolve().parent / "configs"
+
+
+def snakemake(workdir: Path, configfile: Path, *args: str, check: bool = True,
+              timeout: int = 600) -> subprocess.CompletedProcess:
+    """Run the repository's workflow in ``workdir`` with this interpreter's environment."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+           "--directory", str(workdir), "--configfile", str(configfile), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """Parse the 'Job stats' table of a Snakemake dry run."""
+    block = output.split("Job stats:", 1)[1]
+    counts = {}
+    for line in block.splitlines()[3:]:
+        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not match:
+            break
+        counts[match.group(1)] = int(match.group(2))
+    return counts
+
+
+@pytest.fixture
+def tmp_config(tmp_path):
+    """Write a config variant: tmp_config(base_name, **overrides_as_yaml_text)."""
+    import yaml
+
+    def make(base: str, mutate) -> Path:
+        data = yaml.safe_load((CONFIGS / base).read_text())
+        mutate(data)
+        path = tmp_path / f"variant-{base}"
+        path.write_text(yaml.safe_dump(data))
+        return path
+
+    return make
