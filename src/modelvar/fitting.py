@@ -1,6 +1,6 @@
 """The fit job: for one (dataset, classifier, cell), fit k runs in each of a list of repeats.
 
-For repeat r: the test set comes from :func:`modelvar.splits.test_split`; for run j the training
+For repeat r: the test set comes from :func:`modelvar.splits.split_test_set`; for run j the training
 rows are the (downsampled) pool, preprocessing is fit on those rows only, the classifier is fit
 with its model seed, and the test set is predicted. One job fits many runs so that the cost of
 starting Python and importing the ML stack is paid once per job, not once per fit.
@@ -25,7 +25,7 @@ from modelvar.models import make_classifier
 from modelvar.predictions import PROBA_PREFIX, write_parquet
 from modelvar.preprocess import fit_transform
 from modelvar.seeding import stream
-from modelvar.splits import downsample, test_split
+from modelvar.splits import downsample, split_test_set
 
 log = logging.getLogger("modelvar.fit")
 
@@ -64,7 +64,7 @@ def fit_repeat(
     y_all = ds.class_index()
     n_classes = len(ds.classes)
     classes = np.asarray(ds.classes, dtype=object)
-    pool, test = test_split(
+    pool, test = split_test_set(
         y_all, test_fraction, root_seed=root_seed, dataset=ds.name, repeat=repeat
     )
     X_test_raw = ds.X.iloc[test]

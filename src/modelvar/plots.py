@@ -7,9 +7,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 
 #: Fixed colours so a classifier looks the same in every figure.
 CLASSIFIER_COLOURS = {"lr-sgd": "#1b9e77", "svm-sgd": "#d95f02", "xgb": "#7570b3", "mlp": "#e7298a"}
@@ -43,6 +43,8 @@ def repeat_means_violin(
         ax.set_xlabel("perturbation cell")
         ax.set_ylabel("repeat mean")
         ax.tick_params(axis="x", labelrotation=30)
+        if ax is not axes[0][-1] and ax.get_legend() is not None:
+            ax.get_legend().remove()
     fig.suptitle(f"{dataset}: per-repeat means over repeats")
     fig.tight_layout()
     for path in out_paths:

@@ -9,19 +9,14 @@ process and is never used).
 
 Which parts a purpose uses is a design decision that makes the study *paired*:
 
-========================  ===========================================  ================================
-purpose                   keyed by                                     so that
-========================  ===========================================  ================================
-``test-split``            dataset, repeat                              all runs, classifiers and cells
-                                                                       of a repeat share its test set
-``downsample``            dataset, repeat, run                         a (repeat, run) trains on the
-                                                                       same rows in every cell and
-                                                                       classifier (nested fractions)
-``data-perturbation``     dataset, scheme level, repeat, run           all classifiers see the same
-                                                                       perturbed training data
-``model``                 dataset, classifier, repeat, run             (``model_seed: per-run``) or
-                          — or dataset, classifier only                (``model_seed: fixed``)
-========================  ===========================================  ================================
+* ``test-split``, keyed by (dataset, repeat): all runs, classifiers and cells of a repeat share
+  its test set;
+* ``downsample``, keyed by (dataset, repeat, run): a (repeat, run) trains on the same rows in every
+  cell and classifier (and the fractions are nested);
+* ``data-perturbation``, keyed by (dataset, scheme level, repeat, run): all classifiers see the
+  same perturbed training data;
+* ``model``, keyed by (dataset, classifier, repeat, run) with ``model_seed: per-run``, or by
+  (dataset, classifier) alone with ``model_seed: fixed``.
 """
 
 from __future__ import annotations

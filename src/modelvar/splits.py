@@ -1,6 +1,6 @@
 """Test splits per repeat and train downsampling per run (the paired design of seed 004).
 
-* :func:`test_split`: for repeat r, a stratified test set of a fixed fraction of the rows, drawn
+* :func:`split_test_set`: for repeat r, a stratified test set of a fixed fraction of the rows, drawn
   from the stream ``(test-split, dataset, repeat)``. Every run, classifier and perturbation cell of
   that repeat uses it. Rare-class rule: a class with fewer than 2 samples cannot be stratified
   into both parts; its rows stay in the training pool and a :class:`RareClassWarning` is issued.
@@ -25,7 +25,7 @@ class RareClassWarning(UserWarning):
     """A class is too small to be stratified into both the test set and the training pool."""
 
 
-def test_split(
+def split_test_set(
     y: np.ndarray, test_fraction: float, *, root_seed: int, dataset: str, repeat: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return sorted (train_pool, test) row indices for one repeat."""

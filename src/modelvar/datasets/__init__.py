@@ -3,4 +3,13 @@
 from modelvar.datasets.canonical import CATEGORICAL, NUMERIC, Dataset, DatasetError, read, write
 from modelvar.datasets.sources import list_available, load
 
-__all__ = ["CATEGORICAL", "NUMERIC", "Dataset", "DatasetError", "list_available", "load", "read", "write"]
+__all__ = [
+    "CATEGORICAL",
+    "NUMERIC",
+    "Dataset",
+    "DatasetError",
+    "list_available",
+    "load",
+    "read",
+    "write",
+]

@@ -7,14 +7,16 @@ U_ij = s_i + s_j − I_ij. All k(k−1)/2 pairs are computed at once.
 
 Error-based metrics (from one Gram matrix I = E·Eᵀ of the k×n error matrix):
 
-* ``ec_local``  = I/U, the Jaccard index of the error sets (seed 000 "EC_l", seed 004 "local EC").
+* ``ec_local``  = I/U, the Jaccard index of the error sets (seed 000 "EC_l", seed 004
+  "local EC").
   Undefined when U = 0 (neither run errs): NaN by default (``ec_local_undefined``).
 * ``ec_global`` = I/n, the rate at which *both* runs are wrong (seed 000 "EC_g").
 * ``ec_agree``  = mean(e_i == e_j) = 1 − (s_i + s_j − 2I)/n (seed 000 "accuracy-based EC").
 * ``ec_corr``   = Pearson (phi) correlation of e_i, e_j
   = (nI − s_i s_j) / sqrt(s_i(n − s_i) s_j(n − s_j)); NaN when either error vector is constant.
 * ``ec_kappa``  = Cohen's κ of e_i vs e_j (Geirhos et al. 2020 "error consistency"):
-  p_o = ec_agree, p_e = (s_i s_j + (n − s_i)(n − s_j))/n², κ = (p_o − p_e)/(1 − p_e); NaN if p_e = 1.
+  p_o = ec_agree, p_e = (s_i s_j + (n − s_i)(n − s_j))/n²,
+  κ = (p_o − p_e)/(1 − p_e); NaN if p_e = 1.
 * ``ec_local_accnorm_sqrt`` = sqrt(sqrt(a_i a_j) · ec_local) and
   ``ec_local_accnorm_cbrt`` = (a_i a_j · ec_local)^(1/3) (seed 004 "accuracy-normalised EC");
   the same two for ``ec_global``.
@@ -92,7 +94,9 @@ def check_runs(y_true: np.ndarray, preds: np.ndarray, n_classes: int | None = No
     return y_true.astype(np.int64), preds.astype(np.int64), int(n_classes)
 
 
-def encode_labels(y_true: Sequence, preds: Sequence[Sequence]) -> tuple[np.ndarray, np.ndarray, list]:
+def encode_labels(
+    y_true: Sequence, preds: Sequence[Sequence]
+) -> tuple[np.ndarray, np.ndarray, list]:
     """Map arbitrary labels to class indices shared by truth and predictions."""
     y_true = np.asarray(y_true, dtype=object)
     preds = np.asarray(preds, dtype=object)
@@ -262,5 +266,6 @@ def pairwise_metrics(
         )
     if wanted & set(LABEL_METRICS):
         table.update(_label_metrics(preds, n_classes))
-    cols = ["run_i", "run_j", "subset", "n", "acc_i", "acc_j"] + [m for m in ALL_METRICS if m in wanted]
+    cols = ["run_i", "run_j", "subset", "n", "acc_i", "acc_j"]
+    cols += [m for m in ALL_METRICS if m in wanted]
     return pd.DataFrame({c: table[c] for c in cols})

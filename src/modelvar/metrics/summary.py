@@ -36,7 +36,7 @@ def summarise(values: np.ndarray) -> dict[str, float]:
 def summarise_pairs(
     pairs: pd.DataFrame, metrics: Sequence[str], by: Sequence[str]
 ) -> pd.DataFrame:
-    """Long table: one row per group of ``by`` (e.g. repeat, subset) and metric, with :data:`STATS`."""
+    """Long table: a row per group of ``by`` (e.g. repeat, subset) and metric with its STATS."""
     rows = []
     for key, group in pairs.groupby(list(by), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
