@@ -66,7 +66,7 @@ def get_repeat_predictions(wildcards):
 
 def get_dataset_summaries(wildcards):
     return [
-        f"{RESULTS}/{wildcards.dataset}/{clf}/{cell}/summary.parquet"
+        f"{RESULTS}/{wildcards.dataset}/{clf}/{cell}/metrics/summary.parquet"
         for clf in CLASSIFIERS
         for cell in CELLS
     ]
@@ -77,7 +77,7 @@ def get_final_outputs():
     for ds in DATASETS:
         out += [f"{RESULTS}/{ds}/figures/repeat_means_violin.{ext}" for ext in ("png", "pdf")]
         out += [
-            f"{RESULTS}/{ds}/{clf}/{cell}/pairwise.parquet"
+            f"{RESULTS}/{ds}/{clf}/{cell}/metrics/pairwise.parquet"
             for clf in CLASSIFIERS
             for cell in CELLS
         ]

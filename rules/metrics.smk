@@ -3,8 +3,11 @@ rule pairwise_metrics:
         predictions=get_repeat_predictions,
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
     output:
-        pairwise=f"{RESULTS}/{{dataset}}/{{classifier}}/{{cell}}/pairwise.parquet",
-        summary=f"{RESULTS}/{{dataset}}/{{classifier}}/{{cell}}/summary.parquet",
+        pairwise=f"{RESULTS}/{{dataset}}/{{classifier}}/{{cell}}/metrics/pairwise.parquet",
+        summary=f"{RESULTS}/{{dataset}}/{{classifier}}/{{cell}}/metrics/summary.parquet",
+        per_run=f"{RESULTS}/{{dataset}}/{{classifier}}/{{cell}}/metrics/per_run.parquet",
+        agreement=f"{RESULTS}/{{dataset}}/{{classifier}}/{{cell}}/metrics/agreement.parquet",
+        per_sample=f"{RESULTS}/{{dataset}}/{{classifier}}/{{cell}}/metrics/per_sample.parquet",
     params:
         ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
         code=CODE["pairwise"],
@@ -19,4 +22,4 @@ rule pairwise_metrics:
     shell:
         "python -m modelvar pairwise --predictions {input.predictions} --meta {input.meta} "
         "--ec-local-undefined {params.ec_local_undefined} "
-        "--pairwise-out {output.pairwise} --summary-out {output.summary} 2> {log}"
+        "--out-dir $(dirname {output.pairwise}) 2> {log}"

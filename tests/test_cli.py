@@ -52,11 +52,57 @@ def test_metrics_cli_matches_library(tmp_path, suffix):
     ],
 )
 def test_metrics_cli_bad_input(tmp_path, capsys, mutate, message):
-    frame = mutate(long_table(np.random.default_rng(2), repeats=(0,)).drop(columns="repeat"))
+    check_error(tmp_path, capsys, mutate(long_table(np.random.default_rng(2), repeats=(0,))
+                                         .drop(columns="repeat")), message)
+
+
+def check_error(tmp_path, capsys, frame, message):
+    import re
+
     path = tmp_path / "bad.parquet"
     frame.to_parquet(path)
     assert main(["metrics", str(path), "--out", str(tmp_path / "pw.parquet")]) == 2
     err = capsys.readouterr().err
-    assert "error" in err
-    import re
-    assert re.search(message, err), err
+    assert "error" in err and re.search(message, err), err
+
+
+def with_proba(frame, rng):
+    p = rng.dirichlet(np.ones(3), size=len(frame))
+    for c, name in enumerate(["cat", "dog", "eel"]):
+        frame[f"proba:{name}"] = p[:, c]
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda f: f.assign(**{c: f[c] * 0.9 for c in ("proba:cat", "proba:dog", "proba:eel")}),
+         "do not sum to 1"),
+        (lambda f: f.assign(**{"proba:cat": -0.5,
+                                "proba:dog": f["proba:dog"] + 0.5 + f["proba:cat"]}),
+         r"outside \[0, 1\]"),
+        (lambda f: f.drop(columns=["proba:eel"]), "do not match the classes"),
+    ],
+)
+def test_metrics_cli_bad_probabilities(tmp_path, capsys, mutate, message):
+    rng = np.random.default_rng(3)
+    frame = with_proba(long_table(rng, repeats=(0,)), rng)
+    check_error(tmp_path, capsys, mutate(frame), message)
+
+
+def test_metrics_cli_with_probabilities_writes_all_tables(tmp_path):
+    rng = np.random.default_rng(4)
+    frame = with_proba(long_table(rng), rng)
+    frame.to_csv(tmp_path / "p.csv", index=False)
+    assert main(["metrics", str(tmp_path / "p.csv"), "--out", str(tmp_path / "o.csv")]) == 0
+    per_run = pd.read_csv(tmp_path / "o.per_run.csv")
+    assert {"log_loss", "brier", "entropy_mean", "balanced_accuracy", "tau"} <= set(per_run.columns)
+    assert len(per_run) == 2 * 4
+    agreement = pd.read_csv(tmp_path / "o.agreement.csv")
+    assert {"fleiss_kappa", "kripp_alpha", "always_wrong", "ever_wrong"} <= set(agreement.columns)
+    per_sample = pd.read_csv(tmp_path / "o.per_sample.csv")
+    assert len(per_sample) == 2 * 60 and per_sample["frac_wrong"].between(0, 1).all()
+    assert per_sample["entropy_mean"].between(0, 1).all()
+    summary = pd.read_csv(tmp_path / "o.summary.csv")
+    row = summary[(summary.metric == "ec_global") & (summary.subset == "all")].iloc[0]
+    assert row.ci_low <= row["mean"] <= row.ci_high and np.isfinite(row.null_mean)

@@ -85,6 +85,21 @@ def test_adversarial_inputs_match_oracles():
     check_against_oracle(y, P)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_gwet_ac1_matches_irrcac(seed):
+    import irrCAC.raw as irr  # test-only oracle, installed by scripts/setup-venv.sh
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, 150)
+    P = np.where(rng.random((4, 150)) < 0.6, y, rng.integers(0, 4, (4, 150)))
+    table = pairwise_metrics(y, P)
+    for row in table.itertuples():
+        ratings = pd.DataFrame({"a": P[row.run_i], "b": P[row.run_j]})
+        want = irr.CAC(ratings, digits=15).gwet()["est"]["coefficient_value"]
+        assert row.gwet_ac1 == pytest.approx(want, abs=1e-12)
+
+
 def test_gwet_ac1_by_definition():
     # Gwet (2008), two raters, categories observed in the pair
     a = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2, 0])

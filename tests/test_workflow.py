@@ -79,22 +79,22 @@ def test_end_to_end_tables(tiny_run):
             streams = json.loads(runs["streams"].iloc[0])
             assert streams["test-split"].endswith(f"dataset=vehicle/repeat={r}")
         assert tests_sets[0] != tests_sets[1]  # repeats draw different test sets
-        pairwise = pd.read_parquet(base / "pairwise.parquet")
+        pairwise = pd.read_parquet(base / "metrics" / "pairwise.parquet")
         assert len(pairwise) == 2 * 2 * 3  # repeats x subsets x pairs
         for metric in ("ec_global", "ec_local", "pa"):
             values = pairwise[metric].dropna()
             assert values.between(0, 1).all()
-        summary = pd.read_parquet(base / "summary.parquet")
+        summary = pd.read_parquet(base / "metrics" / "summary.parquet")
         acc = summary[summary["metric"] == "accuracy"]
         assert len(acc) == 2 and (acc["count"] == 3).all()
 
 
 def test_end_to_end_fixed_seed_full_pool_runs_are_identical(tiny_run):
     # No perturbation at all (100 % of the pool, one model seed): runs must coincide.
-    pairwise = pd.read_parquet(tiny_run / "vehicle/lr-sgd/down100_seedfix/pairwise.parquet")
+    pairwise = pd.read_parquet(tiny_run / "vehicle/lr-sgd/down100_seedfix/metrics/pairwise.parquet")
     full = pairwise[pairwise["subset"] == "all"]
     assert (full["pa"] == 1.0).all()
-    down = pd.read_parquet(tiny_run / "vehicle/lr-sgd/down050_seedfix/pairwise.parquet")
+    down = pd.read_parquet(tiny_run / "vehicle/lr-sgd/down050_seedfix/metrics/pairwise.parquet")
     assert (down[down["subset"] == "all"]["pa"] < 1.0).all()
 
 
@@ -109,7 +109,7 @@ def test_end_to_end_figures_and_logs(tiny_run):
 def test_rerun_is_deterministic_and_nothing_to_do(tiny_run, tmp_path):
     # a second workdir with the same config produces byte-identical prediction tables
     snakemake(tmp_path, CONFIGS / "tiny.yaml", "--cores", "2",
-              "results/vehicle/lr-sgd/down050_seedfix/pairwise.parquet")
+              "results/vehicle/lr-sgd/down050_seedfix/metrics/pairwise.parquet")
     for r in ("000", "001"):
         a = tiny_run / f"vehicle/lr-sgd/down050_seedfix/predictions/repeat-{r}.parquet"
         b = tmp_path / f"results/vehicle/lr-sgd/down050_seedfix/predictions/repeat-{r}.parquet"

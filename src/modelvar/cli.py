@@ -77,24 +77,29 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_metric_tables(frame: pd.DataFrame, args: argparse.Namespace, classes=None) -> None:
+def _write_metric_tables(frame: pd.DataFrame, paths: dict[str, Path], args, classes=None) -> None:
     from modelvar.predictions import write_parquet
     from modelvar.repeat_tables import repeat_tables
 
-    pairwise, summary = repeat_tables(
-        frame, classes=classes, ec_local_undefined=args.ec_local_undefined
-    )
-    write_parquet(pairwise, args.pairwise_out)
-    write_parquet(summary, args.summary_out)
+    tables = repeat_tables(frame, classes=classes, ec_local_undefined=args.ec_local_undefined)
+    for name, path in paths.items():
+        if Path(path).suffix == ".csv":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            tables[name].to_csv(path, index=False)
+        else:
+            write_parquet(tables[name], path)
     logging.getLogger("modelvar.metrics").info(
-        "%d pairwise rows, %d summary rows", len(pairwise), len(summary)
+        "%s", ", ".join(f"{name}: {len(t)} rows" for name, t in tables.items())
     )
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
+    from modelvar.repeat_tables import TABLES
+
     frame = pd.concat([pd.read_parquet(p) for p in args.predictions], ignore_index=True)
     classes = json.loads(Path(args.meta).read_text())["classes"] if args.meta else None
-    _write_metric_tables(frame, args, classes)
+    out_dir = Path(args.out_dir)
+    _write_metric_tables(frame, {t: out_dir / f"{t}.parquet" for t in TABLES}, args, classes)
     return 0
 
 
@@ -118,12 +123,14 @@ def read_user_predictions(path: str) -> pd.DataFrame:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    from modelvar.repeat_tables import TABLES
+
     frame = read_user_predictions(args.predictions)
     out = Path(args.out)
-    args.pairwise_out = out
-    args.summary_out = out.with_name(out.stem + ".summary" + out.suffix)
-    _write_metric_tables(frame, args)
-    print(f"wrote {args.pairwise_out} and {args.summary_out}")
+    paths = {t: out if t == "pairwise" else out.with_name(f"{out.stem}.{t}{out.suffix}")
+             for t in TABLES}
+    _write_metric_tables(frame, paths, args)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
 
@@ -171,13 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "pairwise":
             p.add_argument("--predictions", nargs="+", required=True)
             p.add_argument("--meta", help="dataset metadata JSON (fixes the class order)")
-            p.add_argument("--pairwise-out", required=True)
-            p.add_argument("--summary-out", required=True)
+            p.add_argument("--out-dir", required=True,
+                           help="writes pairwise, summary, per_run, agreement, per_sample .parquet")
             p.set_defaults(func=cmd_pairwise)
         else:
             p.add_argument("predictions", help="long table: run, sample, y_true, y_pred[, repeat]")
             p.add_argument("--out", required=True,
-                           help="pairwise table path; summaries go next to it (.summary)")
+                           help="pairwise table (.parquet or .csv); the summary, per_run, "
+                           "agreement and per_sample tables go next to it (OUT.summary.parquet …)")
             p.set_defaults(func=cmd_metrics)
         p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan")
 

@@ -106,6 +106,13 @@ def to_runs_matrix(frame: pd.DataFrame, classes: list[str] | None = None) -> Run
     pcols = proba_columns(frame)
     proba = None
     if pcols:
-        proba = ordered[pcols].to_numpy(np.float64).reshape(k, n, len(pcols))
+        named = {c[len(PROBA_PREFIX):]: c for c in pcols}
+        if set(named) != {str(c) for c in classes}:
+            raise MetricInputError(
+                f"probability columns {sorted(named)} do not match the classes "
+                f"{sorted(map(str, classes))}"
+            )
+        ordered_cols = [named[str(c)] for c in classes]
+        proba = ordered[ordered_cols].to_numpy(np.float64).reshape(k, n, len(classes))
     return RunsMatrix(y_true=y_true, preds=preds, runs=runs, samples=samples,
                       classes=list(classes), proba=proba)

@@ -116,14 +116,25 @@ def class_representation(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int)
 def per_run_metrics(
     y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | None, n_classes: int
 ) -> dict[str, float]:
-    """Scalar metrics of one run; entropy and confusion index as their mean and quartiles."""
+    """Scalar metrics of one run; entropy and confusion index as their mean and quartiles.
+
+    ``tau`` is aqp's tau with equal priors (Foody's modified κ), ``tau_reference_priors`` with
+    the reference marginals as priors (:mod:`modelvar.metrics.tau`; weighted tau needs a
+    class-similarity matrix, which a user passes to :func:`~modelvar.metrics.tau.tau_w`).
+    """
     y_true = _check_labels(y_true, n_classes, "y_true")
     y_pred = _check_labels(y_pred, n_classes, "y_pred")
     if len(y_true) != len(y_pred):
         raise MetricInputError(f"y_true has {len(y_true)} samples but y_pred has {len(y_pred)}")
+    from modelvar.metrics.tau import tau_w
+
+    # aqp's orientation: rows = predicted, columns = reference
+    cm = confusion_matrix(y_true, y_pred, labels=np.arange(n_classes)).T
     out = {
         "accuracy": float(np.mean(y_true == y_pred)),
         "balanced_accuracy": float(balanced_accuracy_score(y_true, y_pred)),
+        "tau": tau_w(cm).tau,
+        "tau_reference_priors": tau_w(cm, priors="reference").tau,
         "purity": purity(y_true, y_pred, n_classes),
     }
     if proba is not None:

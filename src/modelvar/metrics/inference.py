@@ -1,0 +1,99 @@
+"""Uncertainty of a repeat's mean pairwise value, and what independent runs would give.
+
+**Confidence interval: jackknife over runs.** The mean of a metric over the k(k−1)/2 pairs of a
+repeat is a U-statistic of order 2 in the runs: pairs sharing a run are dependent, so the naive
+SD/sqrt(#pairs) is far too narrow. Leaving run i out gives θ_(i), the mean over the pairs that do
+not involve i; the jackknife variance (k−1)/k · Σ_i (θ_(i) − θ̄_(·))² is a consistent variance
+estimate for U-statistics (Arvesen 1969), and the interval is mean ± t_{k−2, 1−α/2}·SE (k − 2
+degrees of freedom for k runs, conservative). It is computed from row sums of the k×k pair
+matrix, so it costs O(k²), not a refit or a resampling loop. It treats the test set as fixed:
+test-set variability is what the distribution over repeats shows. Pairs whose value is undefined
+(NaN) are left out of every mean; fewer than 3 runs give no interval.
+
+Why not a bootstrap over runs and samples: resampling runs with replacement creates pairs of a run
+with itself (agreement 1), biasing every agreement metric upwards; the jackknife has no such
+artefact and needs no random numbers.
+
+**Independence null (analytic).** If runs i and j erred independently at their observed error
+rates p_i = 1 − a_i (each sample wrong with probability p_i), then E[I_ij]/n = p_i p_j and
+
+* ec_global_null = p_i p_j
+* ec_local_null  = p_i p_j / (p_i + p_j − p_i p_j)   (ratio of expectations; NaN if both 0)
+* ec_agree_null  = p_i p_j + (1 − p_i)(1 − p_j)
+* ec_corr_null = ec_kappa_null = 0
+* accuracy-normalised ECs: the formulas of :mod:`modelvar.metrics.pairwise` applied to the nulls
+* pa_null = a_i a_j + p_i p_j / (C − 1): both right, or both wrong with the same label when a
+  wrong prediction is uniform over the C − 1 other classes (exact for C = 2);
+  churn_null = 1 − pa_null.
+  (Σ_c q_ic q_jc, the chance agreement of independent *predictions*, is not this null: runs that
+  both track the truth agree more than that without any shared errors.)
+Cohen's κ and the other label metrics get no null.
+
+``excess = mean − null_mean`` is the repeat's consistency beyond chance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+NULL_METRICS = (
+    "ec_local", "ec_global", "ec_agree", "ec_corr", "ec_kappa",
+    "ec_local_accnorm_sqrt", "ec_local_accnorm_cbrt",
+    "ec_global_accnorm_sqrt", "ec_global_accnorm_cbrt", "pa", "churn",
+)
+
+
+def jackknife_ci(
+    run_i: np.ndarray, run_j: np.ndarray, values: np.ndarray, level: float = 0.95
+) -> tuple[float, float, float]:
+    """(standard error, low, high) of the mean pairwise value by the jackknife over runs."""
+    runs = np.unique(np.concatenate([run_i, run_j]))
+    k = len(runs)
+    values = np.asarray(values, dtype=np.float64)
+    defined = ~np.isnan(values)
+    if k < 3 or defined.sum() < 2:
+        return np.nan, np.nan, np.nan
+    index = {r: n for n, r in enumerate(runs)}
+    ii = np.array([index[r] for r in run_i])
+    jj = np.array([index[r] for r in run_j])
+    v = np.where(defined, values, 0.0)
+    row_sum = np.bincount(ii, v, k) + np.bincount(jj, v, k)
+    row_cnt = np.bincount(ii, defined, k) + np.bincount(jj, defined, k)
+    total, count = v.sum(), defined.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = (total - row_sum) / (count - row_cnt)
+    theta = theta[np.isfinite(theta)]
+    if len(theta) < 3:
+        return np.nan, np.nan, np.nan
+    se = float(np.sqrt((len(theta) - 1) / len(theta) * np.sum((theta - theta.mean()) ** 2)))
+    mean = total / count
+    half = stats.t.ppf(0.5 + level / 2, df=k - 2) * se
+    return se, float(mean - half), float(mean + half)
+
+
+def independence_null(
+    acc_i: np.ndarray, acc_j: np.ndarray, n_classes: int | None = None
+) -> pd.DataFrame:
+    """Per-pair values of each metric under independent errors (see module docstring)."""
+    pi, pj = 1.0 - np.asarray(acc_i, float), 1.0 - np.asarray(acc_j, float)
+    ai, aj = 1.0 - pi, 1.0 - pj
+    both = pi * pj
+    with np.errstate(invalid="ignore", divide="ignore"):
+        union = pi + pj - both
+        local = np.where(union > 0, both / np.where(union > 0, union, 1.0), np.nan)
+    out = {
+        "ec_global": both,
+        "ec_local": local,
+        "ec_agree": both + (1 - pi) * (1 - pj),
+        "ec_corr": np.zeros_like(both),
+        "ec_kappa": np.zeros_like(both),
+    }
+    for base in ("ec_local", "ec_global"):
+        out[f"{base}_accnorm_sqrt"] = np.sqrt(np.sqrt(ai * aj) * out[base])
+        out[f"{base}_accnorm_cbrt"] = np.cbrt(ai * aj * out[base])
+    if n_classes is not None and n_classes >= 2:
+        pa = ai * aj + both / (n_classes - 1)
+        out["pa"], out["churn"] = pa, 1.0 - pa
+    return pd.DataFrame(out)
