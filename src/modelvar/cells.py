@@ -1,19 +1,23 @@
 """Perturbation cells: one combination of a level from every perturbation family.
 
 A repeat's runs all share one cell; the runs differ because each draws its perturbations from its
-own streams. Each family has a "none" level. A cell has a readable, parseable id, used as the
-``{cell}`` wildcard and in every output table, e.g. ``down050_seedrun``:
+own streams. Every family has a "none" level. A cell has a readable, parseable id — the
+``{cell}`` wildcard and a column of every output table — made of one level id per family, in this
+order (families cheap to vary last), joined by ``_``:
 
-==============  ==========================  =============================================
-family          config key                   level ids
-==============  ==========================  =============================================
-downsample      ``perturbation.downsample``  ``down100`` (none), ``down075``, ``down050`` …
-                                             (percent of the training pool, 3 digits)
-model seed      ``perturbation.model_seed``  ``seedfix`` (none: one model seed for all runs),
-                                             ``seedrun`` (a model seed per run)
-==============  ==========================  =============================================
+============  ==============================  ====================================================
+family        config key                       level ids
+============  ==============================  ====================================================
+data          ``perturbation.data``            ``dnone``; ``sig<d>`` (significant digit d);
+                                               ``nn<c>`` (nearest neighbour, scale c);
+                                               ``rel<p>`` (relative); ``pct<p>`` (percentile)
+categorical   ``perturbation.categorical``     ``cnone``; ``label<p>``; ``sample<p>``
+downsample    ``perturbation.downsample``      ``down100`` (none), ``down075``, ``down050`` …
+model seed    ``perturbation.model_seed``      ``seedfix`` (none), ``seedrun``
+============  ==============================  ====================================================
 
-Later families (data, categorical and hyperparameter perturbation) extend :data:`FAMILIES`.
+Numbers in ids are written with ``p`` for the decimal point: ``nn0p5`` is c = 0.5, ``label0p05``
+is p = 0.05. Example: ``sig1_cnone_down050_seedrun``.
 """
 
 from __future__ import annotations
@@ -22,17 +26,48 @@ import itertools
 import re
 from dataclasses import dataclass
 
-_DOWN = re.compile(r"^down(\d{3})$")
 MODEL_SEED_LEVELS = {"fixed": "seedfix", "per-run": "seedrun"}
-FAMILIES = ("downsample", "model_seed")
+DATA_KINDS = ("sig", "nn", "rel", "pct")
+CAT_KINDS = ("label", "sample")
+FAMILIES = ("data", "categorical", "downsample", "model_seed")
+_NUM = r"(\d+(?:p\d+)?)"
+_DATA = re.compile(rf"^(sig|nn|rel|pct){_NUM}$")
+_CAT = re.compile(rf"^(label|sample){_NUM}$")
+_DOWN = re.compile(r"^down(\d{3})$")
+
+
+def _num_id(x: float) -> str:
+    return f"{x:g}".replace(".", "p")
+
+
+def _num_parse(text: str) -> float:
+    return float(text.replace("p", "."))
 
 
 @dataclass(frozen=True)
 class Cell:
+    data: tuple[str, float] | None = None
+    categorical: tuple[str, float] | None = None
     downsample: float = 1.0
     model_seed: str = "fixed"
 
     def __post_init__(self) -> None:
+        if self.data is not None:
+            kind, value = self.data
+            if kind not in DATA_KINDS:
+                raise ValueError(f"data perturbation must be one of {DATA_KINDS}, got {kind!r}")
+            if kind == "sig" and (value < 0 or int(value) != value):
+                raise ValueError(f"significant digit must be a non-negative integer, got {value}")
+            if kind in ("nn", "rel", "pct") and not value > 0:
+                raise ValueError(f"{kind} parameter must be > 0, got {value}")
+        if self.categorical is not None:
+            kind, value = self.categorical
+            if kind not in CAT_KINDS:
+                raise ValueError(
+                    f"categorical perturbation must be one of {CAT_KINDS}, got {kind!r}"
+                )
+            if not 0 < value <= 1:
+                raise ValueError(f"categorical perturbation p must be in (0, 1], got {value}")
         if not 0.0 < self.downsample <= 1.0:
             raise ValueError(f"downsample fraction must be in (0, 1], got {self.downsample}")
         pct = self.downsample * 100
@@ -43,14 +78,23 @@ class Cell:
                 f"model_seed must be one of {list(MODEL_SEED_LEVELS)}, got {self.model_seed!r}"
             )
 
-    @property
-    def id(self) -> str:
-        return f"down{round(self.downsample * 100):03d}_{MODEL_SEED_LEVELS[self.model_seed]}"
-
     def levels(self) -> dict[str, str]:
         """Family → level id, for tables and figure facets."""
-        down, seed = self.id.split("_")
-        return {"downsample": down, "model_seed": seed}
+        data = "dnone" if self.data is None else f"{self.data[0]}{_num_id(self.data[1])}"
+        cat = (
+            "cnone" if self.categorical is None
+            else f"{self.categorical[0]}{_num_id(self.categorical[1])}"
+        )
+        return {
+            "data": data,
+            "categorical": cat,
+            "downsample": f"down{round(self.downsample * 100):03d}",
+            "model_seed": MODEL_SEED_LEVELS[self.model_seed],
+        }
+
+    @property
+    def id(self) -> str:
+        return "_".join(self.levels().values())
 
     @classmethod
     def parse(cls, cell_id: str) -> Cell:
@@ -59,23 +103,55 @@ class Cell:
             raise ValueError(
                 f"cell id {cell_id!r} must have {len(FAMILIES)} parts ({', '.join(FAMILIES)})"
             )
-        match = _DOWN.match(parts[0])
-        if not match:
-            raise ValueError(f"cell id {cell_id!r}: bad downsample level {parts[0]!r}")
+        data_id, cat_id, down_id, seed_id = parts
+        data = None
+        if data_id != "dnone":
+            m = _DATA.match(data_id)
+            if not m:
+                raise ValueError(f"cell id {cell_id!r}: bad data level {data_id!r}")
+            data = (m.group(1), _num_parse(m.group(2)))
+        cat = None
+        if cat_id != "cnone":
+            m = _CAT.match(cat_id)
+            if not m:
+                raise ValueError(f"cell id {cell_id!r}: bad categorical level {cat_id!r}")
+            cat = (m.group(1), _num_parse(m.group(2)))
+        m = _DOWN.match(down_id)
+        if not m:
+            raise ValueError(f"cell id {cell_id!r}: bad downsample level {down_id!r}")
         seeds = {v: k for k, v in MODEL_SEED_LEVELS.items()}
-        if parts[1] not in seeds:
-            raise ValueError(f"cell id {cell_id!r}: bad model-seed level {parts[1]!r}")
-        cell = cls(downsample=int(match.group(1)) / 100, model_seed=seeds[parts[1]])
+        if seed_id not in seeds:
+            raise ValueError(f"cell id {cell_id!r}: bad model-seed level {seed_id!r}")
+        cell = cls(data=data, categorical=cat, downsample=int(m.group(1)) / 100,
+                   model_seed=seeds[seed_id])
         if cell.id != cell_id:
             raise ValueError(f"cell id {cell_id!r} is not canonical (expected {cell.id!r})")
         return cell
 
 
+def _scheme(entry, kinds: tuple[str, ...], family: str):
+    """Config entry → (kind, value) or None: ``none`` or a one-key mapping like ``{sig: 1}``."""
+    if entry == "none":
+        return None
+    if isinstance(entry, dict) and len(entry) == 1:
+        (kind, value), = entry.items()
+        if kind in kinds:
+            return kind, float(value)
+    raise ValueError(f"perturbation.{family}: bad level {entry!r}; use 'none' or one of "
+                     f"{{{', '.join(f'{k}: value' for k in kinds)}}}")
+
+
 def grid(perturbation: dict) -> list[Cell]:
     """Every cell of the config's ``perturbation`` section (the product of its families)."""
+    datas = [_scheme(e, DATA_KINDS, "data") for e in perturbation.get("data", ["none"])]
+    cats = [_scheme(e, CAT_KINDS, "categorical")
+            for e in perturbation.get("categorical", ["none"])]
     downs = perturbation.get("downsample", [1.0])
     seeds = perturbation.get("model_seed", ["fixed"])
-    cells = [Cell(downsample=d, model_seed=s) for d, s in itertools.product(downs, seeds)]
+    cells = [
+        Cell(data=d, categorical=c, downsample=f, model_seed=s)
+        for d, c, f, s in itertools.product(datas, cats, downs, seeds)
+    ]
     ids = [c.id for c in cells]
     if len(set(ids)) != len(ids):
         raise ValueError(f"the perturbation grid repeats cells: {ids}")

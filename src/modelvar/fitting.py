@@ -22,6 +22,14 @@ from modelvar import __version__
 from modelvar.cells import Cell
 from modelvar.datasets.canonical import Dataset
 from modelvar.models import make_classifier
+from modelvar.perturb import (
+    categorical_label_level,
+    categorical_sample_level,
+    nearest_neighbour,
+    percentile,
+    relative,
+    significant_digit,
+)
 from modelvar.predictions import PROBA_PREFIX, write_parquet
 from modelvar.preprocess import fit_transform
 from modelvar.seeding import stream
@@ -47,6 +55,48 @@ def model_stream(root_seed, cell: Cell, dataset: str, classifier: str, repeat: i
         return stream(root_seed, "model", dataset=dataset, classifier=classifier,
                       repeat=repeat, run=run)
     return stream(root_seed, "model", dataset=dataset, classifier=classifier)
+
+
+_DATA_FUNCS = {"sig": lambda X, v, rng: significant_digit(X, int(v), rng),
+               "nn": nearest_neighbour, "rel": relative, "pct": percentile}
+_CAT_FUNCS = {"label": categorical_label_level, "sample": categorical_sample_level}
+
+
+def perturb_training_rows(
+    ds: Dataset, X_train: pd.DataFrame, cell: Cell, *, root_seed: int, repeat: int, run: int
+) -> tuple[pd.DataFrame, dict, dict]:
+    """Apply the cell's data and categorical perturbations to training rows only.
+
+    Streams are keyed by (dataset, scheme level, repeat, run) — not by classifier — so every
+    classifier sees the same perturbed training data. Returns (X, what was done, stream names).
+    """
+    out = X_train.copy()
+    info: dict = {}
+    streams: dict = {}
+    levels = cell.levels()
+    if cell.data is not None and ds.numeric_columns:
+        name = stream(root_seed, "data-perturbation", dataset=ds.name, scheme=levels["data"],
+                      repeat=repeat, run=run)
+        kind, value = cell.data
+        cols = ds.numeric_columns
+        values, info["data"] = _DATA_FUNCS[kind](
+            out[cols].to_numpy(np.float64), value, name.generator()
+        )
+        out[cols] = values
+        streams["data-perturbation"] = str(name)
+    if cell.categorical is not None and ds.categorical_columns:
+        name = stream(root_seed, "categorical-perturbation", dataset=ds.name,
+                      scheme=levels["categorical"], repeat=repeat, run=run)
+        kind, value = cell.categorical
+        cols = ds.categorical_columns
+        raw = out[cols].astype(object).where(out[cols].notna(), None).to_numpy()
+        values, info["categorical"] = _CAT_FUNCS[kind](
+            raw, [ds.categories[c] for c in cols], value, name.generator()
+        )
+        for j, c in enumerate(cols):
+            out[c] = pd.Categorical(values[:, j], categories=ds.categories[c])
+        streams["categorical-perturbation"] = str(name)
+    return out, info, streams
 
 
 def fit_repeat(
@@ -75,7 +125,10 @@ def fit_repeat(
             y_all[pool], pool, cell.downsample,
             root_seed=root_seed, dataset=ds.name, repeat=repeat, run=run,
         )
-        X_train, X_test, _ = fit_transform(ds, ds.X.iloc[rows], X_test_raw)
+        X_perturbed, perturbation, p_streams = perturb_training_rows(
+            ds, ds.X.iloc[rows], cell, root_seed=root_seed, repeat=repeat, run=run
+        )
+        X_train, X_test, _ = fit_transform(ds, X_perturbed, X_test_raw)
         mstream = model_stream(root_seed, cell, ds.name, classifier, repeat, run)
         model = make_classifier(classifier, seed=mstream.int_seed())
         t0 = time.perf_counter()
@@ -103,6 +156,7 @@ def fit_repeat(
             "downsample": str(stream(root_seed, "downsample", dataset=ds.name,
                                      repeat=repeat, run=run)),
             "model": {"name": str(mstream), "int_seed": mstream.int_seed()},
+            **p_streams,
         }
         run_rows.append(
             {
@@ -115,6 +169,11 @@ def fit_repeat(
                 "n_test": len(test),
                 "accuracy": float(np.mean(pred == y_all[test])),
                 "fit_seconds": fit_seconds,
+                "data_changed_frac": perturbation.get("data", {}).get("changed_frac", 0.0),
+                "data_mean_abs_shift_sd": perturbation.get("data", {}).get(
+                    "mean_abs_shift_sd", 0.0),
+                "cat_changed_frac": perturbation.get("categorical", {}).get("changed_frac", 0.0),
+                "perturbation": json.dumps(perturbation, sort_keys=True),
                 "hparams": json.dumps(model.hparams, sort_keys=True),
                 "streams": json.dumps(streams, sort_keys=True),
                 "versions": versions,
