@@ -9,6 +9,10 @@ from modelvar.cells import grid as cell_grid
 
 validate(config, schema="../workflow/schemas/config.schema.yaml")
 
+# Downloads need the internet, which cluster compute nodes often lack: run them on the head node.
+localrules:
+    prepare_dataset,
+
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
 CLASSIFIERS = list(config["classifiers"])
@@ -18,7 +22,7 @@ SRC = Path(workflow.basedir) / "src" / "modelvar"
 
 
 wildcard_constraints:
-    dataset=r"[A-Za-z0-9][A-Za-z0-9.-]*",
+    dataset=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     classifier=r"lr-sgd|svm-sgd|xgb|mlp",
     cell=r"[a-z0-9]+(_[a-z0-9]+)*",
     repeat=r"\d{3}",

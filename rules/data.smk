@@ -4,6 +4,8 @@ rule prepare_dataset:
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
     params:
         spec=get_dataset_spec,
+        openml_cache=config["openml"]["cache_dir"],
+        openml_server=config["openml"]["server"],
         code=CODE["prepare"],
     log:
         f"{RESULTS}/logs/prepare_dataset/{{dataset}}.log",
@@ -15,4 +17,5 @@ rule prepare_dataset:
         "../envs/modelvar.yaml"
     shell:
         "python -m modelvar prepare --name {wildcards.dataset} --spec '{params.spec}' "
+        "--openml-cache {params.openml_cache} --openml-server {params.openml_server} "
         "--out-parquet {output.data} --out-meta {output.meta} 2> {log}"

@@ -118,3 +118,13 @@ def test_rerun_is_deterministic_and_nothing_to_do(tiny_run, tmp_path):
         assert a.read_bytes() == b.read_bytes()
     proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("ids", ["kadra.yaml", "seed-study.yaml"])
+def test_openml_study_configs_dry_run(tmp_path, ids):
+    from conftest import REPO
+
+    proc = snakemake(tmp_path, CONFIGS / "tiny.yaml", "-n", "--cores", "1", "--configfile",
+                     str(CONFIGS / "tiny.yaml"), str(REPO / "config" / "openml" / ids))
+    counts = job_counts(proc.stdout)
+    assert counts["prepare_dataset"] == 37 and counts["fit"] == 37 * 2

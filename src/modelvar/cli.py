@@ -45,7 +45,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from modelvar.datasets import load, write
 
     spec = json.loads(args.spec)
-    ds = load(args.name, spec)
+    ds = load(args.name, spec, openml_cache=args.openml_cache, openml_server=args.openml_server)
     meta = write(ds, args.out_parquet, args.out_meta)
     logging.getLogger("modelvar.prepare").info(
         "%s: %d samples, %d features (%d categorical), classes %s, %d missing cells",
@@ -155,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", required=True, help="the dataset's config entry as JSON")
     p.add_argument("--out-parquet", required=True)
     p.add_argument("--out-meta", required=True)
+    p.add_argument("--openml-cache", default="resources/openml",
+                   help="download cache for OpenML datasets")
+    p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml.org)")
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("fit", help="fit k runs for each of several repeats")

@@ -1,7 +1,8 @@
-"""Dataset sources: the embedded datasets, scikit-learn's bundled ones, and a user's own file.
+"""Dataset sources: OpenML, the embedded datasets, scikit-learn's bundled ones, a user's own file.
 
 A *source spec* is the mapping a config gives for one dataset, e.g.::
 
+    {"source": "openml", "data_id": 2, "version": 1, "md5": "4eaed8b6..."}
     {"source": "embedded", "name": "anneal"}
     {"source": "sklearn", "name": "breast_cancer"}
     {"source": "file", "path": "data/mine.csv", "target": "label", "categorical": ["colour"]}
@@ -81,10 +82,20 @@ def load_sklearn(name: str) -> Dataset:
     return build(name, frame, target, [], provenance=prov)
 
 
-def load(name: str, spec: dict) -> Dataset:
-    """Load the dataset a config ``spec`` describes, naming it ``name``."""
+def load(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml",
+         openml_server: str | None = None) -> Dataset:
+    """Load the dataset a config ``spec`` describes, naming it ``name``.
+
+    ``openml_cache``/``openml_server`` apply to ``source: openml`` entries
+    (:mod:`modelvar.datasets.openml_source`).
+    """
     source = spec.get("source")
-    if source == "embedded":
+    if source == "openml":
+        from modelvar.datasets import openml_source
+
+        ds = openml_source.load(name, spec, openml_cache,
+                                server=openml_server or openml_source.DEFAULT_SERVER)
+    elif source == "embedded":
         ds = load_embedded(spec.get("name", name))
     elif source == "sklearn":
         ds = load_sklearn(spec.get("name", name))

@@ -1,0 +1,146 @@
+"""OpenML datasets by pinned ``data_id`` (+ version, optional md5), downloaded once into a cache.
+
+The download is openml-python's own code path (``openml.datasets.get_dataset``): it fetches the
+XML description, downloads the ARFF file from the URL the description names and verifies its md5
+against the description's ``md5_checksum``. Parquet downloads are switched off
+(``OPENML_SKIP_PARQUET``) so that the checksum is always verified.
+
+Cache layout (``cache_dir/openml-<data_id>/``): ``dataset.arff`` and ``description.json`` (id,
+name, version, md5, target, licence, url). An entry is complete when it exists: it is assembled
+in a temporary directory and renamed into place only after every check passed, so a download
+failure, checksum mismatch, version mismatch or missing target leaves no cache entry behind.
+Later loads read the cache and re-verify the md5 without contacting OpenML.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from modelvar.datasets.canonical import Dataset, DatasetError
+from modelvar.datasets.readers import read_arff
+
+DEFAULT_SERVER = "https://www.openml.org/api/v1/xml"
+
+
+def _md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+@contextlib.contextmanager
+def _openml_settings(cache: Path, server: str, retries: int):
+    """Point openml-python at a cache and server for the duration of one download."""
+    import openml
+
+    cfg = openml.config
+    saved = (cfg.server, cfg.connection_n_retries, cfg.retry_policy, cfg._root_cache_directory)
+    saved_env = os.environ.get("OPENML_SKIP_PARQUET")
+    try:
+        cfg.server = server
+        cfg.connection_n_retries = retries
+        cfg.retry_policy = "robot"
+        cfg.set_root_cache_directory(str(cache))
+        os.environ["OPENML_SKIP_PARQUET"] = "true"
+        yield openml
+    finally:
+        cfg.server, cfg.connection_n_retries, cfg.retry_policy = saved[:3]
+        cfg._root_cache_directory = saved[3]
+        if saved_env is None:
+            os.environ.pop("OPENML_SKIP_PARQUET", None)
+        else:
+            os.environ["OPENML_SKIP_PARQUET"] = saved_env
+
+
+def fetch(
+    data_id: int,
+    cache_dir: str | Path,
+    *,
+    version: int | None = None,
+    md5: str | None = None,
+    target: str | None = None,
+    server: str = DEFAULT_SERVER,
+    retries: int = 3,
+) -> Path:
+    """Ensure ``cache_dir/openml-<data_id>`` holds the verified dataset; return that directory."""
+    cache_dir = Path(cache_dir)
+    entry = cache_dir / f"openml-{data_id}"
+    if entry.exists():
+        desc = json.loads((entry / "description.json").read_text())
+        actual = _md5(entry / "dataset.arff")
+        if actual != desc["md5_checksum"]:
+            raise DatasetError(
+                f"OpenML {data_id}: cached file {entry / 'dataset.arff'} has md5 {actual}, "
+                f"expected {desc['md5_checksum']}; delete {entry} to download it again"
+            )
+        _check_pins(data_id, desc, version, md5)
+        return entry
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".openml-{data_id}-", dir=cache_dir))
+    try:
+        with _openml_settings(work / "openml-cache", server, retries) as openml:
+            try:
+                ds = openml.datasets.get_dataset(
+                    int(data_id), download_data=True, download_qualities=False,
+                    download_features_meta_data=False,
+                )
+            except Exception as exc:  # network, server and checksum errors of openml/requests
+                raise DatasetError(
+                    f"OpenML {data_id}: download from {server} failed: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+        desc = {
+            "data_id": int(ds.dataset_id),
+            "name": ds.name,
+            "version": int(ds.version),
+            "md5_checksum": ds.md5_checksum,
+            "default_target_attribute": ds.default_target_attribute,
+            "licence": ds.licence,
+            "url": ds.url,
+            "server": server,
+        }
+        _check_pins(data_id, desc, version, md5)
+        if (target or desc["default_target_attribute"]) is None:
+            raise DatasetError(
+                f"OpenML {data_id}: no default target attribute in OpenML's metadata; "
+                f"name the target in the config"
+            )
+        staged = work / "entry"
+        staged.mkdir()
+        shutil.copyfile(ds.data_file, staged / "dataset.arff")
+        if _md5(staged / "dataset.arff") != desc["md5_checksum"]:
+            raise DatasetError(f"OpenML {data_id}: md5 of the downloaded file differs")
+        (staged / "description.json").write_text(json.dumps(desc, indent=2) + "\n")
+        staged.rename(entry)
+        return entry
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _check_pins(data_id: int, desc: dict, version: int | None, md5: str | None) -> None:
+    if version is not None and desc["version"] != int(version):
+        raise DatasetError(
+            f"OpenML {data_id}: version {desc['version']} ({desc['name']}), "
+            f"but the config pins version {version}"
+        )
+    if md5 is not None and desc["md5_checksum"] != md5:
+        raise DatasetError(
+            f"OpenML {data_id}: md5_checksum {desc['md5_checksum']} differs from the "
+            f"config's pinned {md5}"
+        )
+
+
+def load(name: str, spec: dict, cache_dir: str | Path, server: str = DEFAULT_SERVER) -> Dataset:
+    """Load a config entry ``{source: openml, data_id, version?, md5?, target?}``."""
+    entry = fetch(
+        spec["data_id"], cache_dir, version=spec.get("version"), md5=spec.get("md5"),
+        target=spec.get("target"), server=server, retries=spec.get("retries", 3),
+    )
+    desc = json.loads((entry / "description.json").read_text())
+    target = spec.get("target") or desc["default_target_attribute"]
+    prov = {"source": "openml", "openml": desc}
+    return read_arff(entry / "dataset.arff", name, target, prov)

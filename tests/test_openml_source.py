@@ -1,0 +1,159 @@
+"""The real OpenML download path (openml-python), offline against a loopback HTTP server that
+serves the recorded OpenML responses for anneal (data_id 2)."""
+
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from modelvar.datasets import DatasetError, load, openml_source
+from modelvar.datasets.sources import embedded_dir
+
+EMBEDDED = embedded_dir()
+ARFF = (EMBEDDED / "openml_d2_anneal.arff").read_bytes()
+DESCRIPTION = (EMBEDDED / "openml_d2_anneal.description.xml").read_text()
+ARFF_PATH = "/data/download/1666876/phpFsFYVN"
+
+
+class OpenMLStandIn(http.server.ThreadingHTTPServer):
+    """Serves /api/v1/xml/data/2 and the ARFF file; behaviour switchable per test."""
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.arff = ARFF
+        self.description = DESCRIPTION
+        self.fail_arff = False
+        self.requests: list[str] = []
+
+    @property
+    def api(self):
+        return f"http://127.0.0.1:{self.server_address[1]}/api/v1/xml"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+    def do_GET(self):
+        srv = self.server
+        srv.requests.append(self.path)
+        if self.path.startswith("/api/v1/xml/data/2"):
+            body = srv.description.replace(
+                "http://www.openml.org/data/download/1666876/phpFsFYVN",
+                f"http://127.0.0.1:{srv.server_address[1]}{ARFF_PATH}",
+            ).encode()
+            self._send(200, body, "text/xml")
+        elif self.path == ARFF_PATH and not srv.fail_arff:
+            self._send(200, srv.arff, "text/plain")
+        else:
+            self._send(500, b"<html>server error</html>", "text/html")
+
+    def _send(self, code, body, ctype):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def server():
+    srv = OpenMLStandIn()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def spec(**kw):
+    return {"source": "openml", "data_id": 2, "version": 1, "retries": 1, **kw}
+
+
+def assert_no_entry(cache: Path):
+    leftovers = [p.name for p in cache.iterdir()] if cache.exists() else []
+    assert leftovers == [], leftovers
+
+
+def test_download_verify_cache_and_reuse_offline(server, tmp_path):
+    cache = tmp_path / "cache"
+    ds = openml_source.load("anneal", spec(md5="4eaed8b6ec9d8211024b6c089b064761"), cache,
+                            server=server.api)
+    embedded = load("anneal", {"source": "embedded"})
+    assert ds.X.equals(embedded.X) and ds.y.tolist() == embedded.y.tolist()
+    assert ds.target == "class"  # from OpenML's default_target_attribute
+    desc = json.loads((cache / "openml-2" / "description.json").read_text())
+    assert desc["md5_checksum"] == "4eaed8b6ec9d8211024b6c089b064761"
+    assert [p.name for p in cache.iterdir()] == ["openml-2"]
+    assert any(r.startswith("/api/v1/xml/data/2") for r in server.requests)
+    assert ARFF_PATH in server.requests
+    # second load: from the cache, no request reaches the server
+    server.requests.clear()
+    again = openml_source.load("anneal", spec(), cache, server=server.api)
+    assert again.X.equals(ds.X) and server.requests == []
+
+
+def test_checksum_mismatch_leaves_no_cache_entry(server, tmp_path):
+    server.arff = ARFF.replace(b"@data", b"% tampered\n@data", 1)
+    with pytest.raises(DatasetError, match="(?i)checksum"):
+        openml_source.load("anneal", spec(), tmp_path / "cache", server=server.api)
+    assert_no_entry(tmp_path / "cache")
+
+
+def test_download_failure_leaves_no_cache_entry(server, tmp_path):
+    server.fail_arff = True
+    with pytest.raises(DatasetError, match="download from .* failed"):
+        openml_source.load("anneal", spec(), tmp_path / "cache", server=server.api)
+    assert_no_entry(tmp_path / "cache")
+
+
+def test_unreachable_server(tmp_path):
+    with pytest.raises(DatasetError, match="download from .* failed"):
+        openml_source.load("anneal", spec(), tmp_path / "cache",
+                           server="http://127.0.0.1:9/api/v1/xml")
+    assert_no_entry(tmp_path / "cache")
+
+
+def test_pinned_version_and_md5_are_enforced(server, tmp_path):
+    with pytest.raises(DatasetError, match="pins version 3"):
+        openml_source.load("anneal", spec(version=3), tmp_path / "c1", server=server.api)
+    assert_no_entry(tmp_path / "c1")
+    with pytest.raises(DatasetError, match="pinned 0000"):
+        openml_source.load("anneal", spec(md5="0000"), tmp_path / "c2", server=server.api)
+    assert_no_entry(tmp_path / "c2")
+
+
+def test_missing_target(server, tmp_path):
+    server.description = DESCRIPTION.replace(
+        "<oml:default_target_attribute>class</oml:default_target_attribute>", "")
+    with pytest.raises(DatasetError, match="no default target attribute"):
+        openml_source.load("anneal", spec(), tmp_path / "cache", server=server.api)
+    assert_no_entry(tmp_path / "cache")
+    ds = openml_source.load("anneal", spec(target="class"), tmp_path / "cache",
+                            server=server.api)
+    assert ds.target == "class"
+
+
+def test_tampered_cache_is_refused(server, tmp_path):
+    cache = tmp_path / "cache"
+    openml_source.load("anneal", spec(), cache, server=server.api)
+    with open(cache / "openml-2" / "dataset.arff", "ab") as fh:
+        fh.write(b"\n")
+    with pytest.raises(DatasetError, match="delete .* to download it again"):
+        openml_source.load("anneal", spec(), cache, server=server.api)
+
+
+def test_prepare_command_downloads_through_the_real_path(server, tmp_path):
+    from modelvar.cli import main
+
+    spec_json = json.dumps(spec())
+    rc = main(["prepare", "--name", "anneal", "--spec", spec_json,
+               "--openml-cache", str(tmp_path / "cache"), "--openml-server", server.api,
+               "--out-parquet", str(tmp_path / "a.parquet"),
+               "--out-meta", str(tmp_path / "a.json")])
+    assert rc == 0
+    meta = json.loads((tmp_path / "a.json").read_text())
+    assert meta["provenance"]["openml"]["data_id"] == 2
+    assert meta["class_counts"] == {"1": 8, "2": 99, "3": 684, "5": 67, "U": 40}
