@@ -2,13 +2,15 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup run test bench bench-metrics
+.PHONY: setup run test bench bench-metrics bench-perturb
 setup:
 	bash scripts/setup-venv.sh
 run:
 	bash scripts/run.sh
 test:
 	bash scripts/test.sh
-bench: bench-metrics
+bench: bench-metrics bench-perturb
 bench-metrics: setup
 	$(PY) benchmarks/bench_metrics.py
+bench-perturb: setup
+	$(PY) benchmarks/bench_perturb.py

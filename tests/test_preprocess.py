@@ -38,3 +38,14 @@ def test_missing_categoricals_become_their_own_level_and_unknowns_are_zero():
     names = list(pre.get_feature_names_out())
     col = names.index(f"categorical__purpose_{MISSING_LEVEL}")
     np.testing.assert_array_equal(Xte[:, col], 1.0)
+
+
+def test_constant_and_all_missing_numeric_columns_are_kept_finite():
+    from modelvar.datasets.canonical import build
+
+    frame = pd.DataFrame({"const": [3.0] * 6, "empty": [np.nan] * 6,
+                          "x": [1.0, 2, 3, 4, 5, 6], "y": list("ababab")})
+    ds = build("c", frame, "y", [])
+    Xtr, Xte, _ = fit_transform(ds, ds.X.iloc[:4], ds.X.iloc[4:])
+    assert Xtr.shape == (4, 3) and np.isfinite(Xtr).all() and np.isfinite(Xte).all()
+    np.testing.assert_array_equal(Xtr[:, 0], 0.0)  # constant column -> 0 after scaling
