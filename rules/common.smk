@@ -43,7 +43,11 @@ CODE = {
     "prepare": code_version("datasets/*.py", "datasets/embedded/registry.json"),
     "fit": code_version(
         "datasets/canonical.py", "seeding.py", "splits.py", "cells.py", "preprocess.py",
-        "models.py", "fitting.py", "predictions.py",
+        "perturb.py", "hparams.py", "models.py", "fitting.py", "predictions.py",
+    ),
+    "tune": code_version(
+        "datasets/canonical.py", "seeding.py", "splits.py", "preprocess.py", "hparams.py",
+        "models.py", "tuning.py",
     ),
     "pairwise": code_version("metrics/*.py", "predictions.py", "repeat_tables.py"),
     "plot": code_version("plots.py"),
@@ -52,6 +56,31 @@ CODE = {
 
 def resource(rule_name, key, default):
     return config.get("resources", {}).get(rule_name, {}).get(key, default)
+
+
+TUNED = config["hparams"] == "tuned"
+
+
+def fit_resource(key, default):
+    """Resources of a fit job: MLP fits use `resources.fit_mlp` (falling back to `fit`)."""
+
+    def get(wildcards):
+        if wildcards.classifier == "mlp":
+            return resource("fit_mlp", key, resource("fit", key, default))
+        return resource("fit", key, default)
+
+    return get
+
+
+def get_fit_inputs(wildcards):
+    files = get_dataset_files(wildcards)
+    if TUNED:
+        files["hparams"] = f"{RESULTS}/tuning/{wildcards.dataset}/{wildcards.classifier}/best.json"
+    return files
+
+
+def get_hparams_arg(wildcards, input):
+    return f"--hparams {input.hparams}" if TUNED else ""
 
 
 def get_dataset_spec(wildcards):
@@ -78,6 +107,10 @@ def get_dataset_summaries(wildcards):
 
 def get_final_outputs():
     out = []
+    if TUNED:
+        out += [
+            f"{RESULTS}/tuning/{ds}/{clf}/best.json" for ds in DATASETS for clf in CLASSIFIERS
+        ]
     for ds in DATASETS:
         out += [f"{RESULTS}/{ds}/figures/repeat_means_violin.{ext}" for ext in ("png", "pdf")]
         out += [

@@ -1,6 +1,6 @@
 rule fit:
     input:
-        unpack(get_dataset_files),
+        unpack(get_fit_inputs),
     output:
         predictions=[
             f"{RESULTS}/{{dataset}}/{{classifier}}/{{cell}}/predictions/repeat-{r}.parquet"
@@ -15,15 +15,19 @@ rule fit:
         n_runs=config["split"]["runs"],
         test_fraction=config["split"].get("test_fraction", 0.25),
         root_seed=config["root_seed"],
+        hparams=get_hparams_arg,
         code=CODE["fit"],
     log:
         f"{RESULTS}/logs/fit/{{dataset}}/{{classifier}}/{{cell}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/fit/{{dataset}}/{{classifier}}/{{cell}}.tsv"
-    threads: resource("fit", "threads", 1)
+    threads: fit_resource("threads", 1)
     resources:
-        mem_mb=resource("fit", "mem_mb", 2000),
-        runtime=resource("fit", "runtime", 120),
+        mem_mb=fit_resource("mem_mb", 2000),
+        runtime=fit_resource("runtime", 120),
+        # MLP fits are GPU-tagged: the local profile runs them one at a time, the SLURM profile
+        # asks for a GPU; without one the fit code falls back to the CPU.
+        gpu=lambda wildcards: 1 if wildcards.classifier == "mlp" else 0,
     conda:
         "../envs/modelvar.yaml"
     shell:
@@ -32,4 +36,36 @@ rule fit:
         "--classifier {wildcards.classifier} --cell {wildcards.cell} "
         "--repeats {params.repeats} --runs {params.n_runs} "
         "--test-fraction {params.test_fraction} --root-seed {params.root_seed} "
+        "--threads {threads} {params.hparams} "
         "--predictions {output.predictions} --runs-out {output.runs} 2> {log}"
+
+
+rule tune:
+    input:
+        unpack(get_dataset_files),
+    output:
+        trials=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/trials.parquet",
+        best=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/best.json",
+    params:
+        trials=config["tuning"]["trials"],
+        folds=config["tuning"]["folds"],
+        test_fraction=config["split"].get("test_fraction", 0.25),
+        root_seed=config["root_seed"],
+        code=CODE["tune"],
+    log:
+        f"{RESULTS}/logs/tune/{{dataset}}/{{classifier}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/tune/{{dataset}}/{{classifier}}.tsv"
+    threads: resource("tune", "threads", 1)
+    resources:
+        mem_mb=resource("tune", "mem_mb", 2000),
+        runtime=resource("tune", "runtime", 240),
+        gpu=lambda wildcards: 1 if wildcards.classifier == "mlp" else 0,
+    conda:
+        "../envs/modelvar.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
+        "python -m modelvar tune --data {input.data} --meta {input.meta} "
+        "--classifier {wildcards.classifier} --trials {params.trials} --folds {params.folds} "
+        "--test-fraction {params.test_fraction} --root-seed {params.root_seed} "
+        "--threads {threads} --trials-out {output.trials} --best-out {output.best} 2> {log}"

@@ -154,9 +154,9 @@ def test_cell_ids_round_trip_and_grid():
     for cell in cells:
         assert Cell.parse(cell.id) == cell
     assert Cell(data=("nn", 0.5), categorical=("label", 0.05)).id == \
-        "nn0p5_label0p05_down100_seedfix"
-    for bad in ("nn0p5_label0p05_down100", "xx1_cnone_down100_seedfix",
-                "sig01_cnone_down100_seedfix", "dnone_cnone_down100_seedmaybe"):
+        "nn0p5_label0p05_hnone_down100_seedfix"
+    for bad in ("nn0p5_label0p05_down100", "xx1_cnone_hnone_down100_seedfix",
+                "sig01_cnone_hnone_down100_seedfix", "dnone_cnone_hnone_down100_seedmaybe"):
         with pytest.raises(ValueError):
             Cell.parse(bad)
 

@@ -53,7 +53,7 @@ def tiny_run(tmp_path_factory):
 
 
 def test_end_to_end_tables(tiny_run):
-    cells = ["dnone_cnone_down050_seedfix", "dnone_cnone_down100_seedfix"]
+    cells = ["dnone_cnone_hnone_down050_seedfix", "dnone_cnone_hnone_down100_seedfix"]
     meta = json.loads((tiny_run / "datasets" / "vehicle.json").read_text())
     assert meta["classes"] == ["bus", "opel", "saab", "van"]
     for cell in cells:
@@ -92,10 +92,10 @@ def test_end_to_end_tables(tiny_run):
 def test_end_to_end_fixed_seed_full_pool_runs_are_identical(tiny_run):
     # No perturbation at all (100 % of the pool, one model seed): runs must coincide.
     base = tiny_run / "vehicle/lr-sgd"
-    pairwise = pd.read_parquet(base / "dnone_cnone_down100_seedfix/metrics/pairwise.parquet")
+    pairwise = pd.read_parquet(base / "dnone_cnone_hnone_down100_seedfix/metrics/pairwise.parquet")
     full = pairwise[pairwise["subset"] == "all"]
     assert (full["pa"] == 1.0).all()
-    down = pd.read_parquet(base / "dnone_cnone_down050_seedfix/metrics/pairwise.parquet")
+    down = pd.read_parquet(base / "dnone_cnone_hnone_down050_seedfix/metrics/pairwise.parquet")
     assert (down[down["subset"] == "all"]["pa"] < 1.0).all()
 
 
@@ -103,17 +103,18 @@ def test_end_to_end_figures_and_logs(tiny_run):
     fig = tiny_run / "vehicle" / "figures" / "repeat_means_violin.png"
     assert fig.stat().st_size > 10_000
     assert (fig.with_suffix(".pdf")).read_bytes().startswith(b"%PDF")
-    log = (tiny_run / "logs/fit/vehicle/lr-sgd/dnone_cnone_down050_seedfix.log").read_text()
+    log = (tiny_run / "logs/fit/vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix.log").read_text()
     assert "runs done 6/6" in log and "fit job finished" in log
 
 
 def test_rerun_is_deterministic_and_nothing_to_do(tiny_run, tmp_path):
     # a second workdir with the same config produces byte-identical prediction tables
     snakemake(tmp_path, CONFIGS / "tiny.yaml", "--cores", "2",
-              "results/vehicle/lr-sgd/dnone_cnone_down050_seedfix/metrics/pairwise.parquet")
+              "results/vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix/metrics/pairwise.parquet")
     for r in ("000", "001"):
-        a = tiny_run / f"vehicle/lr-sgd/dnone_cnone_down050_seedfix/predictions/repeat-{r}.parquet"
-        b = (tmp_path / "results/vehicle/lr-sgd/dnone_cnone_down050_seedfix/predictions"
+        a = (tiny_run / "vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix/predictions"
+             / f"repeat-{r}.parquet")
+        b = (tmp_path / "results/vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix/predictions"
              / f"repeat-{r}.parquet")
         assert a.read_bytes() == b.read_bytes()
     proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")

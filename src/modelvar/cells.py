@@ -12,12 +12,14 @@ data          ``perturbation.data``            ``dnone``; ``sig<d>`` (significan
                                                ``nn<c>`` (nearest neighbour, scale c);
                                                ``rel<p>`` (relative); ``pct<p>`` (percentile)
 categorical   ``perturbation.categorical``     ``cnone``; ``label<p>``; ``sample<p>``
+hparam        ``perturbation.hparam``          ``hnone``; ``hsig<d>``; ``hrel<p>``; ``habs<p>``
+                                               (:mod:`modelvar.hparams`)
 downsample    ``perturbation.downsample``      ``down100`` (none), ``down075``, ``down050`` …
 model seed    ``perturbation.model_seed``      ``seedfix`` (none), ``seedrun``
 ============  ==============================  ====================================================
 
 Numbers in ids are written with ``p`` for the decimal point: ``nn0p5`` is c = 0.5, ``label0p05``
-is p = 0.05. Example: ``sig1_cnone_down050_seedrun``.
+is p = 0.05. Example: ``sig1_cnone_hrel0p1_down050_seedrun``.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from dataclasses import dataclass
 MODEL_SEED_LEVELS = {"fixed": "seedfix", "per-run": "seedrun"}
 DATA_KINDS = ("sig", "nn", "rel", "pct")
 CAT_KINDS = ("label", "sample")
-FAMILIES = ("data", "categorical", "downsample", "model_seed")
+HPARAM_KINDS = ("sig", "rel", "abs")
+FAMILIES = ("data", "categorical", "hparam", "downsample", "model_seed")
 _NUM = r"(\d+(?:p\d+)?)"
 _DATA = re.compile(rf"^(sig|nn|rel|pct){_NUM}$")
 _CAT = re.compile(rf"^(label|sample){_NUM}$")
+_HPARAM = re.compile(rf"^h(sig|rel|abs){_NUM}$")
 _DOWN = re.compile(r"^down(\d{3})$")
 
 
@@ -48,6 +52,7 @@ def _num_parse(text: str) -> float:
 class Cell:
     data: tuple[str, float] | None = None
     categorical: tuple[str, float] | None = None
+    hparam: tuple[str, float] | None = None
     downsample: float = 1.0
     model_seed: str = "fixed"
 
@@ -68,6 +73,14 @@ class Cell:
                 )
             if not 0 < value <= 1:
                 raise ValueError(f"categorical perturbation p must be in (0, 1], got {value}")
+        if self.hparam is not None:
+            kind, value = self.hparam
+            if kind not in HPARAM_KINDS:
+                raise ValueError(f"hparam perturbation must be one of {HPARAM_KINDS}, got {kind!r}")
+            if kind == "sig" and (value < 0 or int(value) != value):
+                raise ValueError(f"hparam significant digit must be an integer >= 0, got {value}")
+            if kind in ("rel", "abs") and not 0 < value <= 1:
+                raise ValueError(f"hparam {kind} p must be in (0, 1], got {value}")
         if not 0.0 < self.downsample <= 1.0:
             raise ValueError(f"downsample fraction must be in (0, 1], got {self.downsample}")
         pct = self.downsample * 100
@@ -85,9 +98,11 @@ class Cell:
             "cnone" if self.categorical is None
             else f"{self.categorical[0]}{_num_id(self.categorical[1])}"
         )
+        hparam = "hnone" if self.hparam is None else f"h{self.hparam[0]}{_num_id(self.hparam[1])}"
         return {
             "data": data,
             "categorical": cat,
+            "hparam": hparam,
             "downsample": f"down{round(self.downsample * 100):03d}",
             "model_seed": MODEL_SEED_LEVELS[self.model_seed],
         }
@@ -103,7 +118,7 @@ class Cell:
             raise ValueError(
                 f"cell id {cell_id!r} must have {len(FAMILIES)} parts ({', '.join(FAMILIES)})"
             )
-        data_id, cat_id, down_id, seed_id = parts
+        data_id, cat_id, hparam_id, down_id, seed_id = parts
         data = None
         if data_id != "dnone":
             m = _DATA.match(data_id)
@@ -116,13 +131,19 @@ class Cell:
             if not m:
                 raise ValueError(f"cell id {cell_id!r}: bad categorical level {cat_id!r}")
             cat = (m.group(1), _num_parse(m.group(2)))
+        hparam = None
+        if hparam_id != "hnone":
+            m = _HPARAM.match(hparam_id)
+            if not m:
+                raise ValueError(f"cell id {cell_id!r}: bad hparam level {hparam_id!r}")
+            hparam = (m.group(1), _num_parse(m.group(2)))
         m = _DOWN.match(down_id)
         if not m:
             raise ValueError(f"cell id {cell_id!r}: bad downsample level {down_id!r}")
         seeds = {v: k for k, v in MODEL_SEED_LEVELS.items()}
         if seed_id not in seeds:
             raise ValueError(f"cell id {cell_id!r}: bad model-seed level {seed_id!r}")
-        cell = cls(data=data, categorical=cat, downsample=int(m.group(1)) / 100,
+        cell = cls(data=data, categorical=cat, hparam=hparam, downsample=int(m.group(1)) / 100,
                    model_seed=seeds[seed_id])
         if cell.id != cell_id:
             raise ValueError(f"cell id {cell_id!r} is not canonical (expected {cell.id!r})")
@@ -146,11 +167,13 @@ def grid(perturbation: dict) -> list[Cell]:
     datas = [_scheme(e, DATA_KINDS, "data") for e in perturbation.get("data", ["none"])]
     cats = [_scheme(e, CAT_KINDS, "categorical")
             for e in perturbation.get("categorical", ["none"])]
+    hparams = [_scheme(e, HPARAM_KINDS, "hparam")
+               for e in perturbation.get("hparam", ["none"])]
     downs = perturbation.get("downsample", [1.0])
     seeds = perturbation.get("model_seed", ["fixed"])
     cells = [
-        Cell(data=d, categorical=c, downsample=f, model_seed=s)
-        for d, c, f, s in itertools.product(datas, cats, downs, seeds)
+        Cell(data=d, categorical=c, hparam=h, downsample=f, model_seed=s)
+        for d, c, h, f, s in itertools.product(datas, cats, hparams, downs, seeds)
     ]
     ids = [c.id for c in cells]
     if len(set(ids)) != len(ids):

@@ -4,6 +4,7 @@ The workflow's rules call these commands; users can call them too:
 
 * ``datasets``: list the datasets available offline.
 * ``prepare``: load a dataset from its source and write the canonical parquet + JSON metadata.
+* ``tune``: random-search tuning of one classifier on one dataset.
 * ``fit``: one fit job (a dataset × classifier × cell, several repeats of k runs).
 * ``pairwise``: pairwise metric table and per-repeat summaries from prediction tables.
 * ``metrics``: the same for a user's own long-format predictions (CSV or parquet).
@@ -63,6 +64,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if not (len(args.repeats) == len(args.predictions) == len(args.runs_out)):
         raise SystemExit("fit: --repeats, --predictions and --runs-out must have equal lengths")
     ds = read(args.data, args.meta)
+    base = None
+    if args.hparams:
+        tuned = json.loads(Path(args.hparams).read_text())
+        if tuned.get("classifier") != args.classifier:
+            raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
+                             f"not {args.classifier!r}")
+        base = tuned["hparams"]
     fit_job(
         ds,
         classifier=args.classifier,
@@ -73,7 +81,23 @@ def cmd_fit(args: argparse.Namespace) -> int:
         root_seed=args.root_seed,
         predictions_out=[Path(p) for p in args.predictions],
         runs_out=[Path(p) for p in args.runs_out],
+        base_hparams=base,
+        threads=args.threads,
     )
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from modelvar.datasets import read
+    from modelvar.predictions import write_parquet
+    from modelvar.tuning import tune
+
+    ds = read(args.data, args.meta)
+    trials, best = tune(ds, args.classifier, n_trials=args.trials, folds=args.folds,
+                        test_fraction=args.test_fraction, root_seed=args.root_seed,
+                        threads=args.threads)
+    write_parquet(trials, args.trials_out)
+    Path(args.best_out).write_text(json.dumps(best, indent=2, sort_keys=True) + "\n")
     return 0
 
 
@@ -171,7 +195,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root-seed", type=int, required=True)
     p.add_argument("--predictions", nargs="+", required=True)
     p.add_argument("--runs-out", nargs="+", required=True)
+    p.add_argument("--hparams", help="tuned hparams (best.json of the tune command)")
+    p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_fit)
+
+    p = sub.add_parser("tune", help="random-search tuning of one classifier on one dataset")
+    p.add_argument("--data", required=True)
+    p.add_argument("--meta", required=True)
+    p.add_argument("--classifier", required=True)
+    p.add_argument("--trials", type=int, required=True)
+    p.add_argument("--folds", type=int, default=3)
+    p.add_argument("--test-fraction", type=float, required=True)
+    p.add_argument("--root-seed", type=int, required=True)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--trials-out", required=True)
+    p.add_argument("--best-out", required=True)
+    p.set_defaults(func=cmd_tune)
 
     for name, helptext in (
         ("pairwise", "pairwise metrics + per-repeat summaries from the pipeline's predictions"),

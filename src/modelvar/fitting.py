@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from modelvar import __version__
+from modelvar import hparams as hp
 from modelvar.cells import Cell
 from modelvar.datasets.canonical import Dataset
 from modelvar.models import make_classifier
@@ -38,16 +39,49 @@ from modelvar.splits import downsample, split_test_set
 log = logging.getLogger("modelvar.fit")
 
 
-def library_versions() -> dict[str, str]:
+def library_versions(classifier: str) -> dict[str, str]:
     import sklearn
 
-    return {
+    out = {
         "modelvar": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
         "pandas": pd.__version__,
         "scikit-learn": sklearn.__version__,
     }
+    if classifier == "xgb":
+        import xgboost
+
+        out["xgboost"] = xgboost.__version__
+    if classifier == "mlp":
+        import torch
+
+        out["torch"] = torch.__version__
+    return out
+
+
+def run_hparams(
+    classifier: str, base: dict, cell: Cell, *, dataset: str, root_seed: int, repeat: int,
+    run: int, n_runs: int,
+) -> tuple[dict, dict]:
+    """The realised hparams of one run: ``base`` perturbed by the cell's hparam scheme.
+
+    Returns (hparams, stream names). For the categorical resampling (see :mod:`modelvar.hparams`)
+    the fraction of runs is p for ``rel``/``abs`` and 10^(−d) for ``sig<d>``.
+    """
+    if cell.hparam is None:
+        return dict(base), {}
+    kind, value = cell.hparam
+    scheme = cell.levels()["hparam"]
+    keys = dict(dataset=dataset, classifier=classifier, scheme=scheme, repeat=repeat)
+    cat_stream = stream(root_seed, "hparam-categorical", **keys)
+    run_stream = stream(root_seed, "hparam-perturbation", run=run, **keys)
+    frac = 10.0 ** (-value) if kind == "sig" else value
+    chosen = hp.categorical_runs(n_runs, frac, cat_stream.generator())
+    realised = hp.perturb(classifier, base, kind, value, run_stream.generator(),
+                          resample_categorical=run in chosen)
+    return realised, {"hparam-perturbation": str(run_stream),
+                      "hparam-categorical": str(cat_stream)}
 
 
 def model_stream(root_seed, cell: Cell, dataset: str, classifier: str, repeat: int, run: int):
@@ -108,9 +142,14 @@ def fit_repeat(
     n_runs: int,
     test_fraction: float,
     root_seed: int,
+    base_hparams: dict | None = None,
+    threads: int = 1,
     on_run_done: Callable[[int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Fit every run of one repeat; return (predictions, runs) tables."""
+    """Fit every run of one repeat; return (predictions, runs) tables.
+
+    ``base_hparams`` are the classifier's defaults unless given (tuned values)."""
+    base = {**hp.defaults(classifier), **(base_hparams or {})}
     y_all = ds.class_index()
     n_classes = len(ds.classes)
     classes = np.asarray(ds.classes, dtype=object)
@@ -118,7 +157,7 @@ def fit_repeat(
         y_all, test_fraction, root_seed=root_seed, dataset=ds.name, repeat=repeat
     )
     X_test_raw = ds.X.iloc[test]
-    versions = json.dumps(library_versions(), sort_keys=True)
+    versions = json.dumps(library_versions(classifier), sort_keys=True)
     pred_frames, run_rows = [], []
     for run in range(n_runs):
         rows = downsample(
@@ -130,7 +169,11 @@ def fit_repeat(
         )
         X_train, X_test, _ = fit_transform(ds, X_perturbed, X_test_raw)
         mstream = model_stream(root_seed, cell, ds.name, classifier, repeat, run)
-        model = make_classifier(classifier, seed=mstream.int_seed())
+        realised, h_streams = run_hparams(
+            classifier, base, cell, dataset=ds.name, root_seed=root_seed, repeat=repeat,
+            run=run, n_runs=n_runs,
+        )
+        model = make_classifier(classifier, realised, seed=mstream.int_seed(), threads=threads)
         t0 = time.perf_counter()
         model.fit(X_train, y_all[rows], n_classes)
         proba = model.predict_proba(X_test)
@@ -157,6 +200,7 @@ def fit_repeat(
                                      repeat=repeat, run=run)),
             "model": {"name": str(mstream), "int_seed": mstream.int_seed()},
             **p_streams,
+            **h_streams,
         }
         run_rows.append(
             {
@@ -175,6 +219,7 @@ def fit_repeat(
                 "cat_changed_frac": perturbation.get("categorical", {}).get("changed_frac", 0.0),
                 "perturbation": json.dumps(perturbation, sort_keys=True),
                 "hparams": json.dumps(model.hparams, sort_keys=True),
+                "device": model.device,
                 "streams": json.dumps(streams, sort_keys=True),
                 "versions": versions,
             }
@@ -195,6 +240,8 @@ def fit_job(
     root_seed: int,
     predictions_out: list[Path],
     runs_out: list[Path],
+    base_hparams: dict | None = None,
+    threads: int = 1,
 ) -> None:
     """Fit all repeats of a job, writing one predictions and one runs table per repeat."""
     if not (len(repeats) == len(predictions_out) == len(runs_out)):
@@ -213,7 +260,8 @@ def fit_job(
     for repeat, pred_path, runs_path in zip(repeats, predictions_out, runs_out, strict=True):
         preds, runs = fit_repeat(
             ds, classifier=classifier, cell=cell, repeat=repeat, n_runs=n_runs,
-            test_fraction=test_fraction, root_seed=root_seed, on_run_done=progress,
+            test_fraction=test_fraction, root_seed=root_seed, base_hparams=base_hparams,
+            threads=threads, on_run_done=progress,
         )
         write_parquet(preds, pred_path)
         write_parquet(runs, runs_path)

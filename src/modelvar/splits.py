@@ -26,9 +26,11 @@ class RareClassWarning(UserWarning):
 
 
 def split_test_set(
-    y: np.ndarray, test_fraction: float, *, root_seed: int, dataset: str, repeat: int
+    y: np.ndarray, test_fraction: float, *, root_seed: int, dataset: str, repeat: int | None,
+    purpose: str = "test-split",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return sorted (train_pool, test) row indices for one repeat."""
+    """Return sorted (train_pool, test) row indices for one repeat (or, with
+    ``purpose="tuning-split"`` and ``repeat=None``, for the dedicated tuning split)."""
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
     y = np.asarray(y)
@@ -44,7 +46,7 @@ def split_test_set(
             stacklevel=2,
         )
     rest = rows[~np.isin(y, rare)]
-    seed = stream(root_seed, "test-split", dataset=dataset, repeat=repeat).int_seed()
+    seed = stream(root_seed, purpose, dataset=dataset, repeat=repeat).int_seed()
     train, test = train_test_split(
         rest, test_size=test_fraction, stratify=y[rest], random_state=seed
     )

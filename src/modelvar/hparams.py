@@ -1,0 +1,172 @@
+"""Hyperparameter spaces (as data) and hyperparameter perturbation (seed 004).
+
+A space is a tuple of :class:`HParam`: ``continuous`` (linear), ``log`` (log-scale continuous),
+``ordinal`` (integers) or ``categorical`` (choices), with bounds and the default. Spaces and
+defaults follow ``../shared/reference/original-study.md`` (sklearn SGD, Kadra et al. 2021's
+XGBoost space, the MLP of arXiv 1705.03098).
+
+Perturbation schemes, applied per run to the base values (defaults or tuned), from the stream
+``(hparam-perturbation, dataset, classifier, scheme, repeat, run)``:
+
+* ``sig<d>`` — significant digit d: θ = m·10^E, θ' = θ + U(−10^(E−d), 10^(E−d)) (as for data);
+  θ = 0 is left unchanged.
+* ``rel<p>`` — relative: linear parameters θ' = θ·(1 + U(−p, p)); log-scale parameters are
+  perturbed in log space, log10 θ' = log10 θ + U(−p, p), i.e. multiplied by 10^U(−p, p). The
+  seed's log-scale formula, U((1 − p) log10 θ, (1 + p) log10 θ), has a width proportional to
+  |log10 θ|, so θ = 1 never moves; ours moves every value by up to p decades.
+* ``abs<p>`` — absolute: θ' = θ + U(−p·W, p·W), W the width of the range (in decades for
+  log-scale parameters, in log space).
+
+Every result is clipped to the parameter's bounds; ordinals are perturbed as continuous values,
+then rounded and clipped. **Categoricals** (seed 004's note: a per-run probability of 0.1–0.2
+leaves them unchanged in most runs of a repeat): in every perturbed repeat, ⌈p·k⌉ of its k runs
+(at least one, chosen from the repeat-level stream ``(hparam-categorical, …, repeat)``) each
+resample *one* uniformly chosen categorical hyperparameter to a different choice. So the
+probability is scaled by the number of runs (⌈p·k⌉ runs, not p·k in expectation) and by the
+number of categorical hyperparameters (one of them per chosen run), and every perturbed repeat
+really varies its categoricals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+KINDS = ("continuous", "log", "ordinal", "categorical")
+SCHEMES = ("sig", "rel", "abs")
+
+
+@dataclass(frozen=True)
+class HParam:
+    name: str
+    kind: str
+    default: object
+    low: float | None = None
+    high: float | None = None
+    choices: tuple = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.name}: kind must be one of {KINDS}")
+        if self.kind == "categorical":
+            if self.default not in self.choices:
+                raise ValueError(f"{self.name}: default {self.default!r} not among choices")
+        else:
+            if not (self.low <= self.default <= self.high):
+                raise ValueError(f"{self.name}: default {self.default} outside bounds")
+            if self.kind == "log" and self.low <= 0:
+                raise ValueError(f"{self.name}: log-scale bounds must be > 0")
+
+    def sample(self, rng: np.random.Generator):
+        """A uniform draw (log-uniform for log scale), for random search."""
+        if self.kind == "categorical":
+            return self.choices[int(rng.integers(len(self.choices)))]
+        if self.kind == "log":
+            return float(10 ** rng.uniform(math.log10(self.low), math.log10(self.high)))
+        if self.kind == "ordinal":
+            return int(rng.integers(int(self.low), int(self.high) + 1))
+        return float(rng.uniform(self.low, self.high))
+
+
+SGD_SPACE = (
+    HParam("alpha", "log", 1e-4, 1e-7, 1e-1),
+    HParam("l1_ratio", "continuous", 0.15, 0.0, 1.0),
+    HParam("eta0", "log", 1e-3, 1e-6, 1.0),
+    HParam("penalty", "categorical", "l2", choices=("l1", "l2", "elasticnet", "none")),
+    HParam("average", "categorical", False, choices=(True, False)),
+)
+SPACES: dict[str, tuple[HParam, ...]] = {
+    "lr-sgd": SGD_SPACE,
+    "svm-sgd": (*SGD_SPACE,
+                HParam("loss", "categorical", "hinge", choices=("hinge", "modified_huber"))),
+    "xgb": (
+        HParam("eta", "log", 0.3, 0.001, 1.0),
+        HParam("lambda", "log", 1.0, 1e-10, 1.0),
+        HParam("alpha", "log", 1e-10, 1e-10, 1.0),
+        HParam("gamma", "log", 0.1, 0.1, 1.0),
+        HParam("colsample_bylevel", "continuous", 1.0, 0.1, 1.0),
+        HParam("colsample_bynode", "continuous", 1.0, 0.1, 1.0),
+        HParam("colsample_bytree", "continuous", 1.0, 0.1, 1.0),
+        HParam("max_depth", "ordinal", 6, 1, 20),
+        HParam("max_delta_step", "ordinal", 0, 0, 10),
+        HParam("min_child_weight", "log", 1.0, 0.1, 20.0),
+        HParam("subsample", "continuous", 1.0, 0.01, 1.0),
+    ),
+    "mlp": (
+        HParam("lr", "log", 3e-4, 1e-5, 0.5),
+        HParam("weight_decay", "log", 1e-4, 1e-8, 0.5),
+        HParam("dropout", "continuous", 0.1, 0.0, 0.8),
+        HParam("width1", "ordinal", 512, 32, 1024),
+        HParam("width2", "ordinal", 256, 32, 1024),
+    ),
+}
+
+
+def defaults(classifier: str) -> dict:
+    return {h.name: h.default for h in space(classifier)}
+
+
+def space(classifier: str) -> tuple[HParam, ...]:
+    if classifier not in SPACES:
+        raise ValueError(f"unknown classifier {classifier!r}; available: {list(SPACES)}")
+    return SPACES[classifier]
+
+
+def _sig(value: float, d: int, rng) -> float:
+    if value == 0:
+        return value
+    width = 10.0 ** (math.floor(math.log10(abs(value))) - d)
+    return value + rng.uniform(-width, width)
+
+
+def perturb_numeric(h: HParam, value: float, scheme: str, p: float, rng) -> float:
+    """One numeric hyperparameter under a scheme (see module docstring); clipped and rounded."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"hparam scheme must be one of {SCHEMES}, got {scheme!r}")
+    if scheme == "sig":
+        new = _sig(float(value), int(p), rng)
+    elif h.kind == "log":
+        t, lo, hi = math.log10(value), math.log10(h.low), math.log10(h.high)
+        step = p if scheme == "rel" else p * (hi - lo)
+        new = 10 ** (t + rng.uniform(-step, step))
+    elif scheme == "rel":
+        new = value * (1 + rng.uniform(-p, p))
+    else:
+        new = value + rng.uniform(-p, p) * (h.high - h.low)
+    new = min(max(new, h.low), h.high)
+    if h.kind == "ordinal":
+        return int(min(max(round(new), int(h.low)), int(h.high)))
+    return float(new)
+
+
+def categorical_runs(n_runs: int, p: float, rng) -> np.ndarray:
+    """The ⌈p·k⌉ runs (at least one) of a repeat whose categorical hparams are resampled."""
+    count = min(n_runs, max(1, math.ceil(p * n_runs)))
+    return np.sort(rng.choice(n_runs, size=count, replace=False))
+
+
+def perturb(
+    classifier: str,
+    base: dict,
+    scheme: str,
+    p: float,
+    rng: np.random.Generator,
+    *,
+    resample_categorical: bool,
+) -> dict:
+    """Perturb every numeric hparam of ``base``; if ``resample_categorical``, also change one
+    uniformly chosen categorical hparam to a different choice."""
+    out = dict(base)
+    cats = []
+    for h in space(classifier):
+        if h.kind == "categorical":
+            cats.append(h)
+        else:
+            out[h.name] = perturb_numeric(h, base[h.name], scheme, p, rng)
+    if resample_categorical and cats:
+        h = cats[int(rng.integers(len(cats)))]
+        others = [c for c in h.choices if c != base[h.name]]
+        out[h.name] = others[int(rng.integers(len(others)))]
+    return out

@@ -1,0 +1,193 @@
+"""Classifiers, hyperparameter perturbation, tuning isolation and byte-identical reruns."""
+
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+
+from modelvar import fitting, hparams, tuning
+from modelvar.cells import Cell
+from modelvar.datasets import load
+from modelvar.models import CLASSIFIERS, make_classifier
+from modelvar.preprocess import fit_transform
+
+
+@pytest.fixture(scope="module")
+def vehicle():
+    return load("vehicle", {"source": "embedded"})
+
+
+@pytest.fixture(scope="module")
+def anneal():
+    return load("anneal", {"source": "embedded"})
+
+
+def split_fit(ds, name, seed=0, hp=None):
+    y = ds.class_index()
+    idx = np.random.default_rng(0).permutation(len(y))
+    tr, te = idx[: int(0.75 * len(y))], idx[int(0.75 * len(y)):]
+    Xtr, Xte, _ = fit_transform(ds, ds.X.iloc[tr], ds.X.iloc[te])
+    model = make_classifier(name, hp, seed=seed).fit(Xtr, y[tr], len(ds.classes))
+    return model, Xte, y[te]
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+@pytest.mark.parametrize(("dataset", "floor"), [("vehicle", 0.6), ("anneal", 0.85)])
+def test_classifiers_fit_with_sensible_accuracy(request, name, dataset, floor):
+    ds = request.getfixturevalue(dataset)
+    model, Xte, yte = split_fit(ds, name)
+    proba = model.predict_proba(Xte)
+    assert proba.shape == (len(yte), len(ds.classes))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
+    assert np.mean(model.predict(Xte) == yte) >= floor
+    np.testing.assert_array_equal(model.predict(Xte), proba.argmax(axis=1))
+    assert model.hparams == {**hparams.defaults(name)}
+
+
+def test_hinge_svm_probability_columns_are_one_hot(vehicle):
+    model, Xte, _ = split_fit(vehicle, "svm-sgd")
+    proba = model.predict_proba(Xte)
+    assert set(np.unique(proba)) == {0.0, 1.0}
+    np.testing.assert_array_equal(proba.argmax(axis=1), model.predict(Xte))
+    huber, Xte, _ = split_fit(vehicle, "svm-sgd", hp={"loss": "modified_huber"})
+    assert len(np.unique(huber.predict_proba(Xte))) > 2
+
+
+def test_mlp_uses_its_width_and_dropout(vehicle):
+    model, _, _ = split_fit(vehicle, "mlp", hp={"width1": 40, "width2": 33, "dropout": 0.3})
+    linears = [m for m in model.model.modules() if m.__class__.__name__ == "Linear"]
+    assert linears[0].out_features == 40 and linears[-1].in_features == 33
+    drops = {m.p for m in model.model.modules() if m.__class__.__name__ == "Dropout"}
+    assert drops == {0.3}
+
+
+def test_unknown_classifier_and_hparam():
+    with pytest.raises(ValueError, match="unknown classifier"):
+        make_classifier("rf", seed=0)
+    with pytest.raises(ValueError, match="unknown hyperparameter"):
+        make_classifier("xgb", {"depth": 3}, seed=0)
+
+
+# ------------------------------------------------------------------ hparam perturbation
+def draws(h, value, scheme, p, n=2000):
+    rng = np.random.default_rng(0)
+    return np.array([hparams.perturb_numeric(h, value, scheme, p, rng) for _ in range(n)])
+
+
+@pytest.mark.parametrize("classifier", CLASSIFIERS)
+@pytest.mark.parametrize(("scheme", "p"), [("sig", 0), ("sig", 1), ("rel", 0.1), ("abs", 0.2)])
+def test_perturbed_values_stay_in_range_and_ordinals_are_integers(classifier, scheme, p):
+    for h in hparams.space(classifier):
+        if h.kind == "categorical":
+            continue
+        values = draws(h, h.default, scheme, p, n=300)
+        assert (values >= h.low).all() and (values <= h.high).all(), h.name
+        if h.kind == "ordinal":
+            assert np.array_equal(values, np.round(values)), h.name
+
+
+def test_log_scale_relative_moves_one_and_stays_within_p_decades():
+    h = hparams.HParam("x", "log", 1.0, 1e-3, 1e3)
+    values = draws(h, 1.0, "rel", 0.1)
+    assert np.ptp(values) > 0.3  # 1.0 moves (the seed's formula would not move it)
+    decades = np.abs(np.log10(values))
+    assert decades.max() <= 0.1 + 1e-12
+    assert abs(np.mean(np.log10(values))) < 0.01  # symmetric in log space
+
+
+def test_absolute_width_is_a_fraction_of_the_range():
+    h = hparams.HParam("x", "continuous", 0.5, 0.0, 1.0)
+    values = draws(h, 0.5, "abs", 0.1)
+    assert np.abs(values - 0.5).max() <= 0.1 and np.abs(values - 0.5).max() > 0.09
+    hl = hparams.HParam("y", "log", 1e-2, 1e-4, 1.0)  # 4 decades wide
+    decades = np.abs(np.log10(draws(hl, 1e-2, "abs", 0.1)) + 2)
+    assert decades.max() <= 0.4 + 1e-12 and decades.max() > 0.35
+
+
+def test_ordinal_rounding_and_clipping():
+    h = hparams.HParam("depth", "ordinal", 1, 1, 20)
+    values = draws(h, 1, "rel", 0.9)
+    assert set(np.unique(values)) <= {1, 2} and values.min() == 1
+
+
+@pytest.mark.parametrize(("k", "p"), [(10, 0.1), (10, 0.25), (5, 0.01), (10, 1.0)])
+def test_categorical_resampling_is_scaled_to_runs(k, p):
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        chosen = hparams.categorical_runs(k, p, rng)
+        assert len(chosen) == min(k, max(1, math.ceil(p * k)))
+    base = hparams.defaults("svm-sgd")
+    out = hparams.perturb("svm-sgd", base, "rel", 0.1, rng, resample_categorical=True)
+    cats = [h.name for h in hparams.space("svm-sgd") if h.kind == "categorical"]
+    assert sum(out[c] != base[c] for c in cats) == 1
+    same = hparams.perturb("svm-sgd", base, "rel", 0.1, rng, resample_categorical=False)
+    assert all(same[c] == base[c] for c in cats)
+
+
+def test_realised_hparams_vary_within_a_repeat_and_are_recorded(vehicle):
+    cell = Cell(hparam=("rel", 0.1))
+    _, runs = fitting.fit_repeat(vehicle, classifier="svm-sgd", cell=cell, repeat=0, n_runs=10,
+                                 test_fraction=0.25, root_seed=2)
+    hps = [json.loads(h) for h in runs["hparams"]]
+    assert len({h["alpha"] for h in hps}) == 10
+    base = hparams.defaults("svm-sgd")
+    changed = [r for r, h in enumerate(hps)
+               if any(h[c] != base[c] for c in ("penalty", "average", "loss"))]
+    assert len(changed) == 1  # ceil(0.1 * 10) runs resample one categorical
+    streams = json.loads(runs["streams"].iloc[0])
+    assert "hparam-perturbation" in streams and "hparam-categorical" in streams
+
+
+# ------------------------------------------------------------------ tuning
+def test_tuning_never_touches_its_held_out_rows(vehicle, monkeypatch):
+    from modelvar.splits import split_test_set
+
+    seen = []
+    original = tuning.fit_transform
+
+    def spy(ds, X_train, X_val):
+        seen.append(np.concatenate([X_train.index.to_numpy(), X_val.index.to_numpy()]))
+        return original(ds, X_train, X_val)
+
+    monkeypatch.setattr(tuning, "fit_transform", spy)
+    trials, best = tuning.tune(vehicle, "lr-sgd", n_trials=3, folds=3, test_fraction=0.25,
+                               root_seed=5)
+    _, held_out = split_test_set(vehicle.class_index(), 0.25, root_seed=5, dataset="vehicle",
+                                 repeat=None, purpose="tuning-split")
+    used = np.unique(np.concatenate(seen))
+    assert len(np.intersect1d(used, held_out)) == 0 and len(used) == len(vehicle.y) - len(held_out)
+    assert len(trials) == 3 and json.loads(trials["hparams"].iloc[0]) == \
+        hparams.defaults("lr-sgd")
+    assert best["cv_accuracy"] == trials["cv_accuracy"].max()
+    assert best["held_out_rows"] == len(held_out)
+
+
+# ------------------------------------------------------------------ seeds and determinism
+def table_bytes(frame):
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_byte_identical_prediction_tables_on_rerun(vehicle, name):
+    cell = Cell(data=("rel", 0.1), hparam=("rel", 0.1), downsample=0.5, model_seed="per-run")
+    kw = dict(classifier=name, cell=cell, repeat=1, n_runs=2, test_fraction=0.25, root_seed=9)
+    first, _ = fitting.fit_repeat(vehicle, **kw)
+    second, _ = fitting.fit_repeat(vehicle, **kw)
+    assert table_bytes(first) == table_bytes(second)
+
+
+@pytest.mark.parametrize("name", ["lr-sgd", "mlp"])
+def test_model_seed_fixed_vs_per_run(vehicle, name):
+    kw = dict(classifier=name, repeat=0, n_runs=2, test_fraction=0.25, root_seed=4)
+    fixed, _ = fitting.fit_repeat(vehicle, cell=Cell(model_seed="fixed"), **kw)
+    per_run, runs = fitting.fit_repeat(vehicle, cell=Cell(model_seed="per-run"), **kw)
+    p = [g.filter(like="proba:").to_numpy() for _, g in fixed.groupby("run")]
+    np.testing.assert_array_equal(p[0], p[1])  # nothing else varies: identical runs
+    q = [g.filter(like="proba:").to_numpy() for _, g in per_run.groupby("run")]
+    assert not np.array_equal(q[0], q[1])
+    seeds = [json.loads(s)["model"]["int_seed"] for s in runs["streams"]]
+    assert seeds[0] != seeds[1]
