@@ -2,15 +2,17 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup run test bench bench-metrics bench-perturb
+.PHONY: setup run test bench bench-metrics bench-perturb bench-fit
 setup:
 	bash scripts/setup-venv.sh
 run:
 	bash scripts/run.sh
 test:
 	bash scripts/test.sh
-bench: bench-metrics bench-perturb
+bench: bench-metrics bench-perturb bench-fit
 bench-metrics: setup
 	$(PY) benchmarks/bench_metrics.py
 bench-perturb: setup
 	$(PY) benchmarks/bench_perturb.py
+bench-fit: setup
+	$(PY) benchmarks/bench_fit_overhead.py

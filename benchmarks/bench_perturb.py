@@ -26,7 +26,7 @@ from modelvar.perturb import (  # noqa: E402
     relative,
     significant_digit,
 )
-from modelvar.preprocess import fit_transform  # noqa: E402
+from modelvar.preprocess import EncodedDataset, fit_transform, transform_run  # noqa: E402
 
 
 def timed(fn, repeat=3):
@@ -47,8 +47,8 @@ def main():
     y = (Xn[:, 0] + Xn[:, 1] / 50 + rng.normal(size=n) > 0).astype(int)
     frame = pd.DataFrame(Xn, columns=[f"x{j}" for j in range(f_num)]).assign(**cats, y=y)
     ds = build("bench", frame, "y", list(cats))
-    Xc = ds.X[ds.categorical_columns].astype(object).to_numpy()
-    levels = [ds.categories[c] for c in ds.categorical_columns]
+    enc = EncodedDataset.from_dataset(ds)
+    Xc, levels = enc.codes, enc.n_levels
     g = np.random.default_rng(1)
     rows = [
         ("significant digit d=1", lambda: significant_digit(Xn, 1, g)),
@@ -58,7 +58,7 @@ def main():
         ("categorical label p=0.1", lambda: categorical_label_level(Xc, levels, 0.1, g)),
         ("categorical sample p=0.2", lambda: categorical_sample_level(Xc, levels, 0.2, g)),
         ("preprocess (fit on train, apply to test)",
-         lambda: fit_transform(ds, ds.X.iloc[:37_500], ds.X.iloc[37_500:])),
+         lambda: transform_run(enc, np.arange(37_500), np.arange(37_500, n))),
     ]
     Xtr, _, _ = fit_transform(ds, ds.X.iloc[:37_500], ds.X.iloc[37_500:])
     yi = ds.class_index()[:37_500]

@@ -1,7 +1,6 @@
 """Statistical properties of the training-data perturbations (seed 004)."""
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 from sklearn.neighbors import NearestNeighbors
@@ -17,6 +16,7 @@ from modelvar.perturb import (
     relative,
     significant_digit,
 )
+from modelvar.preprocess import EncodedDataset
 from modelvar.seeding import stream
 
 
@@ -98,24 +98,25 @@ def binomial_ok(successes, n, p, z=5):
 
 @pytest.mark.parametrize("p", [0.02, 0.1, 0.3])
 def test_label_level_rate_is_cellwise(p):
-    levels = [["a", "b", "c"], ["x", "y"], ["u", "v", "w", "z"]]
-    C = np.array([["a", "x", "u"]] * 5000, dtype=object)
+    levels = [3, 2, 4]
+    C = np.zeros((5000, 3), dtype=np.int32)
+    C[:100, 1] = -1  # missing cells may be replaced too
     out, info = categorical_label_level(C, levels, p, rng())
     selected = round(info["selected_frac"] * C.size)
     assert binomial_ok(selected, C.size, p)
     # a selected cell keeps its value with probability 1/levels: expected changed rate
-    want = p * np.mean([1 - 1 / len(v) for v in levels])
-    assert binomial_ok(round(info["changed_frac"] * C.size), C.size, want)
-    for j, lev in enumerate(levels):
-        assert set(out[:, j]) <= set(lev)
+    want = p * np.mean([1 - 1 / v for v in levels])
+    assert binomial_ok(round(info["changed_frac"] * C.size), C.size, want, z=6)
+    for j, n_lev in enumerate(levels):
+        assert set(np.unique(out[100:, j])) <= set(range(n_lev))
     # cell-wise: rows with one changed cell usually keep the others
     changed = out != C
     assert (changed.sum(axis=1) == 1).sum() > (changed.sum(axis=1) == 3).sum()
 
 
 def test_sample_level_touches_ceil_pn_rows_and_one_cell_per_row_on_average():
-    levels = [["a", "b"]] * 4
-    C = np.array([["a"] * 4] * 1001, dtype=object)
+    levels = [2] * 4
+    C = np.zeros((1001, 4), dtype=np.int32)
     out, info = categorical_sample_level(C, levels, 0.2, rng())
     touched_max = int(np.ceil(0.2 * 1001))
     selected_cells = round(info["selected_frac"] * C.size)
@@ -163,33 +164,37 @@ def test_cell_ids_round_trip_and_grid():
 
 def test_fit_never_perturbs_or_preprocesses_on_test_rows(monkeypatch):
     ds = load("credit-g", {"source": "embedded"})
-    seen = {}
-    original = fitting.fit_transform
+    seen = []
+    original = fitting.transform_run
 
-    def spy(ds_, X_train, X_test):
-        seen.setdefault("train", []).append(X_train.index.to_numpy())
-        seen.setdefault("test", []).append(X_test.copy())
-        return original(ds_, X_train, X_test)
+    def spy(enc, train_rows, test_rows, *, num_train, codes_train):
+        seen.append((train_rows.copy(), test_rows.copy(), num_train.copy(), codes_train.copy()))
+        return original(enc, train_rows, test_rows, num_train=num_train,
+                        codes_train=codes_train)
 
-    monkeypatch.setattr(fitting, "fit_transform", spy)
+    monkeypatch.setattr(fitting, "transform_run", spy)
     cell = Cell(data=("sig", 0), categorical=("label", 0.3), downsample=0.5)
     preds, runs = fitting.fit_repeat(ds, classifier="lr-sgd", cell=cell, repeat=0, n_runs=3,
                                      test_fraction=0.25, root_seed=3)
     test_rows = np.sort(preds["sample"].unique())
-    for X_test in seen["test"]:
-        pd.testing.assert_frame_equal(X_test, ds.X.iloc[test_rows])  # untouched raw test rows
-    for train_rows in seen["train"]:
+    enc = EncodedDataset.from_dataset(ds)
+    for train_rows, tests, num_train, codes_train in seen:
+        np.testing.assert_array_equal(tests, test_rows)
         assert len(np.intersect1d(train_rows, test_rows)) == 0
+        # the training rows were perturbed, the encoded dataset (source of test rows) was not
+        assert not np.array_equal(num_train, enc.numeric[train_rows])
+        assert not np.array_equal(codes_train, enc.codes[train_rows])
     assert (runs["data_changed_frac"] > 0.5).all() and (runs["cat_changed_frac"] > 0.05).all()
 
 
 def test_perturbation_is_paired_across_classifiers_and_cells():
     ds = load("vehicle", {"source": "embedded"})
-    X = ds.X.iloc[:200]
-    a, _, sa = fitting.perturb_training_rows(ds, X, Cell(data=("rel", 0.2)), root_seed=1,
-                                             repeat=0, run=0)
-    b, _, sb = fitting.perturb_training_rows(ds, X, Cell(data=("rel", 0.2), downsample=0.5,
-                                                         model_seed="per-run"),
-                                             root_seed=1, repeat=0, run=0)
-    pd.testing.assert_frame_equal(a, b)
-    assert sa == sb
+    enc = EncodedDataset.from_dataset(ds)
+    rows = np.arange(200)
+    a = fitting.perturb_training_rows(ds, enc, rows, Cell(data=("rel", 0.2)), root_seed=1,
+                                      repeat=0, run=0)
+    b = fitting.perturb_training_rows(ds, enc, rows, Cell(data=("rel", 0.2), downsample=0.5,
+                                                          model_seed="per-run"),
+                                      root_seed=1, repeat=0, run=0)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert a[3] == b[3]

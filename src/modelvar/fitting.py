@@ -32,7 +32,7 @@ from modelvar.perturb import (
     significant_digit,
 )
 from modelvar.predictions import PROBA_PREFIX, write_parquet
-from modelvar.preprocess import fit_transform
+from modelvar.preprocess import EncodedDataset, transform_run
 from modelvar.seeding import stream
 from modelvar.splits import downsample, split_test_set
 
@@ -97,40 +97,33 @@ _CAT_FUNCS = {"label": categorical_label_level, "sample": categorical_sample_lev
 
 
 def perturb_training_rows(
-    ds: Dataset, X_train: pd.DataFrame, cell: Cell, *, root_seed: int, repeat: int, run: int
-) -> tuple[pd.DataFrame, dict, dict]:
-    """Apply the cell's data and categorical perturbations to training rows only.
+    ds: Dataset, enc: EncodedDataset, rows: np.ndarray, cell: Cell, *, root_seed: int,
+    repeat: int, run: int,
+) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+    """Apply the cell's data and categorical perturbations to the training rows only.
 
     Streams are keyed by (dataset, scheme level, repeat, run) — not by classifier — so every
-    classifier sees the same perturbed training data. Returns (X, what was done, stream names).
+    classifier sees the same perturbed training data. Returns (numeric values, categorical
+    codes, what was done, stream names) of the training rows.
     """
-    out = X_train.copy()
+    num, codes = enc.numeric[rows], enc.codes[rows]
     info: dict = {}
     streams: dict = {}
     levels = cell.levels()
-    if cell.data is not None and ds.numeric_columns:
+    if cell.data is not None and num.shape[1]:
         name = stream(root_seed, "data-perturbation", dataset=ds.name, scheme=levels["data"],
                       repeat=repeat, run=run)
         kind, value = cell.data
-        cols = ds.numeric_columns
-        values, info["data"] = _DATA_FUNCS[kind](
-            out[cols].to_numpy(np.float64), value, name.generator()
-        )
-        out[cols] = values
+        num, info["data"] = _DATA_FUNCS[kind](num, value, name.generator())
         streams["data-perturbation"] = str(name)
-    if cell.categorical is not None and ds.categorical_columns:
+    if cell.categorical is not None and codes.shape[1]:
         name = stream(root_seed, "categorical-perturbation", dataset=ds.name,
                       scheme=levels["categorical"], repeat=repeat, run=run)
         kind, value = cell.categorical
-        cols = ds.categorical_columns
-        raw = out[cols].astype(object).where(out[cols].notna(), None).to_numpy()
-        values, info["categorical"] = _CAT_FUNCS[kind](
-            raw, [ds.categories[c] for c in cols], value, name.generator()
-        )
-        for j, c in enumerate(cols):
-            out[c] = pd.Categorical(values[:, j], categories=ds.categories[c])
+        codes, info["categorical"] = _CAT_FUNCS[kind](codes, enc.n_levels, value,
+                                                      name.generator())
         streams["categorical-perturbation"] = str(name)
-    return out, info, streams
+    return num, codes, info, streams
 
 
 def fit_repeat(
@@ -145,6 +138,7 @@ def fit_repeat(
     base_hparams: dict | None = None,
     threads: int = 1,
     on_run_done: Callable[[int], None] | None = None,
+    encoded: EncodedDataset | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fit every run of one repeat; return (predictions, runs) tables.
 
@@ -156,7 +150,7 @@ def fit_repeat(
     pool, test = split_test_set(
         y_all, test_fraction, root_seed=root_seed, dataset=ds.name, repeat=repeat
     )
-    X_test_raw = ds.X.iloc[test]
+    enc = encoded if encoded is not None else EncodedDataset.from_dataset(ds)
     versions = json.dumps(library_versions(classifier), sort_keys=True)
     pred_frames, run_rows = [], []
     for run in range(n_runs):
@@ -164,10 +158,11 @@ def fit_repeat(
             y_all[pool], pool, cell.downsample,
             root_seed=root_seed, dataset=ds.name, repeat=repeat, run=run,
         )
-        X_perturbed, perturbation, p_streams = perturb_training_rows(
-            ds, ds.X.iloc[rows], cell, root_seed=root_seed, repeat=repeat, run=run
+        num_train, codes_train, perturbation, p_streams = perturb_training_rows(
+            ds, enc, rows, cell, root_seed=root_seed, repeat=repeat, run=run
         )
-        X_train, X_test, _ = fit_transform(ds, X_perturbed, X_test_raw)
+        X_train, X_test, _ = transform_run(enc, rows, test, num_train=num_train,
+                                           codes_train=codes_train)
         mstream = model_stream(root_seed, cell, ds.name, classifier, repeat, run)
         realised, h_streams = run_hparams(
             classifier, base, cell, dataset=ds.name, root_seed=root_seed, repeat=repeat,
@@ -247,6 +242,7 @@ def fit_job(
     if not (len(repeats) == len(predictions_out) == len(runs_out)):
         raise ValueError("one predictions and one runs path are needed per repeat")
     total = len(repeats) * n_runs
+    encoded = EncodedDataset.from_dataset(ds)  # once per job: shared by all its runs
     done = 0
     start = time.perf_counter()
 
@@ -261,7 +257,7 @@ def fit_job(
         preds, runs = fit_repeat(
             ds, classifier=classifier, cell=cell, repeat=repeat, n_runs=n_runs,
             test_fraction=test_fraction, root_seed=root_seed, base_hparams=base_hparams,
-            threads=threads, on_run_done=progress,
+            threads=threads, on_run_done=progress, encoded=encoded,
         )
         write_parquet(preds, pred_path)
         write_parquet(runs, runs_path)

@@ -24,7 +24,8 @@ Continuous features (``X`` is N × F float):
   minimum and maximum (the original code passed a fraction to ``np.percentile``, which takes
   percent, and never clamped).
 
-Categorical features (``C`` is N × c object array of levels; ``levels[j]`` the schema's levels):
+Categorical features (``C`` is N × c int array of level codes, −1 = missing; ``n_levels[j]`` the
+number of levels of feature j in the schema):
 
 * :func:`categorical_label_level` (p): each cell independently, with probability p, is replaced
   by a level drawn uniformly from its feature's levels (possibly the same one).
@@ -123,43 +124,39 @@ def percentile(X: np.ndarray, p: float, rng: np.random.Generator):
                  "mean_noise_scale": float(np.mean(s)) if len(s) else 0.0}
 
 
-def _replace(C: np.ndarray, chosen: np.ndarray, levels: list[list[str]], rng) -> np.ndarray:
+def _replace(C: np.ndarray, chosen: np.ndarray, n_levels: list[int], rng) -> np.ndarray:
     out = C.copy()
-    for j, lev in enumerate(levels):
+    for j, n_lev in enumerate(n_levels):
         rows = np.flatnonzero(chosen[:, j])
-        if len(rows) and len(lev):
-            out[rows, j] = np.asarray(lev, dtype=object)[rng.integers(0, len(lev), len(rows))]
+        if len(rows) and n_lev:
+            out[rows, j] = rng.integers(0, n_lev, len(rows))
     return out
 
 
 def _cat_info(C, out, chosen, scheme):
     cells = C.size
-    changed = sum(
-        1 for a, b in zip(C.ravel(), out.ravel(), strict=True)
-        if not (a == b or (a is None and b is None) or (a != a and b != b))
-    )
     return {"scheme": scheme, "cells": int(cells),
             "selected_frac": float(chosen.sum() / max(cells, 1)),
-            "changed_frac": float(changed / max(cells, 1))}
+            "changed_frac": float((C != out).sum() / max(cells, 1))}
 
 
-def categorical_label_level(C: np.ndarray, levels: list[list[str]], p: float, rng):
+def categorical_label_level(C: np.ndarray, n_levels: list[int], p: float, rng):
     if not 0 <= p <= 1:
         raise ValueError(f"label-level probability p must be in [0, 1], got {p}")
-    C = np.asarray(C, dtype=object)
+    C = np.asarray(C)
     chosen = rng.random(C.shape) < p
-    out = _replace(C, chosen, levels, rng)
+    out = _replace(C, chosen, n_levels, rng)
     return out, _cat_info(C, out, chosen, f"label{p:g}")
 
 
-def categorical_sample_level(C: np.ndarray, levels: list[list[str]], p: float, rng):
+def categorical_sample_level(C: np.ndarray, n_levels: list[int], p: float, rng):
     if not 0 <= p <= 1:
         raise ValueError(f"sample-level proportion p must be in [0, 1], got {p}")
-    C = np.asarray(C, dtype=object)
+    C = np.asarray(C)
     n, c = C.shape
     chosen = np.zeros(C.shape, dtype=bool)
     if n and c:
         rows = rng.choice(n, size=min(n, math.ceil(p * n)), replace=False)
         chosen[rows] = rng.random((len(rows), c)) < 1.0 / c
-    out = _replace(C, chosen, levels, rng)
+    out = _replace(C, chosen, n_levels, rng)
     return out, _cat_info(C, out, chosen, f"sample{p:g}")

@@ -1,0 +1,112 @@
+"""Benchmark: the pipeline's amortised wall time per fit vs the bare fit-and-predict time.
+
+Run with ``make bench-fit``. For lr-sgd, svm-sgd and xgb on anneal and vehicle, one fit job
+(``python -m modelvar fit``, a fresh process: start-up, imports, data loading, splits,
+preprocessing, fits, predictions and table writes, all included) runs R repeats × k runs; its
+wall time divided by R·k is set next to the time of ``fit`` + ``predict_proba`` + ``predict``
+alone on the same preprocessed training sets, measured in this process. Target (issue 5):
+ratio ≤ 1.5 (the original study: ≈ 5 s median per fit where the bare fit took milliseconds).
+The MLP's training speed is reported as epochs per second on the CPU (and on a GPU if present).
+"""
+
+import os
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from modelvar.cells import Cell  # noqa: E402
+from modelvar.datasets import load, write  # noqa: E402
+from modelvar.fitting import fit_repeat, model_stream  # noqa: E402
+from modelvar.predictions import write_parquet  # noqa: E402
+from modelvar.preprocess import EncodedDataset  # noqa: E402
+from modelvar.models import make_classifier, torch_device  # noqa: E402
+from modelvar.preprocess import fit_transform  # noqa: E402
+from modelvar.splits import downsample, split_test_set  # noqa: E402
+
+REPEATS, RUNS, ROOT = 10, 10, 1
+CELL = Cell(downsample=0.75, model_seed="per-run")
+
+
+def job_seconds(tmp: Path, dataset: str, classifier: str) -> float:
+    reps = [str(r) for r in range(REPEATS)]
+    cmd = [sys.executable, "-m", "modelvar", "fit", "--data", str(tmp / f"{dataset}.parquet"),
+           "--meta", str(tmp / f"{dataset}.json"), "--classifier", classifier,
+           "--cell", CELL.id, "--repeats", *reps, "--runs", str(RUNS), "--test-fraction", "0.25",
+           "--root-seed", str(ROOT),
+           "--predictions", *[str(tmp / f"p{r}.parquet") for r in reps],
+           "--runs-out", *[str(tmp / f"u{r}.parquet") for r in reps]]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def bare_seconds(ds, classifier: str) -> float:
+    y = ds.class_index()
+    total = 0.0
+    for r in range(REPEATS):
+        pool, test = split_test_set(y, 0.25, root_seed=ROOT, dataset=ds.name, repeat=r)
+        for run in range(RUNS):
+            rows = downsample(y[pool], pool, CELL.downsample, root_seed=ROOT, dataset=ds.name,
+                              repeat=r, run=run)
+            Xtr, Xte, _ = fit_transform(ds, ds.X.iloc[rows], ds.X.iloc[test])
+            seed = model_stream(ROOT, CELL, ds.name, classifier, r, run).int_seed()
+            t0 = time.perf_counter()
+            model = make_classifier(classifier, seed=seed).fit(Xtr, y[rows], len(ds.classes))
+            model.predict_proba(Xte)
+            model.predict(Xte)
+            total += time.perf_counter() - t0
+    return total / (REPEATS * RUNS)
+
+
+def in_job_seconds(tmp: Path, ds, classifier: str) -> float:
+    """The job's work without process start-up: splits, perturbation, preprocessing, fits,
+    predictions, tables and their writes, in this (warm) process."""
+    enc = EncodedDataset.from_dataset(ds)
+    t0 = time.perf_counter()
+    for r in range(REPEATS):
+        preds, runs = fit_repeat(ds, classifier=classifier, cell=CELL, repeat=r, n_runs=RUNS,
+                                 test_fraction=0.25, root_seed=ROOT, encoded=enc)
+        write_parquet(preds, tmp / "x.parquet")
+        write_parquet(runs, tmp / "y.parquet")
+    return time.perf_counter() - t0
+
+
+def main():
+    fits = REPEATS * RUNS
+    print(f"fit job = {REPEATS} repeats x {RUNS} runs = {fits} fits, cell {CELL.id}, 1 thread")
+    print("per fit: job = whole `python -m modelvar fit` wall / fits; in-job = the same work "
+          "without process start-up; bare = fit + predict_proba + predict")
+    print(f"{'dataset':8s} {'classifier':10s} {'job':>9s} {'in-job':>9s} {'bare':>9s} "
+          f"{'job/bare':>9s} {'in-job/bare':>11s} {'start-up':>9s} {'fits for 1.5':>13s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for dataset in ("anneal", "vehicle"):
+            ds = load(dataset, {"source": "embedded"})
+            write(ds, tmp / f"{dataset}.parquet", tmp / f"{dataset}.json")
+            for classifier in ("lr-sgd", "svm-sgd", "xgb"):
+                bare = bare_seconds(ds, classifier)
+                inside = in_job_seconds(tmp, ds, classifier) / fits
+                wall = job_seconds(tmp, dataset, classifier)
+                startup = max(wall - inside * fits, 0.0)
+                spare = 1.5 * bare - inside
+                needed = f"{startup / spare:10.0f}" if spare > 0 else "     never"
+                print(f"{dataset:8s} {classifier:10s} {wall / fits * 1e3:6.1f} ms "
+                      f"{inside * 1e3:6.1f} ms {bare * 1e3:6.1f} ms {wall / fits / bare:9.2f} "
+                      f"{inside / bare:11.2f} {startup:7.2f} s {needed:>13s}")
+        ds = load("vehicle", {"source": "embedded"})
+        y = ds.class_index()
+        Xtr, _, _ = fit_transform(ds, ds.X, ds.X.iloc[:10])
+        for device in ["cpu"] + (["cuda"] if torch_device() == "cuda" else []):
+            model = make_classifier("mlp", seed=0, device=device).fit(Xtr, y, len(ds.classes))
+            print(f"mlp on vehicle ({len(y)} rows, batch 64, widths 512/256) on {device}: "
+                  f"{1 / model.epoch_seconds:.1f} epochs/s")
+
+
+if __name__ == "__main__":
+    main()
