@@ -32,19 +32,26 @@ def repeat_means_violin(
     if data.empty:
         raise ValueError(f"{dataset}: no summaries for metrics {metrics}")
     palette = {c: CLASSIFIER_COLOURS.get(c, "#666666") for c in data["classifier"].unique()}
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 4.2), squeeze=False)
+    n_cells = data["cell"].nunique()
+    height = max(3.5, 0.45 * n_cells * data["classifier"].nunique() ** 0.5 + 1.5)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics) + 2.5, height),
+                             sharey=True, squeeze=False)
+    order = sorted(data["cell"].unique())
     for ax, metric in zip(axes[0], metrics, strict=True):
         part = data[data["metric"] == metric]
         sns.violinplot(
-            data=part, x="cell", y="mean", hue="classifier", palette=palette,
-            cut=0, inner="point", density_norm="width", ax=ax,
+            data=part, y="cell", x="mean", hue="classifier", palette=palette, order=order,
+            orient="h", cut=0, inner="point", density_norm="width", linewidth=0.6, ax=ax,
         )
-        ax.set_title(METRIC_LABELS.get(metric, metric))
-        ax.set_xlabel("perturbation cell")
-        ax.set_ylabel("repeat mean")
-        ax.tick_params(axis="x", labelrotation=30)
+        ax.set_title(METRIC_LABELS.get(metric, metric), fontsize=10)
+        ax.set_xlabel("repeat mean")
+        ax.set_ylabel("perturbation cell" if ax is axes[0][0] else "")
+        ax.grid(axis="x", alpha=0.3)
         if ax is not axes[0][-1] and ax.get_legend() is not None:
             ax.get_legend().remove()
+    legend = axes[0][-1].get_legend()
+    if legend is not None:
+        sns.move_legend(axes[0][-1], "upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     fig.suptitle(f"{dataset}: per-repeat means over repeats")
     fig.tight_layout()
     for path in out_paths:
