@@ -23,10 +23,12 @@ from pathlib import Path  # noqa: E402
 from modelvar.cells import Cell  # noqa: E402
 from modelvar.datasets import load, write  # noqa: E402
 from modelvar.fitting import fit_repeat, model_stream  # noqa: E402
-from modelvar.predictions import write_parquet  # noqa: E402
-from modelvar.preprocess import EncodedDataset  # noqa: E402
 from modelvar.models import make_classifier, torch_device  # noqa: E402
-from modelvar.preprocess import fit_transform  # noqa: E402
+from modelvar.predictions import write_parquet  # noqa: E402
+from modelvar.preprocess import (
+    EncodedDataset,
+    fit_transform,
+)
 from modelvar.splits import downsample, split_test_set  # noqa: E402
 
 REPEATS, RUNS, ROOT = 10, 10, 1
