@@ -14,22 +14,22 @@ import os
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
-from modelvar.cells import Cell  # noqa: E402
-from modelvar.datasets import load, write  # noqa: E402
-from modelvar.fitting import fit_repeat, model_stream  # noqa: E402
-from modelvar.models import make_classifier, torch_device  # noqa: E402
-from modelvar.predictions import write_parquet  # noqa: E402
+from modelvar.cells import Cell
+from modelvar.datasets import load, write
+from modelvar.fitting import fit_repeat, model_stream
+from modelvar.models import make_classifier, torch_device
+from modelvar.predictions import write_parquet
 from modelvar.preprocess import (
     EncodedDataset,
     fit_transform,
 )
-from modelvar.splits import downsample, split_test_set  # noqa: E402
+from modelvar.splits import downsample, split_test_set
 
 REPEATS, RUNS, ROOT = 10, 10, 1
 CELL = Cell(downsample=0.75, model_seed="per-run")

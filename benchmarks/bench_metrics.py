@@ -11,15 +11,15 @@ import os
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
+import time
+import tracemalloc
 
-import krippendorff  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy.stats.contingency import association, crosstab  # noqa: E402
-from sklearn.metrics import cohen_kappa_score, jaccard_score, matthews_corrcoef  # noqa: E402
+import krippendorff
+import numpy as np
+from scipy.stats.contingency import association, crosstab
+from sklearn.metrics import cohen_kappa_score, jaccard_score, matthews_corrcoef
 
-from modelvar.metrics import ALL_METRICS, pairwise_metrics  # noqa: E402
+from modelvar.metrics import ALL_METRICS, pairwise_metrics
 
 
 def per_pair_loop(y, P):

@@ -11,14 +11,14 @@ import os
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
-import time  # noqa: E402
+import time
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
 
-from modelvar.datasets.canonical import build  # noqa: E402
-from modelvar.models import make_classifier  # noqa: E402
-from modelvar.perturb import (  # noqa: E402
+from modelvar.datasets.canonical import build
+from modelvar.models import make_classifier
+from modelvar.perturb import (
     categorical_label_level,
     categorical_sample_level,
     nearest_neighbour,
@@ -26,7 +26,7 @@ from modelvar.perturb import (  # noqa: E402
     relative,
     significant_digit,
 )
-from modelvar.preprocess import EncodedDataset, fit_transform, transform_run  # noqa: E402
+from modelvar.preprocess import EncodedDataset, fit_transform, transform_run
 
 
 def timed(fn, repeat=3):
