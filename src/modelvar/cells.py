@@ -119,24 +119,9 @@ class Cell:
                 f"cell id {cell_id!r} must have {len(FAMILIES)} parts ({', '.join(FAMILIES)})"
             )
         data_id, cat_id, hparam_id, down_id, seed_id = parts
-        data = None
-        if data_id != "dnone":
-            m = _DATA.match(data_id)
-            if not m:
-                raise ValueError(f"cell id {cell_id!r}: bad data level {data_id!r}")
-            data = (m.group(1), _num_parse(m.group(2)))
-        cat = None
-        if cat_id != "cnone":
-            m = _CAT.match(cat_id)
-            if not m:
-                raise ValueError(f"cell id {cell_id!r}: bad categorical level {cat_id!r}")
-            cat = (m.group(1), _num_parse(m.group(2)))
-        hparam = None
-        if hparam_id != "hnone":
-            m = _HPARAM.match(hparam_id)
-            if not m:
-                raise ValueError(f"cell id {cell_id!r}: bad hparam level {hparam_id!r}")
-            hparam = (m.group(1), _num_parse(m.group(2)))
+        data = _parse_level(data_id, "dnone", _DATA, "data", cell_id)
+        cat = _parse_level(cat_id, "cnone", _CAT, "categorical", cell_id)
+        hparam = _parse_level(hparam_id, "hnone", _HPARAM, "hparam", cell_id)
         m = _DOWN.match(down_id)
         if not m:
             raise ValueError(f"cell id {cell_id!r}: bad downsample level {down_id!r}")
@@ -148,6 +133,15 @@ class Cell:
         if cell.id != cell_id:
             raise ValueError(f"cell id {cell_id!r} is not canonical (expected {cell.id!r})")
         return cell
+
+
+def _parse_level(level_id: str, none_id: str, pattern: re.Pattern, family: str, cell_id: str):
+    if level_id == none_id:
+        return None
+    m = pattern.match(level_id)
+    if not m:
+        raise ValueError(f"cell id {cell_id!r}: bad {family} level {level_id!r}")
+    return m.group(1), _num_parse(m.group(2))
 
 
 def _scheme(entry, kinds: tuple[str, ...], family: str):

@@ -36,12 +36,18 @@ def label_counts(preds: np.ndarray, n_classes: int) -> np.ndarray:
     return np.bincount(codes.ravel(), minlength=n * n_classes).reshape(n, n_classes)
 
 
-def fleiss_kappa(preds: np.ndarray, n_classes: int | None = None) -> float:
-    _, preds, n_classes = check_runs(np.zeros(preds.shape[1], dtype=np.int64), preds, n_classes)
+def _checked_counts(preds: np.ndarray, n_classes: int | None) -> tuple[int, int, np.ndarray]:
+    """Validate a runs matrix; return (k, n, n_uc as float)."""
+    preds = np.asarray(preds)
+    _, preds, n_classes = check_runs(np.zeros(preds.shape[-1], dtype=np.int64), preds, n_classes)
     k, n = preds.shape
+    return k, n, label_counts(preds, n_classes).astype(np.float64)
+
+
+def fleiss_kappa(preds: np.ndarray, n_classes: int | None = None) -> float:
+    k, n, counts = _checked_counts(preds, n_classes)
     if n == 0:
         return np.nan
-    counts = label_counts(preds, n_classes).astype(np.float64)
     p_u = ((counts**2).sum(axis=1) - k) / (k * (k - 1))
     p_bar = p_u.mean()
     p_c = counts.sum(axis=0) / (n * k)
@@ -52,11 +58,9 @@ def fleiss_kappa(preds: np.ndarray, n_classes: int | None = None) -> float:
 
 
 def kripp_alpha(preds: np.ndarray, n_classes: int | None = None) -> float:
-    _, preds, n_classes = check_runs(np.zeros(preds.shape[1], dtype=np.int64), preds, n_classes)
-    k, n = preds.shape
+    k, n, counts = _checked_counts(preds, n_classes)
     if n == 0:
         return np.nan
-    counts = label_counts(preds, n_classes).astype(np.float64)
     o = (counts.T @ counts - np.diag(counts.sum(axis=0))) / (k - 1)
     n_c = o.sum(axis=1)
     big_n = n_c.sum()
