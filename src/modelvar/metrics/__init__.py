@@ -9,7 +9,7 @@ from modelvar.metrics.pairwise import (
     encode_labels,
     pairwise_metrics,
 )
-from modelvar.metrics.summary import STATS, summarise, summarise_pairs
+from modelvar.metrics.summary import STATS, summarise
 
 __all__ = [
     "ALL_METRICS",
@@ -21,5 +21,4 @@ __all__ = [
     "encode_labels",
     "pairwise_metrics",
     "summarise",
-    "summarise_pairs",
 ]

@@ -7,10 +7,7 @@ distribution of those summaries over repeats.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
-import pandas as pd
 
 STATS = ("mean", "sd", "min", "max", "range", "count", "n_undefined")
 
@@ -31,15 +28,3 @@ def summarise(values: np.ndarray) -> dict[str, float]:
     else:
         out.update(mean=np.nan, sd=np.nan, min=np.nan, max=np.nan, range=np.nan)
     return out
-
-
-def summarise_pairs(
-    pairs: pd.DataFrame, metrics: Sequence[str], by: Sequence[str]
-) -> pd.DataFrame:
-    """Long table: a row per group of ``by`` (e.g. repeat, subset) and metric with its STATS."""
-    rows = []
-    for key, group in pairs.groupby(list(by), sort=True, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        for m in metrics:
-            rows.append({**dict(zip(by, key, strict=True)), "metric": m, **summarise(group[m])})
-    return pd.DataFrame(rows, columns=[*by, "metric", *STATS])
