@@ -1,9 +1,15 @@
-# modelvar: dataset -> fits under perturbation -> per-repeat predictions -> pairwise metrics -> figures
+# modelvar: dataset -> (tuning) -> perturbed fits -> per-repeat predictions -> metric tables
+#   -> aggregated dataset -> figure sets -> report
 # Run from the repository root, e.g.:
 #   snakemake --workflow-profile profiles/local --configfile config/config.yaml
 
 
-configfile: "config/config.yaml"
+# The embedded default study, unless config files are given (--configfile a.yaml [b.yaml]):
+# then only those are read, so a study config never inherits the default's datasets.
+if not config:
+
+    configfile: "config/config.yaml"
+
 
 
 report: "workflow/report/workflow.rst"
@@ -20,3 +26,7 @@ rule all:
     input:
         get_final_outputs(),
     default_target: True
+
+
+onsuccess:
+    print(run_summary())

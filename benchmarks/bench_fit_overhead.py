@@ -39,10 +39,10 @@ def job_seconds(tmp: Path, dataset: str, classifier: str) -> float:
     reps = [str(r) for r in range(REPEATS)]
     cmd = [sys.executable, "-m", "modelvar", "fit", "--data", str(tmp / f"{dataset}.parquet"),
            "--meta", str(tmp / f"{dataset}.json"), "--classifier", classifier,
-           "--cell", CELL.id, "--repeats", *reps, "--runs", str(RUNS), "--test-fraction", "0.25",
+           "--cells", CELL.id, "--repeats", *reps, "--runs", str(RUNS), "--test-fraction", "0.25",
            "--root-seed", str(ROOT),
            "--predictions", *[str(tmp / f"p{r}.parquet") for r in reps],
-           "--runs-out", *[str(tmp / f"u{r}.parquet") for r in reps]]
+           "--runs-out", str(tmp / "runs.parquet")]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
     return time.perf_counter() - t0

@@ -18,13 +18,32 @@ DATASETS = list(config["datasets"])
 CLASSIFIERS = list(config["classifiers"])
 CELLS = [cell.id for cell in cell_grid(config["perturbation"])]
 REPEATS = [f"{r:03d}" for r in range(config["split"]["repeats"])]
+
+
+def split_cell(cell_id):
+    """A cell id = <chunk>_<tail>: the chunk (data, categorical, hparam levels) names one fit
+    job; the tail (downsampling, model-seed levels) varies inside it (issue 8: job count)."""
+    parts = cell_id.split("_")
+    return "_".join(parts[:3]), "_".join(parts[3:])
+
+
+CHUNKS = list(dict.fromkeys(split_cell(c)[0] for c in CELLS))
+TAILS = list(dict.fromkeys(split_cell(c)[1] for c in CELLS))
+GROUPED = config.get("grouped", {}).get("by", {})
+GROUPED_METRICS = config.get("grouped", {}).get("metrics", ["ec_global", "pa"])
+for _name in GROUPED:
+    if _name not in config["datasets"]:
+        raise ValueError(
+            f"config validation: grouped.by names dataset {_name!r}, not under datasets"
+        )
 SRC = Path(workflow.basedir) / "src" / "modelvar"
 
 
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     classifier=r"lr-sgd|svm-sgd|xgb|mlp",
-    cell=r"[a-z0-9]+(_[a-z0-9]+)*",
+    cell=r"[a-z0-9]+(_[a-z0-9]+){4}",
+    chunk=r"[a-z0-9]+_[a-z0-9]+_[a-z0-9]+",
     repeat=r"\d{3}",
 
 
@@ -50,6 +69,8 @@ CODE = {
         "models.py", "tuning.py",
     ),
     "pairwise": code_version("metrics/*.py", "predictions.py", "repeat_tables.py"),
+    "grouped": code_version("metrics/*.py", "predictions.py", "grouped.py", "grouped_tables.py"),
+    "aggregate": code_version("aggregate.py", "cells.py"),
     "plot": code_version("plots.py"),
 }
 
@@ -59,17 +80,6 @@ def resource(rule_name, key, default):
 
 
 TUNED = config["hparams"] == "tuned"
-
-
-def fit_resource(key, default):
-    """Resources of a fit job: MLP fits use `resources.fit_mlp` (falling back to `fit`)."""
-
-    def get(wildcards):
-        if wildcards.classifier == "mlp":
-            return resource("fit_mlp", key, resource("fit", key, default))
-        return resource("fit", key, default)
-
-    return get
 
 
 def get_fit_inputs(wildcards):
@@ -83,6 +93,13 @@ def get_hparams_arg(wildcards, input):
     return f"--hparams {input.hparams}" if TUNED else ""
 
 
+def get_classifier_settings(wildcards):
+    """This classifier's `classifier_settings` entry as JSON: a param of its fit jobs only, so
+    changing one classifier's settings reruns only that classifier's jobs."""
+    return json.dumps(config.get("classifier_settings", {}).get(wildcards.classifier, {}),
+                      sort_keys=True)
+
+
 def get_dataset_spec(wildcards):
     return json.dumps(config["datasets"][wildcards.dataset], sort_keys=True)
 
@@ -92,17 +109,70 @@ def get_dataset_files(wildcards):
     return {"data": f"{base}.parquet", "meta": f"{base}.json"}
 
 
-def get_repeat_predictions(wildcards):
-    base = f"{RESULTS}/{wildcards.dataset}/{wildcards.classifier}/{wildcards.cell}"
-    return [f"{base}/predictions/repeat-{r}.parquet" for r in REPEATS]
+def chunk_paths(kind, name):
+    """Paths of one chunk job's per-cell files, cell-major (`kind` = predictions, runs, metrics)."""
+    base = f"{RESULTS}/{{dataset}}/{{classifier}}/{{chunk}}"
+    if kind == "metrics":
+        return f"{RESULTS}/{{dataset}}/{{classifier}}/metrics/{{chunk}}/{name}.parquet"
+    if kind == "runs":
+        return [f"{base}_{tail}/runs.parquet" for tail in TAILS]
+    return [f"{base}_{tail}/{kind}/repeat-{r}.parquet" for tail in TAILS for r in REPEATS]
 
 
-def get_dataset_summaries(wildcards):
+def get_chunk_cells(wildcards):
+    return " ".join(f"{wildcards.chunk}_{tail}" for tail in TAILS)
+
+
+def get_chunk_predictions(wildcards):
     return [
-        f"{RESULTS}/{wildcards.dataset}/{clf}/{cell}/metrics/summary.parquet"
-        for clf in CLASSIFIERS
-        for cell in CELLS
+        p.format(dataset=wildcards.dataset, classifier=wildcards.classifier, chunk=wildcards.chunk)
+        for p in chunk_paths("predictions", None)
     ]
+
+
+def cell_tables(dataset, table):
+    """One metric table per (classifier, chunk) of a dataset; each holds the chunk's cells."""
+    return [
+        f"{RESULTS}/{dataset}/{clf}/metrics/{chunk}/{table}.parquet"
+        for clf in CLASSIFIERS
+        for chunk in CHUNKS
+    ]
+
+
+def get_aggregate_inputs(wildcards):
+    ds = wildcards.dataset
+    files = {t: cell_tables(ds, t) for t in ("summary", "per_run", "agreement", "per_sample")}
+    files["runs"] = [f"{RESULTS}/{ds}/{clf}/{cell}/runs.parquet" for clf in CLASSIFIERS for cell in CELLS]
+    return files
+
+
+AGGREGATED_TABLES = ["summary", "per_run", "agreement", "per_sample", "runs"]
+FIGURES = [
+    "gross_accuracy_grid",
+    "accuracy_by_data_perturbation",
+    "repeat_accuracy_ranges",
+    "ec_distributions",
+    "repeat_ec_means",
+    "repeat_ec_ranges",
+    "per_sample_instability",
+]
+
+
+def aggregated(dataset, table):
+    return f"{RESULTS}/aggregated/{table}/dataset={dataset}/part-0.parquet"
+
+
+def get_figure_inputs(wildcards):
+    return {t: aggregated(wildcards.dataset, t) for t in ("summary", "per_run", "per_sample")}
+
+
+def dataset_outputs(ds):
+    out = [aggregated(ds, t) for t in AGGREGATED_TABLES]
+    out += [f"{RESULTS}/{ds}/figures/{fig}.{ext}" for fig in FIGURES for ext in ("png", "pdf")]
+    if ds in GROUPED:
+        out += [aggregated(ds, t) for t in ("grouped", "disparities")]
+        out += [f"{RESULTS}/{ds}/figures/group_disparities.{ext}" for ext in ("png", "pdf")]
+    return out
 
 
 def get_final_outputs():
@@ -112,10 +182,12 @@ def get_final_outputs():
             f"{RESULTS}/tuning/{ds}/{clf}/best.json" for ds in DATASETS for clf in CLASSIFIERS
         ]
     for ds in DATASETS:
-        out += [f"{RESULTS}/{ds}/figures/repeat_means_violin.{ext}" for ext in ("png", "pdf")]
-        out += [
-            f"{RESULTS}/{ds}/{clf}/{cell}/metrics/pairwise.parquet"
-            for clf in CLASSIFIERS
-            for cell in CELLS
-        ]
+        out += dataset_outputs(ds)
     return out
+
+
+def run_summary():
+    """What the finished run holds: fits, fit time and files per dataset (printed on success)."""
+    from modelvar.aggregate import study_summary
+
+    return study_summary(RESULTS, DATASETS)

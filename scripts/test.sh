@@ -8,4 +8,10 @@ VENV="${MODELVAR_VENV:-.venv}"
 export PATH="$PWD/$VENV/bin:$PATH"
 echo "== ruff" && ruff check src tests benchmarks
 echo "== snakemake --lint" && snakemake --lint --configfile config/config.yaml
+# The SLURM integration test needs a local cluster: start one where we can (root on Debian, as in
+# CI); elsewhere tests/test_slurm.py is skipped and says why. MODELVAR_SLURM=0 skips the set-up.
+if [ "${MODELVAR_SLURM:-1}" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "== local SLURM cluster" && bash tests/slurm/setup.sh \
+    || echo "(SLURM set-up failed: the SLURM test will be skipped)"
+fi
 echo "== pytest" && python -m pytest -n 2 "$@"

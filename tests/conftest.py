@@ -13,11 +13,11 @@ CONFIGS = Path(__file__).resolve().parent / "configs"
 
 
 def snakemake(workdir: Path, configfile: Path, *args: str, check: bool = True,
-              timeout: int = 600) -> subprocess.CompletedProcess:
-    """Run the repository's workflow in ``workdir`` with this interpreter's environment."""
+              timeout: int = 600, snakefile: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the repository's workflow (or ``snakefile``) in ``workdir`` with this interpreter."""
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile or REPO / "Snakefile"),
            "--directory", str(workdir), "--configfile", str(configfile), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     if check and proc.returncode != 0:

@@ -5,7 +5,7 @@ The workflow's rules call these commands; users can call them too:
 * ``datasets``: list the datasets available offline.
 * ``prepare``: load a dataset from its source and write the canonical parquet + JSON metadata.
 * ``tune``: random-search tuning of one classifier on one dataset.
-* ``fit``: one fit job (a dataset × classifier × cell, several repeats of k runs).
+* ``fit``: one fit job (a dataset × classifier × several cells × repeats of k runs).
 * ``pairwise``: pairwise metric table and per-repeat summaries from prediction tables.
 * ``metrics``: the same for a user's own long-format predictions (CSV or parquet).
 * ``plot``: figures from summary tables.
@@ -61,8 +61,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from modelvar.datasets import read
     from modelvar.fitting import fit_job
 
-    if not (len(args.repeats) == len(args.predictions) == len(args.runs_out)):
-        raise SystemExit("fit: --repeats, --predictions and --runs-out must have equal lengths")
     ds = read(args.data, args.meta)
     base = None
     if args.hparams:
@@ -71,10 +69,30 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
                              f"not {args.classifier!r}")
         base = tuned["hparams"]
+    import os
+
+    logging.getLogger("modelvar.fit").info(
+        "%s fit job: %d cells x %d repeats x %d runs; CUDA_VISIBLE_DEVICES=%s; SLURM_JOB_ID=%s",
+        args.classifier, len(args.cells), len(args.repeats), args.runs,
+        os.environ.get("CUDA_VISIBLE_DEVICES", "unset"), os.environ.get("SLURM_JOB_ID", "none"),
+    )
+    settings = json.loads(args.settings) if args.settings else {}
+    unknown = sorted(set(settings) - {"hparams", "epochs"})
+    if unknown:
+        raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs)")
+    if settings.get("hparams"):
+        from modelvar.hparams import space
+
+        names = {h.name for h in space(args.classifier)}
+        bad = sorted(set(settings["hparams"]) - names)
+        if bad:
+            raise ValueError(f"{args.classifier}: unknown hyperparameter(s) {bad} in "
+                             f"classifier_settings; known: {sorted(names)}")
+        base = {**(base or {}), **settings["hparams"]}
     fit_job(
         ds,
         classifier=args.classifier,
-        cell=Cell.parse(args.cell),
+        cells=[Cell.parse(c) for c in args.cells],
         repeats=args.repeats,
         n_runs=args.runs,
         test_fraction=args.test_fraction,
@@ -83,6 +101,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         runs_out=[Path(p) for p in args.runs_out],
         base_hparams=base,
         threads=args.threads,
+        epochs=settings.get("epochs"),
     )
     return 0
 
@@ -101,11 +120,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_metric_tables(frame: pd.DataFrame, paths: dict[str, Path], args, classes=None) -> None:
+def _write_tables(tables: dict[str, pd.DataFrame], paths: dict[str, Path]) -> None:
     from modelvar.predictions import write_parquet
-    from modelvar.repeat_tables import repeat_tables
 
-    tables = repeat_tables(frame, classes=classes, ec_local_undefined=args.ec_local_undefined)
     for name, path in paths.items():
         if Path(path).suffix == ".csv":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -117,13 +134,66 @@ def _write_metric_tables(frame: pd.DataFrame, paths: dict[str, Path], args, clas
     )
 
 
+def _by_cell(frame: pd.DataFrame, cells: list[str]) -> list[pd.DataFrame]:
+    """The predictions of each expected cell, refusing missing or unexpected cells."""
+    from modelvar.metrics.pairwise import MetricInputError
+
+    present = set(frame["cell"].unique())
+    missing = [c for c in cells if c not in present]
+    extra = sorted(present - set(cells))
+    if missing or extra:
+        raise MetricInputError(
+            f"the predictions' cells do not match --cells: missing {missing}, unexpected {extra}"
+        )
+    return [frame[frame["cell"] == cell] for cell in cells]
+
+
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    from modelvar.repeat_tables import TABLES
+    from modelvar.repeat_tables import TABLES, repeat_tables
 
     frame = pd.concat([pd.read_parquet(p) for p in args.predictions], ignore_index=True)
     classes = json.loads(Path(args.meta).read_text())["classes"] if args.meta else None
+    parts = [repeat_tables(part, classes=classes, ec_local_undefined=args.ec_local_undefined)
+             for part in _by_cell(frame, args.cells)]
+    tables = {t: pd.concat([p[t] for p in parts], ignore_index=True) for t in TABLES}
     out_dir = Path(args.out_dir)
-    _write_metric_tables(frame, {t: out_dir / f"{t}.parquet" for t in TABLES}, args, classes)
+    _write_tables(tables, {t: out_dir / f"{t}.parquet" for t in TABLES})
+    return 0
+
+
+def cmd_grouped(args: argparse.Namespace) -> int:
+    from modelvar.grouped_tables import grouped_tables
+
+    frame = pd.concat([pd.read_parquet(p) for p in args.predictions], ignore_index=True)
+    meta = json.loads(Path(args.meta).read_text())
+    categorical = {f["name"] for f in meta["features"] if f["type"] == "categorical"}
+    data = pd.read_parquet(args.data)
+    groupings = json.loads(args.groupings)
+    parts = [
+        grouped_tables(part, data, groupings=groupings, metrics=args.metrics,
+                       categorical=categorical, classes=meta["classes"],
+                       ec_local_undefined=args.ec_local_undefined)
+        for part in _by_cell(frame, args.cells)
+    ]
+    tables = {t: pd.concat([p[t] for p in parts], ignore_index=True)
+              for t in ("grouped", "disparities")}
+    out_dir = Path(args.out_dir)
+    _write_tables(tables, {t: out_dir / f"{t}.parquet" for t in tables})
+    return 0
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    from modelvar.aggregate import combine, write_partition
+
+    tables = {name: getattr(args, name) for name in
+              ("summary", "per_run", "agreement", "per_sample", "runs", "grouped", "disparities")}
+    log = logging.getLogger("modelvar.aggregate")
+    for name, paths in tables.items():
+        if not paths:
+            continue
+        frame = combine(paths, args.dataset)
+        path = write_partition(frame, args.out_dir, name, args.dataset)
+        log.info("%s: %d rows from %d files -> %s", name, len(frame), len(paths), path)
     return 0
 
 
@@ -147,14 +217,33 @@ def read_user_predictions(path: str) -> pd.DataFrame:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from modelvar.repeat_tables import TABLES
+    from modelvar.repeat_tables import TABLES, repeat_tables
 
     frame = read_user_predictions(args.predictions)
     out = Path(args.out)
     paths = {t: out if t == "pairwise" else out.with_name(f"{out.stem}.{t}{out.suffix}")
              for t in TABLES}
-    _write_metric_tables(frame, paths, args)
+    _write_tables(repeat_tables(frame, ec_local_undefined=args.ec_local_undefined), paths)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def cmd_figures(args: argparse.Namespace) -> int:
+    from modelvar.plots import FIGURE_FUNCTIONS, group_disparities
+
+    out_dir = Path(args.out_dir)
+    if args.disparities:
+        group_disparities(pd.read_parquet(args.disparities), args.dataset,
+                          [out_dir / f"group_disparities.{ext}" for ext in args.formats])
+        return 0
+    tables = {"summary": args.summary, "per_run": args.per_run, "per_sample": args.per_sample}
+    missing = [name for name, path in tables.items() if not path]
+    if missing:
+        raise ValueError(f"figures: missing --{', --'.join(m.replace('_', '-') for m in missing)}")
+    frames = {name: pd.read_parquet(path) for name, path in tables.items()}
+    for name, (table, func) in FIGURE_FUNCTIONS.items():
+        func(frames[table], args.dataset, [out_dir / f"{name}.{ext}" for ext in args.formats])
+        logging.getLogger("modelvar.figures").info("%s: %s done", args.dataset, name)
     return 0
 
 
@@ -188,14 +277,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True)
     p.add_argument("--meta", required=True)
     p.add_argument("--classifier", required=True)
-    p.add_argument("--cell", required=True)
+    p.add_argument("--cells", nargs="+", required=True, help="perturbation cell ids")
     p.add_argument("--repeats", type=int, nargs="+", required=True)
     p.add_argument("--runs", type=int, required=True)
     p.add_argument("--test-fraction", type=float, required=True)
     p.add_argument("--root-seed", type=int, required=True)
-    p.add_argument("--predictions", nargs="+", required=True)
-    p.add_argument("--runs-out", nargs="+", required=True)
+    p.add_argument("--predictions", nargs="+", required=True,
+                   help="one path per (cell, repeat), cell-major")
+    p.add_argument("--runs-out", nargs="+", required=True, help="one runs table per cell")
     p.add_argument("--hparams", help="tuned hparams (best.json of the tune command)")
+    p.add_argument("--settings", help='classifier settings as JSON: {"hparams": {...} '
+                   '(override the defaults or tuned values), "epochs": N (mlp)}')
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_fit)
 
@@ -220,8 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "pairwise":
             p.add_argument("--predictions", nargs="+", required=True)
             p.add_argument("--meta", help="dataset metadata JSON (fixes the class order)")
+            p.add_argument("--cells", nargs="+", required=True, help="cell ids to expect")
             p.add_argument("--out-dir", required=True,
-                           help="writes pairwise, summary, per_run, agreement, per_sample .parquet")
+                           help="writes {pairwise,summary,per_run,agreement,per_sample}.parquet "
+                           "(all cells) there")
             p.set_defaults(func=cmd_pairwise)
         else:
             p.add_argument("predictions", help="long table: run, sample, y_true, y_pred[, repeat]")
@@ -230,6 +324,37 @@ def build_parser() -> argparse.ArgumentParser:
                            "agreement and per_sample tables go next to it (OUT.summary.parquet …)")
             p.set_defaults(func=cmd_metrics)
         p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan")
+
+    p = sub.add_parser("grouped", help="metrics and reproducibility by group, per repeat")
+    p.add_argument("--predictions", nargs="+", required=True)
+    p.add_argument("--data", required=True, help="canonical dataset parquet (grouping columns)")
+    p.add_argument("--meta", required=True)
+    p.add_argument("--cells", nargs="+", required=True)
+    p.add_argument("--groupings", required=True,
+                   help='JSON list: column names, "@class", or lists of them (intersections)')
+    p.add_argument("--metrics", nargs="+", default=["ec_global", "pa"])
+    p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan")
+    p.add_argument("--out-dir", required=True,
+                   help="writes {grouped,disparities}.parquet (all cells) there")
+    p.set_defaults(func=cmd_grouped)
+
+    p = sub.add_parser("aggregate", help="one dataset's tables into the partitioned dataset")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--out-dir", required=True)
+    for name in ("summary", "per-run", "agreement", "per-sample", "runs", "grouped",
+                 "disparities"):
+        p.add_argument(f"--{name}", nargs="+", default=[])
+    p.set_defaults(func=cmd_aggregate)
+
+    p = sub.add_parser("figures", help="the figure set of one dataset (aggregated tables)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--summary")
+    p.add_argument("--per-run")
+    p.add_argument("--per-sample")
+    p.add_argument("--disparities", help="draw only the group-disparity figure from this table")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
+    p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("plot", help="violin figure of per-repeat means")
     p.add_argument("--dataset", required=True)

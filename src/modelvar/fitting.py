@@ -139,10 +139,12 @@ def fit_repeat(
     threads: int = 1,
     on_run_done: Callable[[int], None] | None = None,
     encoded: EncodedDataset | None = None,
+    epochs: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fit every run of one repeat; return (predictions, runs) tables.
 
-    ``base_hparams`` are the classifier's defaults unless given (tuned values)."""
+    ``base_hparams`` update the classifier's defaults (tuned values, config overrides);
+    ``epochs`` sets the MLP's training length (default :data:`modelvar.models.MLP_EPOCHS`)."""
     base = {**hp.defaults(classifier), **(base_hparams or {})}
     y_all = ds.class_index()
     n_classes = len(ds.classes)
@@ -168,7 +170,8 @@ def fit_repeat(
             classifier, base, cell, dataset=ds.name, root_seed=root_seed, repeat=repeat,
             run=run, n_runs=n_runs,
         )
-        model = make_classifier(classifier, realised, seed=mstream.int_seed(), threads=threads)
+        model = make_classifier(classifier, realised, seed=mstream.int_seed(), threads=threads,
+                                epochs=epochs)
         t0 = time.perf_counter()
         model.fit(X_train, y_all[rows], n_classes)
         proba = model.predict_proba(X_test)
@@ -228,7 +231,7 @@ def fit_job(
     ds: Dataset,
     *,
     classifier: str,
-    cell: Cell,
+    cells: list[Cell],
     repeats: list[int],
     n_runs: int,
     test_fraction: float,
@@ -237,11 +240,22 @@ def fit_job(
     runs_out: list[Path],
     base_hparams: dict | None = None,
     threads: int = 1,
+    epochs: int | None = None,
 ) -> None:
-    """Fit all repeats of a job, writing one predictions and one runs table per repeat."""
-    if not (len(repeats) == len(predictions_out) == len(runs_out)):
-        raise ValueError("one predictions and one runs path are needed per repeat")
-    total = len(repeats) * n_runs
+    """Fit every (cell, repeat) of a job: one predictions table per (cell, repeat), one runs
+    table per cell (all its repeats).
+
+    ``predictions_out`` is cell-major: entry ``c * len(repeats) + r`` is cell ``c``, repeat ``r``;
+    ``runs_out`` has one path per cell. Progress (runs done / total, elapsed, ETA) goes to the
+    log after every run.
+    """
+    n_tables = len(cells) * len(repeats)
+    if n_tables != len(predictions_out) or len(cells) != len(runs_out):
+        raise ValueError(
+            f"{len(cells)} cells × {len(repeats)} repeats need {n_tables} predictions paths and "
+            f"{len(cells)} runs paths, got {len(predictions_out)} and {len(runs_out)}"
+        )
+    total = n_tables * n_runs
     encoded = EncodedDataset.from_dataset(ds)  # once per job: shared by all its runs
     done = 0
     start = time.perf_counter()
@@ -253,13 +267,17 @@ def fit_job(
         eta = elapsed / done * (total - done)
         log.info("runs done %d/%d, elapsed %.1f s, ETA %.1f s", done, total, elapsed, eta)
 
-    for repeat, pred_path, runs_path in zip(repeats, predictions_out, runs_out, strict=True):
-        preds, runs = fit_repeat(
-            ds, classifier=classifier, cell=cell, repeat=repeat, n_runs=n_runs,
-            test_fraction=test_fraction, root_seed=root_seed, base_hparams=base_hparams,
-            threads=threads, on_run_done=progress, encoded=encoded,
-        )
-        write_parquet(preds, pred_path)
-        write_parquet(runs, runs_path)
-        log.info("repeat %d: mean accuracy %.4f", repeat, runs["accuracy"].mean())
+    paths = iter(predictions_out)
+    for cell, runs_path in zip(cells, runs_out, strict=True):
+        run_tables = []
+        for repeat in repeats:
+            preds, runs = fit_repeat(
+                ds, classifier=classifier, cell=cell, repeat=repeat, n_runs=n_runs,
+                test_fraction=test_fraction, root_seed=root_seed, base_hparams=base_hparams,
+                threads=threads, on_run_done=progress, encoded=encoded, epochs=epochs,
+            )
+            write_parquet(preds, next(paths))
+            run_tables.append(runs)
+            log.info("%s repeat %d: mean accuracy %.4f", cell.id, repeat, runs["accuracy"].mean())
+        write_parquet(pd.concat(run_tables, ignore_index=True), runs_path)
     log.info("fit job finished: %d fits in %.1f s", total, time.perf_counter() - start)

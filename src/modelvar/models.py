@@ -214,10 +214,14 @@ class MLPModel:
 
 
 def make_classifier(name: str, hparams: dict | None = None, *, seed: int, threads: int = 1,
-                    device: str | None = None):
-    """A classifier with its default hparams updated by ``hparams`` (unknown names refused)."""
+                    device: str | None = None, epochs: int | None = None):
+    """A classifier with its default hparams updated by ``hparams`` (unknown names refused).
+
+    ``epochs`` (MLP only) overrides :data:`MLP_EPOCHS`."""
     if name not in CLASSIFIERS:
         raise ValueError(f"unknown classifier {name!r}; available: {list(CLASSIFIERS)}")
+    if epochs is not None and (name != "mlp" or int(epochs) < 1):
+        raise ValueError(f"{name}: epochs must be a positive integer and only applies to mlp")
     realised = {**defaults(name), **(hparams or {})}
     unknown = set(realised) - {h.name for h in space(name)}
     if unknown:
@@ -230,7 +234,7 @@ def make_classifier(name: str, hparams: dict | None = None, *, seed: int, thread
             device = "cuda" if _cuda_available() else "cpu"
         return XGBModel(hparams=realised, seed=seed, threads=threads, device=device)
     return MLPModel(hparams=realised, seed=seed, threads=threads,
-                    device=device or torch_device())
+                    device=device or torch_device(), epochs=int(epochs or MLP_EPOCHS))
 
 
 def _cuda_available() -> bool:

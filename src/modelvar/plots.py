@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -57,5 +59,223 @@ def repeat_means_violin(
     for path in out_paths:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150, metadata={"CreationDate": None} if path.suffix == ".pdf" else {})
+        fig.savefig(path, dpi=150, bbox_inches="tight",
+                    metadata={"CreationDate": None} if path.suffix == ".pdf" else {})
     plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- figure sets
+FAMILY_LABELS = {
+    "data": "data perturbation",
+    "categorical": "categorical perturbation",
+    "hparam": "hparam perturbation",
+    "downsample": "training fraction",
+    "model_seed": "model seed",
+}
+EC_METRICS = ("ec_global", "ec_local", "ec_global_accnorm_sqrt", "ec_local_accnorm_sqrt")
+METRIC_LABELS.update({
+    "ec_global_accnorm_sqrt": "global EC, accuracy-normalised (sqrt)",
+    "ec_local_accnorm_sqrt": "local EC, accuracy-normalised (sqrt)",
+    "mean_pa": "percent agreement",
+    "mean_ec_global": "global EC",
+    "mean_accuracy": "mean accuracy",
+})
+
+
+def pretty_level(level: str) -> str:
+    """Readable level id: ``rel0p2`` → ``rel 0.2``, ``down050`` → ``50%``, ``dnone`` → ``none``."""
+    if level in ("dnone", "cnone", "hnone"):
+        return "none"
+    if level.startswith("down"):
+        return f"{int(level[4:])}%"
+    if level.startswith("seed"):
+        return {"seedrun": "per run", "seedfix": "fixed"}.get(level, level)
+    if level[:4] in ("hsig", "hrel", "habs"):
+        level = level[1:]
+    head = level.rstrip("0123456789p")
+    return f"{head} {level[len(head):].replace('p', '.')}"
+
+
+def _prepared(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for family in FAMILY_LABELS:
+        if family in out.columns:
+            out[family] = out[family].map(pretty_level)
+    return out
+
+
+def _palette(frame: pd.DataFrame) -> dict[str, str]:
+    return {c: CLASSIFIER_COLOURS.get(c, "#666666") for c in frame["classifier"].unique()}
+
+
+def _level_key(value: str):
+    """'none' first, then by scheme name, then numerically (so 50% comes before 100%)."""
+    match = re.search(r"[-+]?\d*\.?\d+", str(value))
+    number = float(match.group()) if match else 0.0
+    prefix = str(value)[: match.start()] if match else str(value)
+    return (value != "none", prefix, number, str(value))
+
+
+def _order(frame: pd.DataFrame, column: str) -> list[str]:
+    return sorted(frame[column].unique(), key=_level_key)
+
+
+def _save(fig, out_paths: list[Path]) -> None:
+    for path in out_paths:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=150, bbox_inches="tight",
+                    metadata={"CreationDate": None} if path.suffix == ".pdf" else {})
+    plt.close(fig)
+
+
+def _facet_violins(data, *, x, y, row=None, col=None, title, xlabel=None, ylabel=None,
+                   horizontal=False, sharex=True, sharey=True):
+    """Violins of ``y`` by ``x`` and classifier (fixed colours), faceted by row/col."""
+    kw = {}
+    if row:
+        kw["row"], kw["row_order"] = row, _order(data, row)
+    if col:
+        kw["col"], kw["col_order"] = col, _order(data, col)
+    cat = y if horizontal else x
+    order = _order(data, cat) if cat != "classifier" else sorted(data["classifier"].unique())
+    grid = sns.catplot(
+        data=data, kind="violin", x=x, y=y, hue="classifier", palette=_palette(data),
+        order=order, hue_order=sorted(data["classifier"].unique()), cut=0, inner="quart",
+        density_norm="width", linewidth=0.6, height=2.8, aspect=1.3, margin_titles=True,
+        sharex=sharex, sharey=sharey, legend_out=True, **kw,
+    )
+    grid.set_axis_labels(xlabel or x, ylabel or y)
+    grid.set_titles(
+        row_template=f"{FAMILY_LABELS[row]}: {{row_name}}" if row in FAMILY_LABELS
+        else "{row_name}",
+        col_template=f"{FAMILY_LABELS[col]}: {{col_name}}" if col in FAMILY_LABELS
+        else "{col_name}",
+    )
+    for ax in grid.axes.flat:
+        ax.grid(axis="x" if horizontal else "y", alpha=0.3)
+        if not horizontal:
+            ax.tick_params(axis="x", labelrotation=30)
+    width_chars = max(40, int(grid.figure.get_figwidth() * 11))
+    grid.figure.suptitle(textwrap.fill(title, width_chars), y=1.0, va="bottom", fontsize=10)
+    return grid.figure
+
+
+def gross_accuracy_grid(per_run: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
+    """Every run's accuracy: rows data perturbation, columns hparam perturbation (seed 004)."""
+    data = _prepared(per_run)
+    fig = _facet_violins(
+        data, x="classifier", y="accuracy", row="data", col="hparam",
+        title=f"{dataset}: gross accuracies (all runs of all repeats; rows: data perturbation, "
+              "columns: hparam perturbation)",
+        xlabel="classifier", ylabel="accuracy",
+    )
+    _save(fig, out_paths)
+
+
+def accuracy_by_data_perturbation(per_run: pd.DataFrame, dataset: str,
+                                  out_paths: list[Path]) -> None:
+    """Run accuracies by data perturbation level, one panel per training fraction."""
+    data = _prepared(per_run)
+    fig = _facet_violins(
+        data, x="data", y="accuracy", col="downsample",
+        title=f"{dataset}: accuracy by data perturbation (panels: training fraction)",
+        xlabel="data perturbation", ylabel="accuracy",
+    )
+    _save(fig, out_paths)
+
+
+def repeat_accuracy_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
+    """Per repeat: max − min of its runs' accuracies; distributed over repeats (not pooled)."""
+    data = _prepared(summary[(summary["metric"] == "accuracy") & (summary["subset"] == "all")])
+    fig = _facet_violins(
+        data, x="data", y="range", row="hparam", col="downsample",
+        title=f"{dataset}: accuracy range within each repeat, over repeats "
+              "(rows: hparam perturbation, columns: training fraction)",
+        xlabel="data perturbation", ylabel="accuracy range in a repeat",
+    )
+    _save(fig, out_paths)
+
+
+SHORT_LABELS = {
+    "ec_global": "global EC", "ec_local": "local EC",
+    "ec_global_accnorm_sqrt": "global EC, acc.-normalised",
+    "ec_local_accnorm_sqrt": "local EC, acc.-normalised",
+}
+
+
+def _metric_long(summary: pd.DataFrame, metrics, stat: str) -> pd.DataFrame:
+    data = summary[(summary["subset"] == "all") & summary["metric"].isin(metrics)].copy()
+    data["metric"] = data["metric"].map(lambda m: SHORT_LABELS.get(m, m))
+    return _prepared(data).rename(columns={stat: "value"})
+
+
+def ec_distributions(summary: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
+    """Per-repeat mean global/local EC and their accuracy-normalised forms, over repeats."""
+    data = _metric_long(summary, EC_METRICS, "mean")
+    fig = _facet_violins(
+        data, x="data", y="value", row="metric", col="downsample", sharey="row",
+        title=f"{dataset}: error consistency, per-repeat means over repeats "
+              "(columns: training fraction)",
+        xlabel="data perturbation", ylabel="repeat mean",
+    )
+    _save(fig, out_paths)
+
+
+def repeat_ec_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
+    """Per repeat: range of the pairwise EC values among its run pairs; over repeats."""
+    data = _metric_long(summary, ("ec_global", "ec_local"), "range")
+    fig = _facet_violins(
+        data, x="value", y="cell", col="metric", horizontal=True, sharex=False,
+        title=f"{dataset}: range of pairwise EC within each repeat, over repeats",
+        xlabel="range over run pairs", ylabel="perturbation cell",
+    )
+    _save(fig, out_paths)
+
+
+def per_sample_instability(per_sample: pd.DataFrame, dataset: str,
+                           out_paths: list[Path]) -> None:
+    """Per repeat: fraction of test samples whose predicted label changes across runs."""
+    keys = ["classifier", "cell", "repeat", *[f for f in FAMILY_LABELS if f in per_sample]]
+    per_repeat = (
+        per_sample.assign(unstable=per_sample["n_labels"] > 1)
+        .groupby(keys, observed=True)["unstable"].mean().rename("value").reset_index()
+    )
+    data = _prepared(per_repeat)
+    fig = _facet_violins(
+        data, x="data", y="value", row="hparam", col="downsample",
+        title=f"{dataset}: fraction of test samples predicted differently by some run, "
+              "per repeat, over repeats",
+        xlabel="data perturbation", ylabel="unstable fraction of test set",
+    )
+    _save(fig, out_paths)
+
+
+def group_disparities(disparities: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
+    """Max − min over groups: of each run's accuracy, and of each repeat's reproducibility."""
+    data = disparities[disparities["aggregate"] == "difference_minmax"].copy()
+    per_run = data[(data["run"] >= 0) & (data["metric"] == "accuracy")].assign(
+        metric="accuracy (per run)")
+    per_repeat = data[(data["run"] < 0) & (data["metric"] != "mean_accuracy")].copy()
+    per_repeat["metric"] = per_repeat["metric"].map(
+        lambda m: f"{METRIC_LABELS.get(m, m)} (per repeat)")
+    both = _prepared(pd.concat([per_run, per_repeat], ignore_index=True))
+    if both.empty:
+        raise ValueError(f"{dataset}: no disparities to plot")
+    fig = _facet_violins(
+        both, x="value", y="cell", row="grouping", col="metric", horizontal=True, sharex=False,
+        title=f"{dataset}: largest difference between groups (max − min), over runs and repeats",
+        xlabel="difference between groups", ylabel="perturbation cell",
+    )
+    _save(fig, out_paths)
+
+
+FIGURE_FUNCTIONS = {
+    "gross_accuracy_grid": ("per_run", gross_accuracy_grid),
+    "accuracy_by_data_perturbation": ("per_run", accuracy_by_data_perturbation),
+    "repeat_accuracy_ranges": ("summary", repeat_accuracy_ranges),
+    "ec_distributions": ("summary", ec_distributions),
+    "repeat_ec_means": ("summary", repeat_means_violin),
+    "repeat_ec_ranges": ("summary", repeat_ec_ranges),
+    "per_sample_instability": ("per_sample", per_sample_instability),
+}

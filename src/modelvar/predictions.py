@@ -1,6 +1,7 @@
 """Prediction tables: the long-format record of what every run predicted for every test sample.
 
-Per (dataset, classifier, cell, repeat) the fit job writes two parquet files:
+Per (dataset, classifier, cell) the fit job writes one predictions table per repeat and one runs
+table:
 
 ``predictions/repeat-RRR.parquet`` — one row per (run, test sample), sorted by run then sample;
 deterministic (byte-identical on rerun):
@@ -20,9 +21,10 @@ proba:<class>   float64   predicted probability of each class, in the dataset's 
                           order (see :mod:`modelvar.models` for what hinge losses hold)
 ==============  ========  =========================================================
 
-``runs/repeat-RRR.parquet`` — one row per run: ``dataset, classifier, cell, repeat, run,
-n_train, n_test, accuracy, fit_seconds`` and JSON strings ``hparams`` (realised), ``streams``
-(every random stream the run drew from, with its int seed) and ``versions`` (library versions).
+``runs.parquet`` (one per cell, all repeats) — one row per run: ``dataset, classifier, cell,
+repeat, run, n_train, n_test, accuracy, fit_seconds`` and JSON strings ``hparams`` (realised),
+``streams`` (every random stream the run drew from, with its int seed) and ``versions``
+(library versions).
 Fit times vary, so this table is not byte-identical on rerun; the predictions table is.
 """
 

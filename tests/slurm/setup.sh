@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A one-machine SLURM cluster for the integration test (Debian 12, as root): munge + slurmctld +
+# slurmd, no accounting database (so the profile's `slurm-status-command: squeue` is exercised),
+# and FAKE_GPUS fake GPUs declared as gres. Idempotent; stop it with tests/slurm/teardown.sh.
+# Adapted from the team's shared slurm-local-setup.sh (see ../shared/reference/slurm-local.md).
+set -euo pipefail
+FAKE_GPUS=${FAKE_GPUS:-1}
+if [ "$(id -u)" != 0 ]; then echo "slurm setup: needs root" >&2; exit 3; fi
+command -v apt-get >/dev/null || { echo "slurm setup: needs apt-get (Debian)" >&2; exit 3; }
+H=$(hostname -s)
+alive() { local p; p=$(cat "$1" 2>/dev/null) || return 1; [ -n "$p" ] && [ -r "/proc/$p/status" ] \
+  && ! grep -q '^State:[[:space:]]*Z' "/proc/$p/status"; }
+NCPU=$(nproc)
+MEM_MB=$(awk '/MemTotal/{print int($2/1024*0.9)}' /proc/meminfo)
+
+export DEBIAN_FRONTEND=noninteractive
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
+fi
+
+# munge: Debian's postinst creates the key; start the daemon once
+[ -s /etc/munge/munge.key ] || runuser -u munge -- mungekey --create
+install -d -o munge -g munge -m 0755 /run/munge
+munge -n >/dev/null 2>&1 || runuser -u munge -- /usr/sbin/munged
+munge -n | unmunge >/dev/null
+
+GRES_TYPES=""; GRES_NODE=""
+if [ "$FAKE_GPUS" -gt 0 ]; then
+  GRES_TYPES="GresTypes=gpu"; GRES_NODE="Gres=gpu:$FAKE_GPUS"
+  # Character devices cloned from /dev/null: SLURM needs distinct device files per GPU and only
+  # then sets CUDA_VISIBLE_DEVICES for jobs that get one.
+  for i in $(seq 0 $((FAKE_GPUS - 1))); do
+    [ -e "/dev/fakegpu$i" ] || mknod -m 666 "/dev/fakegpu$i" c 1 3
+  done
+  if [ "$FAKE_GPUS" = 1 ]; then F=/dev/fakegpu0; else F="/dev/fakegpu[0-$((FAKE_GPUS - 1))]"; fi
+  printf 'AutoDetect=off\nNodeName=%s Name=gpu File=%s\n' "$H" "$F" > /etc/slurm/gres.conf
+else
+  rm -f /etc/slurm/gres.conf
+fi
+install -d -o slurm -g slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd /var/log/slurm
+cat > /etc/slurm/slurm.conf <<CONF
+ClusterName=modelvartest
+SlurmctldHost=$H(127.0.0.1)
+SlurmUser=slurm
+AuthType=auth/munge
+StateSaveLocation=/var/lib/slurm/slurmctld
+SlurmdSpoolDir=/var/lib/slurm/slurmd
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1000
+JobAcctGatherType=jobacct_gather/linux
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=/var/log/slurm/jobcomp.txt
+ReturnToService=2
+MinJobAge=300
+$GRES_TYPES
+NodeName=$H NodeAddr=127.0.0.1 CPUs=$NCPU RealMemory=$MEM_MB $GRES_NODE State=UNKNOWN
+PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+
+alive /run/slurmctld.pid || slurmctld
+alive /run/slurmd.pid || slurmd
+for i in $(seq 60); do
+  sinfo -h -o %T 2>/dev/null | grep -qE '^(idle|mixed|allocated)' && break
+  sleep 0.5
+  [ "$i" = 10 ] && { scontrol update nodename="$H" state=resume 2>/dev/null || true; }
+done
+sinfo -o '%P %N %c %m %G %T'

@@ -1,0 +1,104 @@
+"""The workflow on a real one-machine SLURM cluster, through profiles/slurm (issue 8).
+
+Needs the cluster that ``tests/slurm/setup.sh`` starts (``bash .ci/run`` does, as root on Debian);
+skipped with the reason elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import CONFIGS, REPO, job_counts
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
+
+
+def _cluster_up() -> str | None:
+    if shutil.which("sinfo") is None:
+        return "no SLURM client tools (run tests/slurm/setup.sh as root)"
+    proc = subprocess.run(["sinfo", "-h", "-o", "%T %G"], capture_output=True, text=True)
+    if proc.returncode != 0 or not any(s in proc.stdout for s in ("idle", "mixed", "alloc")):
+        return f"no SLURM node is up: {proc.stdout.strip()} {proc.stderr.strip()}"
+    if "gpu" not in proc.stdout:
+        return "the SLURM node declares no (fake) GPU"
+    return None
+
+
+REASON = _cluster_up()
+skip_without_slurm = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+
+
+def run_slurm(workdir: Path, config: Path, *args: str) -> subprocess.CompletedProcess:
+    """The workflow through the SLURM profile, hard-killed if it hangs (timeout -k)."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    cmd = ["timeout", "-k", "10", "600", sys.executable, "-m", "snakemake",
+           "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+           "--workflow-profile", str(REPO / "profiles" / "slurm"), "--configfile", str(config),
+           "--jobs", "4", "--latency-wait", "10",
+           "--slurm-init-seconds-before-status-checks", "2", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=700)
+
+
+def _variant(tmp_path: Path, name: str, mutate) -> Path:
+    data = yaml.safe_load((CONFIGS / "slurm.yaml").read_text())
+    mutate(data)
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@skip_without_slurm
+def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    t0 = time.perf_counter()
+    proc = run_slurm(work, CONFIGS / "slurm.yaml")
+    first_seconds = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    results = work / "results"
+    figures = results / "vehicle" / "figures"
+    assert (figures / "gross_accuracy_grid.png").stat().st_size > 10_000
+    summary = pd.read_parquet(results / "aggregated" / "summary")
+    assert set(summary["classifier"]) == {"lr-sgd", "mlp"}
+    # the GPU-tagged MLP job got the (fake) GPU from SLURM; the CPU job did not
+    mlp_log = (results / "logs/fit/vehicle/mlp/dnone_cnone_hnone.log").read_text()
+    lr_log = (results / "logs/fit/vehicle/lr-sgd/dnone_cnone_hnone.log").read_text()
+    assert "CUDA_VISIBLE_DEVICES=0" in mlp_log and "SLURM_JOB_ID=" in mlp_log
+    assert "CUDA_VISIBLE_DEVICES=unset" in lr_log
+    assert "runs done 6/6" in mlp_log
+
+    preds = sorted((results / "vehicle").glob("*/*/predictions/*.parquet"))
+    before = {p: p.stat().st_mtime_ns for p in preds}
+    assert len(before) == 2 * 2  # 2 classifiers x 2 repeats
+
+    # a deliberately failing job: xgb with an impossible max_depth
+    broken = _variant(tmp_path, "broken.yaml", lambda c: (
+        c["classifiers"].append("xgb"),
+        c["classifier_settings"].update(xgb={"hparams": {"max_depth": "deep"}})))
+    proc = run_slurm(work, broken)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Error in rule fit" in out and "logs/fit/vehicle/xgb/dnone_cnone_hnone.log" in out
+    xgb_log = (results / "logs/fit/vehicle/xgb/dnone_cnone_hnone.log").read_text()
+    assert "max_depth" in xgb_log or "deep" in xgb_log
+
+    # the fix: only the xgb jobs (and what aggregates them) run; finished fits are not redone
+    fixed = _variant(tmp_path, "fixed.yaml", lambda c: c["classifiers"].append("xgb"))
+    proc = run_slurm(work, fixed)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    counts = job_counts(proc.stdout + proc.stderr)
+    assert counts.get("fit") == 1 and "fit_mlp" not in counts
+    assert {p: p.stat().st_mtime_ns for p in preds} == before
+    summary = pd.read_parquet(results / "aggregated" / "summary")
+    assert set(summary["classifier"]) == {"lr-sgd", "mlp", "xgb"}
+    print(f"SLURM test: first run {first_seconds:.1f} s")
