@@ -20,6 +20,7 @@ include: "rules/data.smk"
 include: "rules/fit.smk"
 include: "rules/metrics.smk"
 include: "rules/plots.smk"
+include: "rules/simulation.smk"
 
 
 rule all:

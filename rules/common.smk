@@ -31,6 +31,10 @@ CHUNKS = list(dict.fromkeys(split_cell(c)[0] for c in CELLS))
 TAILS = list(dict.fromkeys(split_cell(c)[1] for c in CELLS))
 GROUPED = config.get("grouped", {}).get("by", {})
 GROUPED_METRICS = config.get("grouped", {}).get("metrics", ["ec_global", "pa"])
+SIMULATION = config.get("simulation", {})
+SIM_DISTRIBUTIONS = ["uniform", "exponential", "multimodal", "step"]
+SIM_CLASSES = SIMULATION.get("n_classes", [2, 5, 10])
+DIRICHLET_FIGURES = ["class_densities", "h_ci_densities", "ci_vs_h"]
 for _name in GROUPED:
     if _name not in config["datasets"]:
         raise ValueError(
@@ -44,6 +48,7 @@ wildcard_constraints:
     classifier=r"lr-sgd|svm-sgd|xgb|mlp",
     cell=r"[a-z0-9]+(_[a-z0-9]+){4}",
     chunk=r"[a-z0-9]+_[a-z0-9]+_[a-z0-9]+",
+    n_classes=r"\d+",
     repeat=r"\d{3}",
 
 
@@ -72,7 +77,21 @@ CODE = {
     "grouped": code_version("metrics/*.py", "predictions.py", "grouped.py", "grouped_tables.py"),
     "aggregate": code_version("aggregate.py", "cells.py"),
     "plot": code_version("plots.py"),
+    "simulate": code_version("simulation.py", "metrics/pairwise.py", "seeding.py"),
+    "simulate_eval": code_version(
+        "simulation.py", "metrics/pairwise.py", "simulation_plots.py", "plots.py"
+    ),
+    "dirichlet": code_version(
+        "dirichlet.py", "metrics/probabilistic.py", "simulation_plots.py", "plots.py", "seeding.py"
+    ),
 }
+
+
+def get_dirichlet_cases():
+    """The Dirichlet cases from the config, or the seed's three (modelvar.dirichlet)."""
+    from modelvar.dirichlet import SEED_CASES
+
+    return SIMULATION.get("dirichlet", {}).get("cases", SEED_CASES)
 
 
 def resource(rule_name, key, default):
@@ -183,6 +202,13 @@ def get_final_outputs():
         ]
     for ds in DATASETS:
         out += dataset_outputs(ds)
+    if SIMULATION.get("enabled", False):
+        out += [
+            f"{RESULTS}/simulation/metrics/{name}"
+            for name in ("ranking.html", "metric_vs_accuracy.png", "metric_by_distribution.png")
+        ]
+        out += [f"{RESULTS}/simulation/dirichlet/{fig}.png" for fig in DIRICHLET_FIGURES]
+        out.append(f"{RESULTS}/simulation/dirichlet/spearman.html")
     return out
 
 

@@ -40,6 +40,7 @@ def test_dry_run_job_counts(tmp_path):
         (lambda c: c["perturbation"].update(nosuch=[1]), "nosuch"),
         (lambda c: c["grouped"]["by"].update(nosuch=["@class"]), "nosuch"),
         (lambda c: c.update(classifier_settings={"lr-sgd": {"speed": 1}}), "speed"),
+        (lambda c: c.update(simulation={"n_classes": [1]}), "n_classes"),
     ],
 )
 def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, tmp_config, mutate, message):
@@ -254,3 +255,29 @@ def test_adding_a_dataset_adds_only_its_jobs(tiny_run, tmp_config):
         "figures": 1, "all": 1, "total": 8,
     }
     assert "wildcards: dataset=vehicle" not in proc.stdout
+
+
+# ------------------------------------------------------------------ the simulation branch
+def test_simulation_branch_runs_and_joins_rule_all(tmp_path, tmp_config):
+    config = tmp_config("tiny.yaml", lambda c: c.update(simulation={
+        "enabled": True, "n_classes": [2, 3], "replicates": 2, "n_samples": 60, "runs": 4,
+        "dirichlet": {"n": 80}}))
+    dry = job_counts(snakemake(tmp_path, config, "-n", "--cores", "1").stdout)
+    assert dry["simulate_metrics"] == 2 and dry["evaluate_simulation"] == 1
+    assert dry["dirichlet_simulation"] == 1
+    snakemake(tmp_path, config, "--cores", "2", "results/simulation/metrics/ranking.html",
+              "results/simulation/dirichlet/spearman.html")
+    sim = tmp_path / "results" / "simulation"
+    ranking = pd.read_parquet(sim / "metrics" / "ranking.parquet")
+    assert len(ranking) == 15 and ranking["mean_rank"].is_monotonic_increasing
+    tidy = pd.read_parquet(sim / "metrics" / "simulations.parquet")
+    assert set(tidy["n_classes"]) == {2, 3} and "value" in tidy
+    assert "Best per criterion" in (sim / "metrics" / "ranking.html").read_text()
+    spearman = pd.read_parquet(sim / "dirichlet" / "spearman.parquet")
+    assert list(spearman["case"]) == ["Case 1", "Case 2", "Case 3"]
+    for fig in ("metrics/metric_vs_accuracy", "metrics/metric_by_distribution",
+                "dirichlet/class_densities", "dirichlet/h_ci_densities", "dirichlet/ci_vs_h"):
+        assert (sim / f"{fig}.png").stat().st_size > 10_000, fig
+    off = tmp_config("tiny.yaml", lambda c: None)
+    assert "simulate_metrics" not in job_counts(
+        snakemake(tmp_path, off, "-n", "--cores", "1").stdout)

@@ -247,6 +247,80 @@ def cmd_figures(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from modelvar.predictions import write_parquet
+    from modelvar.seeding import stream
+    from modelvar.simulation import run_simulations, simulation_grid
+
+    name = stream(args.root_seed, "metric-simulation", scheme=f"classes={args.n_classes}")
+    design = simulation_grid(n_classes=[args.n_classes], distributions=args.distributions,
+                             replicates=args.replicates)
+    sims = run_simulations(design, n_samples=args.n_samples, n_runs=args.runs,
+                           rng=name.generator())
+    sims["stream"] = str(name)
+    write_parquet(sims, args.out)
+    logging.getLogger("modelvar.simulate").info("%d simulations with %d classes -> %s",
+                                                len(sims), args.n_classes, args.out)
+    return 0
+
+
+def cmd_evaluate_simulation(args: argparse.Namespace) -> int:
+    from modelvar.metrics.pairwise import ALL_METRICS
+    from modelvar.predictions import write_parquet
+    from modelvar.simulation import best_per_criterion, evaluate
+    from modelvar.simulation_plots import metric_by_distribution, metric_vs_accuracy
+
+    sims = pd.concat([pd.read_parquet(p) for p in args.sims], ignore_index=True)
+    sims.insert(0, "simulation", range(len(sims)))
+    out = Path(args.out_dir)
+    metrics = list(ALL_METRICS)
+    tidy = sims.melt(id_vars=[c for c in sims.columns if c not in metrics],
+                     value_vars=metrics, var_name="metric", value_name="value")
+    write_parquet(tidy, out / "simulations.parquet")
+    criteria, ranking = evaluate(sims, metrics)
+    write_parquet(criteria, out / "criteria.parquet")
+    write_parquet(ranking, out / "ranking.parquet")
+    best = best_per_criterion(criteria)
+    html = ["<h3>Reproducibility metrics scored on the seed's criteria</h3>",
+            f"<p>{len(sims)} simulations. Best per criterion: "
+            + "; ".join(f"<b>{k}</b>: {', '.join(v)}" for k, v in best.items()) + "</p>",
+            ranking.to_html(index=False, float_format="%.2f"),
+            "<h4>Criterion values</h4>", criteria.to_html(index=False, float_format="%.3f")]
+    (out / "ranking.html").write_text("\n".join(html))
+    metric_vs_accuracy(sims, metrics, [out / f"metric_vs_accuracy.{e}" for e in ("png", "pdf")])
+    metric_by_distribution(sims, metrics,
+                           [out / f"metric_by_distribution.{e}" for e in ("png", "pdf")])
+    logging.getLogger("modelvar.simulate").info("best per criterion: %s", best)
+    return 0
+
+
+def cmd_dirichlet(args: argparse.Namespace) -> int:
+    from modelvar.dirichlet import simulate_cases, spearman_table
+    from modelvar.predictions import write_parquet
+    from modelvar.seeding import stream
+    from modelvar.simulation_plots import (
+        dirichlet_ci_vs_h,
+        dirichlet_class_densities,
+        dirichlet_h_ci_densities,
+    )
+
+    cases = json.loads(args.cases)
+    rng = stream(args.root_seed, "dirichlet-simulation").generator()
+    probs, per_sample = simulate_cases(cases, args.n, rng)
+    out = Path(args.out_dir)
+    write_parquet(per_sample, out / "per_sample.parquet")
+    table = spearman_table(per_sample)
+    write_parquet(table, out / "spearman.parquet")
+    (out / "spearman.html").write_text(
+        "<h3>Spearman correlation of the confusion index and normalised entropy</h3>"
+        + table.to_html(index=False, float_format="%.3f"))
+    dirichlet_class_densities(probs, [out / f"class_densities.{e}" for e in ("png", "pdf")])
+    dirichlet_h_ci_densities(per_sample, [out / f"h_ci_densities.{e}" for e in ("png", "pdf")])
+    dirichlet_ci_vs_h(per_sample, [out / f"ci_vs_h.{e}" for e in ("png", "pdf")])
+    logging.getLogger("modelvar.dirichlet").info("%s", table.to_string(index=False))
+    return 0
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from modelvar.plots import repeat_means_violin
 
@@ -355,6 +429,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
     p.set_defaults(func=cmd_figures)
+
+    p = sub.add_parser("simulate", help="simulated runs for the metric study (seed 000)")
+    p.add_argument("--root-seed", type=int, required=True)
+    p.add_argument("--n-classes", type=int, required=True)
+    p.add_argument("--distributions", nargs="+",
+                   default=["uniform", "exponential", "multimodal", "step"])
+    p.add_argument("--replicates", type=int, default=10)
+    p.add_argument("--n-samples", type=int, default=500)
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("evaluate-simulation",
+                       help="score every pairwise metric on the seed's criteria (seed 000)")
+    p.add_argument("--sims", nargs="+", required=True)
+    p.add_argument("--out-dir", required=True)
+    p.set_defaults(func=cmd_evaluate_simulation)
+
+    p = sub.add_parser("dirichlet", help="Dirichlet probability simulation (seed 002)")
+    p.add_argument("--root-seed", type=int, required=True)
+    p.add_argument("--n", type=int, default=1000)
+    p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
+    p.add_argument("--out-dir", required=True)
+    p.set_defaults(func=cmd_dirichlet)
 
     p = sub.add_parser("plot", help="violin figure of per-repeat means")
     p.add_argument("--dataset", required=True)

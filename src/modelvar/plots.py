@@ -120,7 +120,7 @@ def _order(frame: pd.DataFrame, column: str) -> list[str]:
     return sorted(frame[column].unique(), key=_level_key)
 
 
-def _save(fig, out_paths: list[Path]) -> None:
+def save_figure(fig, out_paths: list[Path]) -> None:
     for path in out_paths:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -170,7 +170,7 @@ def gross_accuracy_grid(per_run: pd.DataFrame, dataset: str, out_paths: list[Pat
               "columns: hparam perturbation)",
         xlabel="classifier", ylabel="accuracy",
     )
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 def accuracy_by_data_perturbation(per_run: pd.DataFrame, dataset: str,
@@ -182,7 +182,7 @@ def accuracy_by_data_perturbation(per_run: pd.DataFrame, dataset: str,
         title=f"{dataset}: accuracy by data perturbation (panels: training fraction)",
         xlabel="data perturbation", ylabel="accuracy",
     )
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 def repeat_accuracy_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
@@ -194,7 +194,7 @@ def repeat_accuracy_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[
               "(rows: hparam perturbation, columns: training fraction)",
         xlabel="data perturbation", ylabel="accuracy range in a repeat",
     )
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 SHORT_LABELS = {
@@ -219,7 +219,7 @@ def ec_distributions(summary: pd.DataFrame, dataset: str, out_paths: list[Path])
               "(columns: training fraction)",
         xlabel="data perturbation", ylabel="repeat mean",
     )
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 def repeat_ec_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
@@ -230,7 +230,7 @@ def repeat_ec_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[Path])
         title=f"{dataset}: range of pairwise EC within each repeat, over repeats",
         xlabel="range over run pairs", ylabel="perturbation cell",
     )
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 def per_sample_instability(per_sample: pd.DataFrame, dataset: str,
@@ -248,7 +248,7 @@ def per_sample_instability(per_sample: pd.DataFrame, dataset: str,
               "per repeat, over repeats",
         xlabel="data perturbation", ylabel="unstable fraction of test set",
     )
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 def group_disparities(disparities: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
@@ -267,7 +267,7 @@ def group_disparities(disparities: pd.DataFrame, dataset: str, out_paths: list[P
         title=f"{dataset}: largest difference between groups (max − min), over runs and repeats",
         xlabel="difference between groups", ylabel="perturbation cell",
     )
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 FIGURE_FUNCTIONS = {

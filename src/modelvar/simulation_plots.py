@@ -1,0 +1,85 @@
+"""Figures of the simulation studies (seeds 000 and 002), seaborn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from modelvar.plots import save_figure
+
+
+def _process(sims: pd.DataFrame) -> pd.Series:
+    dep = sims["dependent"].map({True: "dependent", False: "independent"})
+    return sims["error_set"] + " error set, " + dep
+
+
+def metric_vs_accuracy(sims: pd.DataFrame, metrics: list[str], out_paths: list[Path]) -> None:
+    """Each metric (mean over run pairs) against the runs' mean accuracy, by process type."""
+    data = sims.assign(process=_process(sims)).melt(
+        id_vars=["mean_accuracy", "process"], value_vars=metrics, var_name="metric",
+        value_name="value")
+    grid = sns.relplot(data=data, x="mean_accuracy", y="value", hue="process", col="metric",
+                       col_wrap=5, kind="scatter", s=8, alpha=0.5, height=2.3, aspect=1.1,
+                       facet_kws={"sharey": False})
+    grid.set_titles("{col_name}")
+    grid.set_axis_labels("mean accuracy of the runs", "metric (mean over pairs)")
+    grid.figure.suptitle("Simulated runs: each reproducibility metric against accuracy, "
+                         "by prediction process", y=1.0, va="bottom")
+    save_figure(grid.figure, out_paths)
+
+
+def metric_by_distribution(sims: pd.DataFrame, metrics: list[str], out_paths: list[Path]) -> None:
+    """Each metric's distribution by class-distribution type and number of classes."""
+    data = sims.melt(id_vars=["distribution", "n_classes"], value_vars=metrics,
+                     var_name="metric", value_name="value")
+    data["classes"] = data["n_classes"].astype(str)
+    grid = sns.catplot(data=data, x="distribution", y="value", hue="classes", col="metric",
+                       col_wrap=5, kind="box", fliersize=1, linewidth=0.6, height=2.3, aspect=1.1,
+                       sharey=False)
+    grid.set_titles("{col_name}")
+    grid.set_axis_labels("class distribution", "metric (mean over pairs)")
+    for ax in grid.axes.flat:
+        ax.tick_params(axis="x", labelrotation=30)
+    grid.figure.suptitle("Simulated runs: metric distributions by class-distribution type and "
+                         "number of classes", y=1.0, va="bottom")
+    save_figure(grid.figure, out_paths)
+
+
+def dirichlet_class_densities(probs: pd.DataFrame, out_paths: list[Path]) -> None:
+    """Density of each class's probability, one panel per case (seed 002, first figure)."""
+    grid = sns.displot(data=probs, x="probability", hue="class", col="case", kind="kde",
+                       common_norm=False, clip=(0, 1), height=3, aspect=1.1, linewidth=0.8,
+                       facet_kws={"sharey": False})
+    grid.set_titles("{col_name}")
+    grid.set_axis_labels("class probability", "density")
+    save_figure(grid.figure, out_paths)
+
+
+def dirichlet_h_ci_densities(per_sample: pd.DataFrame, out_paths: list[Path]) -> None:
+    """Densities of normalised entropy H and confusion index CI per case (second figure)."""
+    long = per_sample.melt(id_vars=["case"], value_vars=["H", "CI"], var_name="statistic")
+    grid = sns.displot(data=long, x="value", hue="statistic", col="case", kind="kde",
+                       common_norm=False, clip=(0, 1), height=3, aspect=1.1,
+                       facet_kws={"sharey": False})
+    grid.set_titles("{col_name}")
+    grid.set_axis_labels("value", "density")
+    save_figure(grid.figure, out_paths)
+
+
+def dirichlet_ci_vs_h(per_sample: pd.DataFrame, out_paths: list[Path]) -> None:
+    """CI against H for every simulated vector, coloured by case (third figure)."""
+    fig, ax = plt.subplots(figsize=(5.5, 5.5))
+    sns.scatterplot(data=per_sample, x="H", y="CI", hue="case", s=8, alpha=0.5, ax=ax)
+    ax.set_xlabel("normalised Shannon entropy H")
+    ax.set_ylabel("confusion index CI")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_aspect("equal")
+    ax.grid(alpha=0.3)
+    save_figure(fig, out_paths)
