@@ -611,48 +611,37 @@ def make_grouped_scorer(
 
 
 # --------------------------------------------------------------------- fairness conveniences
-def _binary_derived(metric, aggregate: str):
-    return make_derived_metric(aggregate, metric, sample_param_names=["sample_weight"])
+def _fairness_metric(base, aggregate: str, name: str, doc: str):
+    """A seed-003 convenience metric: ``aggregate`` of ``base`` over the groups."""
+    derived = make_derived_metric(aggregate, base, sample_param_names=["sample_weight"])
+
+    def metric(y_true, y_pred, *, sensitive_features, method="minmax",
+               sample_weight=None) -> float:
+        kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return derived(y_true, y_pred, sensitive_features=sensitive_features, method=method, **kw)
+
+    metric.__name__, metric.__doc__ = name, doc
+    return metric
 
 
-def demographic_parity_difference(y_true, y_pred, *, sensitive_features, method="minmax",
-                                  sample_weight=None) -> float:
-    """Difference of selection rates P(ŷ = 1) between groups."""
-    kw = {} if sample_weight is None else {"sample_weight": sample_weight}
-    return _binary_derived(flm.selection_rate, "difference")(
-        y_true, y_pred, sensitive_features=sensitive_features, method=method, **kw)
-
-
-def demographic_parity_ratio(y_true, y_pred, *, sensitive_features, method="minmax",
-                             sample_weight=None) -> float:
-    """Ratio of selection rates P(ŷ = 1) between groups."""
-    kw = {} if sample_weight is None else {"sample_weight": sample_weight}
-    return _binary_derived(flm.selection_rate, "ratio")(
-        y_true, y_pred, sensitive_features=sensitive_features, method=method, **kw)
-
-
-def true_positive_rate_difference(y_true, y_pred, *, sensitive_features, method="minmax") -> float:
-    """Difference of true positive rates between groups."""
-    return _binary_derived(flm.true_positive_rate, "difference")(
-        y_true, y_pred, sensitive_features=sensitive_features, method=method)
-
-
-def true_positive_rate_ratio(y_true, y_pred, *, sensitive_features, method="minmax") -> float:
-    """Ratio of true positive rates between groups."""
-    return _binary_derived(flm.true_positive_rate, "ratio")(
-        y_true, y_pred, sensitive_features=sensitive_features, method=method)
-
-
-def false_positive_rate_difference(y_true, y_pred, *, sensitive_features, method="minmax") -> float:
-    """Difference of false positive rates between groups."""
-    return _binary_derived(flm.false_positive_rate, "difference")(
-        y_true, y_pred, sensitive_features=sensitive_features, method=method)
-
-
-def false_positive_rate_ratio(y_true, y_pred, *, sensitive_features, method="minmax") -> float:
-    """Ratio of false positive rates between groups."""
-    return _binary_derived(flm.false_positive_rate, "ratio")(
-        y_true, y_pred, sensitive_features=sensitive_features, method=method)
+demographic_parity_difference = _fairness_metric(
+    flm.selection_rate, "difference", "demographic_parity_difference",
+    "Difference of selection rates P(ŷ = 1) between groups.")
+demographic_parity_ratio = _fairness_metric(
+    flm.selection_rate, "ratio", "demographic_parity_ratio",
+    "Ratio of selection rates P(ŷ = 1) between groups.")
+true_positive_rate_difference = _fairness_metric(
+    flm.true_positive_rate, "difference", "true_positive_rate_difference",
+    "Difference of true positive rates between groups.")
+true_positive_rate_ratio = _fairness_metric(
+    flm.true_positive_rate, "ratio", "true_positive_rate_ratio",
+    "Ratio of true positive rates between groups.")
+false_positive_rate_difference = _fairness_metric(
+    flm.false_positive_rate, "difference", "false_positive_rate_difference",
+    "Difference of false positive rates between groups.")
+false_positive_rate_ratio = _fairness_metric(
+    flm.false_positive_rate, "ratio", "false_positive_rate_ratio",
+    "Ratio of false positive rates between groups.")
 
 
 def equalized_odds_difference(y_true, y_pred, *, sensitive_features, method="minmax") -> float:
