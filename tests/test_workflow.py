@@ -281,3 +281,19 @@ def test_simulation_branch_runs_and_joins_rule_all(tmp_path, tmp_config):
     off = tmp_config("tiny.yaml", lambda c: None)
     assert "simulate_metrics" not in job_counts(
         snakemake(tmp_path, off, "-n", "--cores", "1").stdout)
+
+
+def test_preliminary_and_full_study_configs_dry_run(tmp_path):
+    from conftest import REPO
+
+    proc = snakemake(tmp_path, REPO / "config" / "preliminary.yaml", "-n", "--cores", "1")
+    counts = job_counts(proc.stdout)
+    # 2 datasets x 56 chunks (8 data x 7 hparam); MLP fits in the GPU-tagged rule
+    assert counts["fit"] == 2 * 3 * 56 and counts["fit_mlp"] == 2 * 56
+    proc = snakemake(tmp_path, REPO / "config" / "full-study.yaml", "-n", "--cores", "1",
+                     "--configfile", str(REPO / "config" / "full-study.yaml"),
+                     str(REPO / "config" / "openml" / "seed-study.yaml"))
+    counts = job_counts(proc.stdout)
+    assert counts["prepare_dataset"] == 37 and counts["tune"] == 37 * 4
+    assert counts["fit"] == 37 * 3 * 12 and counts["fit_mlp"] == 37 * 12
+    assert counts["total"] <= 10_000
