@@ -149,7 +149,7 @@ def get_chunk_predictions(wildcards):
     ]
 
 
-def cell_tables(dataset, table):
+def chunk_tables(dataset, table):
     """One metric table per (classifier, chunk) of a dataset; each holds the chunk's cells."""
     return [
         f"{RESULTS}/{dataset}/{clf}/metrics/{chunk}/{table}.parquet"
@@ -160,8 +160,10 @@ def cell_tables(dataset, table):
 
 def get_aggregate_inputs(wildcards):
     ds = wildcards.dataset
-    files = {t: cell_tables(ds, t) for t in ("summary", "per_run", "agreement", "per_sample")}
-    files["runs"] = [f"{RESULTS}/{ds}/{clf}/{cell}/runs.parquet" for clf in CLASSIFIERS for cell in CELLS]
+    files = {t: chunk_tables(ds, t) for t in ("summary", "per_run", "agreement", "per_sample")}
+    files["runs"] = [
+        f"{RESULTS}/{ds}/{clf}/{cell}/runs.parquet" for clf in CLASSIFIERS for cell in CELLS
+    ]
     return files
 
 

@@ -81,8 +81,8 @@ rule aggregate_dataset:
 
 rule aggregate_grouped:
     input:
-        grouped=lambda wildcards: cell_tables(wildcards.dataset, "grouped"),
-        disparities=lambda wildcards: cell_tables(wildcards.dataset, "disparities"),
+        grouped=lambda wildcards: chunk_tables(wildcards.dataset, "grouped"),
+        disparities=lambda wildcards: chunk_tables(wildcards.dataset, "disparities"),
     output:
         grouped=aggregated("{dataset}", "grouped"),
         disparities=aggregated("{dataset}", "disparities"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -69,8 +70,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
                              f"not {args.classifier!r}")
         base = tuned["hparams"]
-    import os
-
     logging.getLogger("modelvar.fit").info(
         "%s fit job: %d cells x %d repeats x %d runs; CUDA_VISIBLE_DEVICES=%s; SLURM_JOB_ID=%s",
         args.classifier, len(args.cells), len(args.repeats), args.runs,

@@ -106,6 +106,7 @@ def mean_pairwise(metric: str, *, ec_local_undefined: str = "nan") -> Callable:
         return float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
 
     f.__name__ = f"mean_{metric}"
+    f.signed = metric in SIGNED_PAIRWISE  # read by GroupedMetric.ratio()
     f.__doc__ = f"Mean over all run pairs of pairwise {metric} (modelvar.metrics.pairwise)."
     return f
 
@@ -194,7 +195,7 @@ def _resolve(metric, name: str | None = None) -> tuple[str, Callable, bool | Non
             "a dict {name: function} to name it"
         )
     known = [e for e in REGISTRY.values() if e.func is metric]
-    return name, metric, known[0].signed if known else None
+    return name, metric, known[0].signed if known else getattr(metric, "signed", None)
 
 
 def _as_list(value, n_metrics: int, what: str) -> list:
@@ -691,14 +692,11 @@ def reproducibility_by_group(
     funcs = {f"mean_{m}": mean_pairwise(m, ec_local_undefined=ec_local_undefined) for m in metrics}
     if with_accuracy:
         funcs = {"mean_accuracy": mean_run_accuracy, **funcs}
-    gm = GroupedMetric(
+    return GroupedMetric(
         funcs, y_true, arr, sensitive_features=sensitive_features,
         conditional_features=conditional_features, n_boot=n_boot, ci_quantiles=ci_quantiles,
         random_state=random_state,
     )
-    for m in metrics:
-        gm._signed[f"mean_{m}"] = m in SIGNED_PAIRWISE
-    return gm
 
 
 def reproducibility_ci_by_group(

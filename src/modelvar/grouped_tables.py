@@ -46,12 +46,12 @@ def grouping_name(grouping: str | list[str]) -> str:
 
 
 def group_features(
-    data: pd.DataFrame, samples: np.ndarray, y_true: np.ndarray, grouping: str | list[str],
+    by_sample: pd.DataFrame, samples: np.ndarray, y_true: np.ndarray, grouping: str | list[str],
     categorical: set[str],
 ) -> pd.DataFrame:
-    """The grouping columns for the given test samples (``@class`` is the true class)."""
+    """The grouping columns for the given test samples (``@class`` is the true class);
+    ``by_sample`` is the canonical dataset indexed by its ``sample`` id."""
     columns = [grouping] if isinstance(grouping, str) else list(grouping)
-    by_sample = data.set_index("sample")
     out = {}
     for col in columns:
         if col == CLASS_GROUPING:
@@ -105,6 +105,7 @@ def grouped_tables(
 ) -> dict[str, pd.DataFrame]:
     """Grouped and disparity tables for all repeats in ``frame`` (see module docstring)."""
     grouped_rows, disparity_rows = [], []
+    by_sample = data.set_index("sample")
     for _repeat, part in frame.groupby("repeat", sort=True):
         keys = {c: part[c].iloc[0] for c in KEY_COLUMNS}
         rm = to_runs_matrix(part, classes=classes)
@@ -113,7 +114,7 @@ def grouped_tables(
         runs = labels[rm.preds].T  # (n samples × k runs)
         for grouping in groupings:
             name = grouping_name(grouping)
-            feats = group_features(data, rm.samples, y_true, grouping, categorical)
+            feats = group_features(by_sample, rm.samples, y_true, grouping, categorical)
             base = {**keys, "grouping": name}
             # per run: accuracy by group
             per_run = {
