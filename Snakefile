@@ -6,9 +6,10 @@
 
 # The embedded default study, unless config files are given (--configfile a.yaml [b.yaml]):
 # then only those are read, so a study config never inherits the default's datasets.
-if not config:
+# --config KEY=VALUE entries apply on top either way (modelvar.workflow_config mirrors this).
+if not workflow.overwrite_configfiles:
 
-    configfile: "config/config.yaml"
+    configfile: f"{workflow.basedir}/config/config.yaml"
 
 
 

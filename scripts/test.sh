@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup-venv.sh
 VENV="${MODELVAR_VENV:-.venv}"
-export PATH="$PWD/$VENV/bin:$PATH"
+case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
+export PATH="$VENV/bin:$PATH"
 echo "== ruff" && ruff check src tests benchmarks
 echo "== snakemake --lint" && snakemake --lint --configfile config/config.yaml
 # The SLURM integration test needs a local cluster: start one where we can (root on Debian, as in

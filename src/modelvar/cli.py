@@ -320,6 +320,28 @@ def cmd_dirichlet(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_config(args: argparse.Namespace) -> int:
+    import yaml
+
+    from modelvar.workflow_config import get_key, resolve
+
+    argv = list(args.snakemake_args)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    resolved = resolve(argv)
+    if args.report_path:
+        if resolved.executes:
+            print(resolved.results_dir / "report.html")
+        return 0
+    if args.get == "results_dir":
+        print(resolved.results_dir)
+        return 0
+    value = get_key(resolved.config, args.get) if args.get else resolved.config
+    print(value if isinstance(value, str | int | float) else
+          yaml.safe_dump(value, sort_keys=False).rstrip())
+    return 0
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from modelvar.plots import repeat_means_violin
 
@@ -452,6 +474,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=cmd_dirichlet)
+
+    p = sub.add_parser(
+        "config", help="the workflow config a Snakemake command line resolves to",
+        description="Print the config that Snakemake would give the workflow for a command line "
+        "(config files merged in order, --config entries on top, profiles applied), e.g. "
+        "`modelvar config --get results_dir -- --configfile study.yaml`.")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--get", metavar="KEY",
+                      help="print one key (dotted, e.g. split.repeats); results_dir is printed "
+                      "relative to the current directory (or --directory)")
+    what.add_argument("--report-path", action="store_true",
+                      help="print RESULTS_DIR/report.html if the command line runs jobs, "
+                      "nothing for a dry run or another non-executing command")
+    p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                   help="Snakemake's arguments, after --")
+    p.set_defaults(func=cmd_config)
 
     p = sub.add_parser("plot", help="violin figure of per-repeat means")
     p.add_argument("--dataset", required=True)
