@@ -6,7 +6,7 @@
 
 # The embedded default study, unless config files are given (--configfile a.yaml [b.yaml]):
 # then only those are read, so a study config never inherits the default's datasets.
-# --config KEY=VALUE entries apply on top either way (modelvar.workflow_config mirrors this).
+# --config KEY=VALUE entries apply on top either way (modelvar.pipeline.workflow_config mirrors this).
 if not workflow.overwrite_configfiles:
 
     configfile: f"{workflow.basedir}/config/config.yaml"

@@ -20,16 +20,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from modelvar.cells import Cell
-from modelvar.datasets import load, write
-from modelvar.fitting import fit_repeat, model_stream
-from modelvar.models import make_classifier, torch_device
-from modelvar.predictions import write_parquet
-from modelvar.preprocess import (
+from modelvar.data import load, write
+from modelvar.data.preprocess import (
     EncodedDataset,
     fit_transform,
 )
-from modelvar.splits import downsample, split_test_set
+from modelvar.data.splits import downsample, split_test_set
+from modelvar.models.classifiers import make_classifier, torch_device
+from modelvar.pipeline.cells import Cell
+from modelvar.pipeline.fitting import fit_repeat, model_stream
+from modelvar.pipeline.predictions import write_parquet
 
 REPEATS, RUNS, ROOT = 10, 10, 1
 CELL = Cell(downsample=0.75, model_seed="per-run")

@@ -16,9 +16,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from modelvar.datasets.canonical import build
-from modelvar.models import make_classifier
-from modelvar.perturb import (
+from modelvar.data.canonical import build
+from modelvar.data.perturb import (
     categorical_label_level,
     categorical_sample_level,
     nearest_neighbour,
@@ -26,7 +25,8 @@ from modelvar.perturb import (
     relative,
     significant_digit,
 )
-from modelvar.preprocess import EncodedDataset, fit_transform, transform_run
+from modelvar.data.preprocess import EncodedDataset, fit_transform, transform_run
+from modelvar.models.classifiers import make_classifier
 
 
 def timed(fn, repeat=3):

@@ -17,7 +17,12 @@ import time
 import numpy as np
 from sklearn.metrics import accuracy_score, cohen_kappa_score, jaccard_score
 
-from modelvar.simulation import evaluate, run_simulations, simulate_runs, simulation_grid
+from modelvar.simulation.metric_study import (
+    evaluate,
+    run_simulations,
+    simulate_runs,
+    simulation_grid,
+)
 
 TARGET_S = 120.0
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from modelvar.cells import grid as cell_grid
+from modelvar.pipeline.cells import grid as cell_grid
 
 validate(config, schema="../workflow/schemas/config.schema.yaml")
 
@@ -63,33 +63,44 @@ def code_version(*modules):
     return h.hexdigest()[:16]
 
 
+METRICS_CORE = (
+    "metrics/__init__.py", "metrics/pairwise.py", "metrics/agreement.py", "metrics/inference.py",
+    "metrics/probabilistic.py", "metrics/tau.py", "metrics/summary.py",
+)
 CODE = {
-    "prepare": code_version("datasets/*.py", "datasets/embedded/registry.json"),
+    "prepare": code_version("data/__init__.py", "data/canonical.py", "data/sources.py",
+                            "data/readers.py", "data/openml_source.py",
+                            "data/embedded/registry.json"),
     "fit": code_version(
-        "datasets/canonical.py", "seeding.py", "splits.py", "cells.py", "preprocess.py",
-        "perturb.py", "hparams.py", "models.py", "fitting.py", "predictions.py",
+        "data/canonical.py", "seeding.py", "data/splits.py", "pipeline/cells.py",
+        "data/preprocess.py", "data/perturb.py", "models/*.py", "pipeline/fitting.py",
+        "pipeline/predictions.py",
     ),
     "tune": code_version(
-        "datasets/canonical.py", "seeding.py", "splits.py", "preprocess.py", "hparams.py",
-        "models.py", "tuning.py",
+        "data/canonical.py", "seeding.py", "data/splits.py", "data/preprocess.py", "models/*.py",
     ),
-    "pairwise": code_version("metrics/*.py", "predictions.py", "repeat_tables.py"),
-    "grouped": code_version("metrics/*.py", "predictions.py", "grouped.py", "grouped_tables.py"),
-    "aggregate": code_version("aggregate.py", "cells.py"),
-    "plot": code_version("plots.py"),
-    "simulate": code_version("simulation.py", "metrics/pairwise.py", "seeding.py"),
+    "pairwise": code_version(*METRICS_CORE, "pipeline/predictions.py",
+                             "pipeline/metric_tables.py"),
+    "grouped": code_version(*METRICS_CORE, "metrics/grouped.py", "pipeline/predictions.py",
+                            "pipeline/grouped_tables.py"),
+    "aggregate": code_version("pipeline/aggregate.py", "pipeline/cells.py"),
+    "plot": code_version("plots/__init__.py", "plots/common.py", "plots/study.py"),
+    "simulate": code_version("simulation/class_distributions.py", "simulation/metric_study.py",
+                             "metrics/pairwise.py", "seeding.py"),
     "simulate_eval": code_version(
-        "simulation.py", "metrics/pairwise.py", "simulation_plots.py", "plots.py"
+        "simulation/class_distributions.py", "simulation/metric_study.py", "metrics/pairwise.py",
+        "plots/__init__.py", "plots/common.py", "plots/simulation.py",
     ),
     "dirichlet": code_version(
-        "dirichlet.py", "metrics/probabilistic.py", "simulation_plots.py", "plots.py", "seeding.py"
+        "simulation/dirichlet.py", "metrics/probabilistic.py", "plots/__init__.py",
+        "plots/common.py", "plots/simulation.py", "seeding.py",
     ),
 }
 
 
 def get_dirichlet_cases():
-    """The Dirichlet cases from the config, or the seed's three (modelvar.dirichlet)."""
-    from modelvar.dirichlet import SEED_CASES
+    """The Dirichlet cases from the config, or the seed's three (modelvar.simulation.dirichlet)."""
+    from modelvar.simulation.dirichlet import SEED_CASES
 
     return SIMULATION.get("dirichlet", {}).get("cases", SEED_CASES)
 
@@ -216,6 +227,6 @@ def get_final_outputs():
 
 def run_summary():
     """What the finished run holds: fits, fit time and files per dataset (printed on success)."""
-    from modelvar.aggregate import study_summary
+    from modelvar.pipeline.aggregate import study_summary
 
     return study_summary(RESULTS, DATASETS)

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from modelvar.datasets import CATEGORICAL, NUMERIC, DatasetError, load, read, sources, write
+from modelvar.data import CATEGORICAL, NUMERIC, DatasetError, load, read, sources, write
 
 
 def test_embedded_anneal_matches_its_provenance():

@@ -14,8 +14,8 @@ from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-from modelvar import grouped
-from modelvar.grouped import GroupedMetric, GroupedMetricError
+from modelvar.metrics import grouped
+from modelvar.metrics.grouped import GroupedMetric, GroupedMetricError
 from modelvar.metrics.inference import jackknife_ci
 from modelvar.metrics.pairwise import pairwise_metrics
 

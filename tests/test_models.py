@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from modelvar import fitting, hparams, tuning
-from modelvar.cells import Cell
-from modelvar.datasets import load
-from modelvar.models import CLASSIFIERS, make_classifier
-from modelvar.preprocess import fit_transform
+from modelvar.data import load
+from modelvar.data.preprocess import fit_transform
+from modelvar.models import hparams, tuning
+from modelvar.models.classifiers import CLASSIFIERS, make_classifier
+from modelvar.pipeline import fitting
+from modelvar.pipeline.cells import Cell
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +143,7 @@ def test_realised_hparams_vary_within_a_repeat_and_are_recorded(vehicle):
 
 # ------------------------------------------------------------------ tuning
 def test_tuning_never_touches_its_held_out_rows(vehicle, monkeypatch):
-    from modelvar.splits import split_test_set
+    from modelvar.data.splits import split_test_set
 
     seen = []
     original = tuning.fit_transform

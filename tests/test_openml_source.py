@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from modelvar.datasets import DatasetError, load, openml_source
-from modelvar.datasets.sources import embedded_dir
+from modelvar.data import DatasetError, load, openml_source
+from modelvar.data.sources import embedded_dir
 
 EMBEDDED = embedded_dir()
 ARFF = (EMBEDDED / "openml_d2_anneal.arff").read_bytes()

@@ -5,10 +5,8 @@ import pytest
 from scipy import stats
 from sklearn.neighbors import NearestNeighbors
 
-from modelvar import fitting
-from modelvar.cells import Cell, grid
-from modelvar.datasets import load
-from modelvar.perturb import (
+from modelvar.data import load
+from modelvar.data.perturb import (
     categorical_label_level,
     categorical_sample_level,
     nearest_neighbour,
@@ -16,7 +14,9 @@ from modelvar.perturb import (
     relative,
     significant_digit,
 )
-from modelvar.preprocess import EncodedDataset
+from modelvar.data.preprocess import EncodedDataset
+from modelvar.pipeline import fitting
+from modelvar.pipeline.cells import Cell, grid
 from modelvar.seeding import stream
 
 

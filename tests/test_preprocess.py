@@ -8,9 +8,9 @@ from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from modelvar.datasets import load
-from modelvar.datasets.canonical import build
-from modelvar.preprocess import MISSING_LEVEL, EncodedDataset, fit_transform, transform_run
+from modelvar.data import load
+from modelvar.data.canonical import build
+from modelvar.data.preprocess import MISSING_LEVEL, EncodedDataset, fit_transform, transform_run
 
 
 def sklearn_oracle(ds, X_train, X_test):

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import CONFIGS, REPO
-from modelvar.workflow_config import ConfigError, get_key, resolve
+from modelvar.pipeline.workflow_config import ConfigError, get_key, resolve
 
 pytestmark = pytest.mark.workflow
 

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from modelvar import dirichlet
 from modelvar import simulation as sm
 from modelvar.metrics.pairwise import ALL_METRICS, pairwise_metrics
 from modelvar.metrics.probabilistic import entropy
+from modelvar.simulation import dirichlet
 
 
 def rng(seed=0):

@@ -3,8 +3,8 @@ import warnings
 import numpy as np
 import pytest
 
-from modelvar.datasets import load
-from modelvar.splits import RareClassWarning, downsample, split_test_set
+from modelvar.data import load
+from modelvar.data.splits import RareClassWarning, downsample, split_test_set
 
 
 @pytest.fixture(scope="module")

@@ -127,7 +127,7 @@ def test_end_to_end_figures_and_logs(tiny_run):
 
 
 def test_end_to_end_aggregated_dataset(tiny_run):
-    from modelvar.aggregate import read_table
+    from modelvar.pipeline.aggregate import read_table
 
     summary = pd.read_parquet(tiny_run / "aggregated" / "summary")
     assert set(summary["dataset"].astype(str)) == {"vehicle"}
@@ -230,7 +230,7 @@ def test_editing_metrics_code_reruns_metrics_and_figures_not_fits(tiny_run, work
 
 
 def test_editing_plotting_code_reruns_only_figures(tiny_run, workflow_copy):
-    _edit(workflow_copy / "src/modelvar/plots.py")
+    _edit(workflow_copy / "src/modelvar/plots/study.py")
     counts = _dry_counts(tiny_run.parent, workflow_copy / "Snakefile", CONFIGS / "tiny.yaml")
     assert counts == {"figures": 1, "group_disparities_figure": 1, "all": 1, "total": 3}
 

@@ -37,14 +37,14 @@ def _setup_logging(log_file: str | None) -> None:
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
-    from modelvar.datasets import list_available
+    from modelvar.data import list_available
 
     print(list_available().to_string(index=False))
     return 0
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    from modelvar.datasets import load, write
+    from modelvar.data import load, write
 
     spec = json.loads(args.spec)
     ds = load(args.name, spec, openml_cache=args.openml_cache, openml_server=args.openml_server)
@@ -58,9 +58,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    from modelvar.cells import Cell
-    from modelvar.datasets import read
-    from modelvar.fitting import fit_job
+    from modelvar.data import read
+    from modelvar.pipeline.cells import Cell
+    from modelvar.pipeline.fitting import fit_job
 
     ds = read(args.data, args.meta)
     base = None
@@ -80,7 +80,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs)")
     if settings.get("hparams"):
-        from modelvar.hparams import space
+        from modelvar.models.hparams import space
 
         names = {h.name for h in space(args.classifier)}
         bad = sorted(set(settings["hparams"]) - names)
@@ -106,9 +106,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from modelvar.datasets import read
-    from modelvar.predictions import write_parquet
-    from modelvar.tuning import tune
+    from modelvar.data import read
+    from modelvar.models.tuning import tune
+    from modelvar.pipeline.predictions import write_parquet
 
     ds = read(args.data, args.meta)
     trials, best = tune(ds, args.classifier, n_trials=args.trials, folds=args.folds,
@@ -120,7 +120,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _write_tables(tables: dict[str, pd.DataFrame], paths: dict[str, Path]) -> None:
-    from modelvar.predictions import write_parquet
+    from modelvar.pipeline.predictions import write_parquet
 
     for name, path in paths.items():
         if Path(path).suffix == ".csv":
@@ -148,7 +148,7 @@ def _by_cell(frame: pd.DataFrame, cells: list[str]) -> list[pd.DataFrame]:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    from modelvar.repeat_tables import TABLES, repeat_tables
+    from modelvar.pipeline.metric_tables import TABLES, repeat_tables
 
     frame = pd.concat([pd.read_parquet(p) for p in args.predictions], ignore_index=True)
     classes = json.loads(Path(args.meta).read_text())["classes"] if args.meta else None
@@ -161,7 +161,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 
 
 def cmd_grouped(args: argparse.Namespace) -> int:
-    from modelvar.grouped_tables import grouped_tables
+    from modelvar.pipeline.grouped_tables import grouped_tables
 
     frame = pd.concat([pd.read_parquet(p) for p in args.predictions], ignore_index=True)
     meta = json.loads(Path(args.meta).read_text())
@@ -182,11 +182,11 @@ def cmd_grouped(args: argparse.Namespace) -> int:
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
-    from modelvar.aggregate import combine, write_partition
+    from modelvar.pipeline.aggregate import combine, write_partition
 
     tables = {name: getattr(args, name) for name in
               ("summary", "per_run", "agreement", "per_sample", "runs", "grouped", "disparities")}
-    log = logging.getLogger("modelvar.aggregate")
+    log = logging.getLogger("modelvar.pipeline.aggregate")
     for name, paths in tables.items():
         if not paths:
             continue
@@ -216,7 +216,7 @@ def read_user_predictions(path: str) -> pd.DataFrame:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from modelvar.repeat_tables import TABLES, repeat_tables
+    from modelvar.pipeline.metric_tables import TABLES, repeat_tables
 
     frame = read_user_predictions(args.predictions)
     out = Path(args.out)
@@ -228,7 +228,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_figures(args: argparse.Namespace) -> int:
-    from modelvar.plots import FIGURE_FUNCTIONS, group_disparities
+    from modelvar.plots.study import FIGURE_FUNCTIONS, group_disparities
 
     out_dir = Path(args.out_dir)
     if args.disparities:
@@ -247,9 +247,9 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from modelvar.predictions import write_parquet
+    from modelvar.pipeline.predictions import write_parquet
     from modelvar.seeding import stream
-    from modelvar.simulation import run_simulations, simulation_grid
+    from modelvar.simulation.metric_study import run_simulations, simulation_grid
 
     name = stream(args.root_seed, "metric-simulation", scheme=f"classes={args.n_classes}")
     design = simulation_grid(n_classes=[args.n_classes], distributions=args.distributions,
@@ -265,9 +265,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def cmd_evaluate_simulation(args: argparse.Namespace) -> int:
     from modelvar.metrics.pairwise import ALL_METRICS
-    from modelvar.predictions import write_parquet
-    from modelvar.simulation import best_per_criterion, evaluate
-    from modelvar.simulation_plots import metric_by_distribution, metric_vs_accuracy
+    from modelvar.pipeline.predictions import write_parquet
+    from modelvar.plots.simulation import metric_by_distribution, metric_vs_accuracy
+    from modelvar.simulation.metric_study import best_per_criterion, evaluate
 
     sims = pd.concat([pd.read_parquet(p) for p in args.sims], ignore_index=True)
     sims.insert(0, "simulation", range(len(sims)))
@@ -294,14 +294,14 @@ def cmd_evaluate_simulation(args: argparse.Namespace) -> int:
 
 
 def cmd_dirichlet(args: argparse.Namespace) -> int:
-    from modelvar.dirichlet import simulate_cases, spearman_table
-    from modelvar.predictions import write_parquet
-    from modelvar.seeding import stream
-    from modelvar.simulation_plots import (
+    from modelvar.pipeline.predictions import write_parquet
+    from modelvar.plots.simulation import (
         dirichlet_ci_vs_h,
         dirichlet_class_densities,
         dirichlet_h_ci_densities,
     )
+    from modelvar.seeding import stream
+    from modelvar.simulation.dirichlet import simulate_cases, spearman_table
 
     cases = json.loads(args.cases)
     rng = stream(args.root_seed, "dirichlet-simulation").generator()
@@ -316,14 +316,14 @@ def cmd_dirichlet(args: argparse.Namespace) -> int:
     dirichlet_class_densities(probs, [out / f"class_densities.{e}" for e in ("png", "pdf")])
     dirichlet_h_ci_densities(per_sample, [out / f"h_ci_densities.{e}" for e in ("png", "pdf")])
     dirichlet_ci_vs_h(per_sample, [out / f"ci_vs_h.{e}" for e in ("png", "pdf")])
-    logging.getLogger("modelvar.dirichlet").info("%s", table.to_string(index=False))
+    logging.getLogger("modelvar.simulation.dirichlet").info("%s", table.to_string(index=False))
     return 0
 
 
 def cmd_config(args: argparse.Namespace) -> int:
     import yaml
 
-    from modelvar.workflow_config import get_key, resolve
+    from modelvar.pipeline.workflow_config import get_key, resolve
 
     argv = list(args.snakemake_args)
     if argv[:1] == ["--"]:
@@ -343,7 +343,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from modelvar.plots import repeat_means_violin
+    from modelvar.plots.study import repeat_means_violin
 
     summary = pd.concat([pd.read_parquet(p) for p in args.summaries], ignore_index=True)
     repeat_means_violin(summary, args.dataset, [Path(p) for p in args.out])
@@ -500,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from modelvar.datasets.canonical import DatasetError
+    from modelvar.data.canonical import DatasetError
     from modelvar.metrics.pairwise import MetricInputError
 
     args = build_parser().parse_args(argv)

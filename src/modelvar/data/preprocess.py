@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from modelvar.datasets.canonical import Dataset
+from modelvar.data.canonical import Dataset
 
 MISSING_LEVEL = "<missing>"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from modelvar.cells import Cell
-from modelvar.predictions import write_parquet
+from modelvar.pipeline.cells import Cell
+from modelvar.pipeline.predictions import write_parquet
 
 LEVEL_COLUMNS = ("data", "categorical", "hparam", "downsample", "model_seed")
 

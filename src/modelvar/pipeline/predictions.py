@@ -11,14 +11,14 @@ column          type      meaning
 ==============  ========  =========================================================
 dataset         string    dataset name (config key)
 classifier      string    classifier name
-cell            string    perturbation cell id (:mod:`modelvar.cells`)
+cell            string    perturbation cell id (:mod:`modelvar.pipeline.cells`)
 repeat          int32     repeat index (one test set per repeat)
 run             int32     run index within the repeat
 sample          int64     row id in the canonical dataset
 y_true          string    true label
 y_pred          string    predicted label
 proba:<class>   float64   predicted probability of each class, in the dataset's class
-                          order (see :mod:`modelvar.models` for what hinge losses hold)
+                          order (see :mod:`modelvar.models.classifiers` for what hinge losses hold)
 ==============  ========  =========================================================
 
 ``runs.parquet`` (one per cell, all repeats) — one row per run: ``dataset, classifier, cell,

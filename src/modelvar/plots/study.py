@@ -6,15 +6,12 @@ import re
 import textwrap
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-#: Fixed colours so a classifier looks the same in every figure.
-CLASSIFIER_COLOURS = {"lr-sgd": "#1b9e77", "svm-sgd": "#d95f02", "xgb": "#7570b3", "mlp": "#e7298a"}
+from modelvar.plots.common import CLASSIFIER_COLOURS, save_figure
+
 METRIC_LABELS = {
     "ec_global": "global EC (both wrong, rate)",
     "ec_local": "local EC (Jaccard of error sets)",
@@ -56,12 +53,7 @@ def repeat_means_violin(
         sns.move_legend(axes[0][-1], "upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     fig.suptitle(f"{dataset}: per-repeat means over repeats")
     fig.tight_layout()
-    for path in out_paths:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150, bbox_inches="tight",
-                    metadata={"CreationDate": None} if path.suffix == ".pdf" else {})
-    plt.close(fig)
+    save_figure(fig, out_paths)
 
 
 # ----------------------------------------------------------------------------- figure sets
@@ -118,15 +110,6 @@ def _level_key(value: str):
 
 def _order(frame: pd.DataFrame, column: str) -> list[str]:
     return sorted(frame[column].unique(), key=_level_key)
-
-
-def save_figure(fig, out_paths: list[Path]) -> None:
-    for path in out_paths:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150, bbox_inches="tight",
-                    metadata={"CreationDate": None} if path.suffix == ".pdf" else {})
-    plt.close(fig)
 
 
 def _facet_violins(data, *, x, y, row=None, col=None, title, xlabel=None, ylabel=None,

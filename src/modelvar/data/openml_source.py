@@ -22,8 +22,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from modelvar.datasets.canonical import Dataset, DatasetError
-from modelvar.datasets.readers import read_arff
+from modelvar.data.canonical import Dataset, DatasetError
+from modelvar.data.readers import read_arff
 
 DEFAULT_SERVER = "https://www.openml.org/api/v1/xml"
 

@@ -1,5 +1,5 @@
 """Per-repeat grouped-metric tables of one (dataset, classifier, cell): the pipeline's use of
-:mod:`modelvar.grouped`.
+:mod:`modelvar.metrics.grouped`.
 
 For each configured *grouping* (one categorical feature, the true class ``@class``, or an
 intersection of several) and each repeat:
@@ -24,14 +24,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from modelvar.grouped import (
+from modelvar.metrics.grouped import (
     SIGNED_PAIRWISE,
     GroupedMetric,
     GroupedMetricError,
     reproducibility_by_group,
     reproducibility_ci_by_group,
 )
-from modelvar.predictions import KEY_COLUMNS, to_runs_matrix
+from modelvar.pipeline.predictions import KEY_COLUMNS, to_runs_matrix
 
 CLASS_GROUPING = "@class"
 AGGREGATE_COLUMNS = (

@@ -3,8 +3,8 @@
 A dedicated tuning split (stream ``(tuning-split, dataset)``, the same test fraction as the
 repeats) sets aside its own test rows, which tuning never uses; the search runs on its training
 pool only. Trial 0 is the defaults; trials 1..T−1 are drawn from the classifier's space
-(:meth:`modelvar.hparams.HParam.sample`, log-uniform for log-scale parameters) from the stream
-``(tuning-sample, dataset, classifier)``. Each trial is scored by the mean accuracy over
+(:meth:`modelvar.models.hparams.HParam.sample`, log-uniform for log-scale parameters) from the
+stream ``(tuning-sample, dataset, classifier)``. Each trial is scored by the mean accuracy over
 stratified K folds (fold assignment from ``(tuning-cv, dataset)``, shared by all trials and
 classifiers); preprocessing is fit on each fold's training part only. The best trial (highest
 mean accuracy; ties → the earlier trial, so the defaults win ties) is written out together with
@@ -25,12 +25,12 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 
-from modelvar.datasets.canonical import Dataset
-from modelvar.hparams import defaults, space
-from modelvar.models import make_classifier
-from modelvar.preprocess import fit_transform
+from modelvar.data.canonical import Dataset
+from modelvar.data.preprocess import fit_transform
+from modelvar.data.splits import split_test_set
+from modelvar.models.classifiers import make_classifier
+from modelvar.models.hparams import defaults, space
 from modelvar.seeding import stream
-from modelvar.splits import split_test_set
 
 log = logging.getLogger("modelvar.tune")
 

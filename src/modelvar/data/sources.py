@@ -7,7 +7,7 @@ A *source spec* is the mapping a config gives for one dataset, e.g.::
     {"source": "sklearn", "name": "breast_cancer"}
     {"source": "file", "path": "data/mine.csv", "target": "label", "categorical": ["colour"]}
 
-:func:`load` turns any spec into a canonical :class:`~modelvar.datasets.canonical.Dataset`.
+:func:`load` turns any spec into a canonical :class:`~modelvar.data.canonical.Dataset`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from modelvar.datasets.canonical import Dataset, DatasetError, build, sha256_file
-from modelvar.datasets.readers import read_arff, read_file, read_table
+from modelvar.data.canonical import Dataset, DatasetError, build, sha256_file
+from modelvar.data.readers import read_arff, read_file, read_table
 
 #: scikit-learn's bundled classification datasets (shipped inside its wheel; no download).
 SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")
 
 
 def embedded_dir() -> Path:
-    return Path(str(resources.files("modelvar.datasets") / "embedded"))
+    return Path(str(resources.files("modelvar.data") / "embedded"))
 
 
 @cache
@@ -87,11 +87,11 @@ def load(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml"
     """Load the dataset a config ``spec`` describes, naming it ``name``.
 
     ``openml_cache``/``openml_server`` apply to ``source: openml`` entries
-    (:mod:`modelvar.datasets.openml_source`).
+    (:mod:`modelvar.data.openml_source`).
     """
     source = spec.get("source")
     if source == "openml":
-        from modelvar.datasets import openml_source
+        from modelvar.data import openml_source
 
         ds = openml_source.load(name, spec, openml_cache,
                                 server=openml_server or openml_source.DEFAULT_SERVER)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from modelvar.hparams import defaults, space
+from modelvar.models.hparams import defaults, space
 
 CLASSIFIERS = ("lr-sgd", "svm-sgd", "xgb", "mlp")
 #: fixed settings that are not hyperparameters of the study

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from modelvar.plots import save_figure
+from modelvar.plots.common import save_figure
 
 
 def _process(sims: pd.DataFrame) -> pd.Series:

@@ -1,6 +1,6 @@
 """From prediction tables to the metric tables of each repeat.
 
-Input: long prediction tables (:mod:`modelvar.predictions`) of one or more groups keyed by
+Input: long prediction tables (:mod:`modelvar.pipeline.predictions`) of one or more groups keyed by
 (dataset, classifier, cell, repeat) — whichever of these columns exist. Per group the runs matrix
 is built and :func:`repeat_tables` returns five tables:
 
@@ -30,7 +30,7 @@ from modelvar.metrics.inference import independence_null, jackknife_ci
 from modelvar.metrics.pairwise import ALL_METRICS, SUBSETS, pairwise_metrics
 from modelvar.metrics.probabilistic import confusion_index, entropy, per_run_metrics
 from modelvar.metrics.summary import STATS, summarise
-from modelvar.predictions import KEY_COLUMNS, to_runs_matrix
+from modelvar.pipeline.predictions import KEY_COLUMNS, to_runs_matrix
 
 INFERENCE = ("se", "ci_low", "ci_high", "null_mean", "excess")
 TABLES = ("pairwise", "summary", "per_run", "agreement", "per_sample")

@@ -1,9 +1,9 @@
 """The fit job: for one (dataset, classifier, cell), fit k runs in each of a list of repeats.
 
-For repeat r: the test set comes from :func:`modelvar.splits.split_test_set`; for run j the training
-rows are the (downsampled) pool, preprocessing is fit on those rows only, the classifier is fit
-with its model seed, and the test set is predicted. One job fits many runs so that the cost of
-starting Python and importing the ML stack is paid once per job, not once per fit.
+For repeat r: the test set comes from :func:`modelvar.data.splits.split_test_set`; for run j the
+training rows are the (downsampled) pool, preprocessing is fit on those rows only, the classifier
+is fit with its model seed, and the test set is predicted. One job fits many runs so that the cost
+of starting Python and importing the ML stack is paid once per job, not once per fit.
 """
 
 from __future__ import annotations
@@ -19,11 +19,8 @@ import numpy as np
 import pandas as pd
 
 from modelvar import __version__
-from modelvar import hparams as hp
-from modelvar.cells import Cell
-from modelvar.datasets.canonical import Dataset
-from modelvar.models import make_classifier
-from modelvar.perturb import (
+from modelvar.data.canonical import Dataset
+from modelvar.data.perturb import (
     categorical_label_level,
     categorical_sample_level,
     nearest_neighbour,
@@ -31,10 +28,13 @@ from modelvar.perturb import (
     relative,
     significant_digit,
 )
-from modelvar.predictions import PROBA_PREFIX, write_parquet
-from modelvar.preprocess import EncodedDataset, transform_run
+from modelvar.data.preprocess import EncodedDataset, transform_run
+from modelvar.data.splits import downsample, split_test_set
+from modelvar.models import hparams as hp
+from modelvar.models.classifiers import make_classifier
+from modelvar.pipeline.cells import Cell
+from modelvar.pipeline.predictions import PROBA_PREFIX, write_parquet
 from modelvar.seeding import stream
-from modelvar.splits import downsample, split_test_set
 
 log = logging.getLogger("modelvar.fit")
 
@@ -66,8 +66,9 @@ def run_hparams(
 ) -> tuple[dict, dict]:
     """The realised hparams of one run: ``base`` perturbed by the cell's hparam scheme.
 
-    Returns (hparams, stream names). For the categorical resampling (see :mod:`modelvar.hparams`)
-    the fraction of runs is p for ``rel``/``abs`` and 10^(−d) for ``sig<d>``.
+    Returns (hparams, stream names). For the categorical resampling (see
+    :mod:`modelvar.models.hparams`) the fraction of runs is p for ``rel``/``abs`` and 10^(−d) for
+    ``sig<d>``.
     """
     if cell.hparam is None:
         return dict(base), {}
@@ -144,7 +145,8 @@ def fit_repeat(
     """Fit every run of one repeat; return (predictions, runs) tables.
 
     ``base_hparams`` update the classifier's defaults (tuned values, config overrides);
-    ``epochs`` sets the MLP's training length (default :data:`modelvar.models.MLP_EPOCHS`)."""
+    ``epochs`` sets the MLP's training length (default
+    :data:`modelvar.models.classifiers.MLP_EPOCHS`)."""
     base = {**hp.defaults(classifier), **(base_hparams or {})}
     y_all = ds.class_index()
     n_classes = len(ds.classes)

@@ -13,7 +13,7 @@ data          ``perturbation.data``            ``dnone``; ``sig<d>`` (significan
                                                ``rel<p>`` (relative); ``pct<p>`` (percentile)
 categorical   ``perturbation.categorical``     ``cnone``; ``label<p>``; ``sample<p>``
 hparam        ``perturbation.hparam``          ``hnone``; ``hsig<d>``; ``hrel<p>``; ``habs<p>``
-                                               (:mod:`modelvar.hparams`)
+                                               (:mod:`modelvar.models.hparams`)
 downsample    ``perturbation.downsample``      ``down100`` (none), ``down075``, ``down050`` …
 model seed    ``perturbation.model_seed``      ``seedfix`` (none), ``seedrun``
 ============  ==============================  ====================================================
