@@ -30,5 +30,9 @@ rule all:
     default_target: True
 
 
+onstart:
+    start_run()
+
+
 onsuccess:
     print(run_summary())

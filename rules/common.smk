@@ -1,11 +1,18 @@
 # Config validation, wildcard constraints, and the input functions of every rule.
 import hashlib
 import json
+import shlex
+import sys
 from pathlib import Path
 
 from snakemake.utils import validate
 
 from modelvar.pipeline.cells import grid as cell_grid
+from modelvar.pipeline.run_lock import hold_activity_lock
+
+# While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
+# Snakemake's locks alone (modelvar.pipeline.run_lock).
+hold_activity_lock(Path.cwd())
 
 validate(config, schema="../workflow/schemas/config.schema.yaml")
 
@@ -105,8 +112,47 @@ def get_dirichlet_cases():
     return SIMULATION.get("dirichlet", {}).get("cases", SEED_CASES)
 
 
-def resource(rule_name, key, default):
-    return config.get("resources", {}).get(rule_name, {}).get(key, default)
+# Jobs run the interpreter that runs the workflow (a venv's snakemake works without the venv on
+# PATH); with --sdm conda, the rule's environment's python.
+_CONDA = any("conda" in str(m).lower() for m in workflow.deployment_settings.deployment_method)
+PYTHON = "python" if _CONDA else shlex.quote(sys.executable)
+
+# Resources of each rule group: (threads, mem_mb, runtime in minutes) unless the config's
+# `resources.<group>` says otherwise; `fit_mlp` falls back to the config's `fit` values.
+DEFAULT_RESOURCES = {
+    "prepare": (1, 1000, 10),
+    "tune": (1, 2000, 240),
+    "fit": (1, 2000, 120),
+    "fit_mlp": (1, 4000, 240),
+    "pairwise": (1, 2000, 30),
+    "grouped": (1, 2000, 30),
+    "aggregate": (1, 4000, 30),
+    "plot": (1, 2000, 20),
+    "simulate": (1, 2000, 30),
+}
+
+
+def resource(group, key):
+    configured = config.get("resources", {})
+    default = dict(zip(("threads", "mem_mb", "runtime"), DEFAULT_RESOURCES[group]))[key]
+    if group == "fit_mlp":
+        default = configured.get("fit", {}).get(key, default)
+    return configured.get(group, {}).get(key, default)
+
+
+def threads_of(group):
+    return resource(group, "threads")
+
+
+def resources_of(group, **extra):
+    """The `resources:` of a rule group (mem_mb, runtime), plus e.g. gpu=1."""
+    return {"mem_mb": resource(group, "mem_mb"), "runtime": resource(group, "runtime"), **extra}
+
+
+def manifest_path(rule, *wildcards):
+    """Where a job records what it wrote (modelvar.table_files; `modelvar verify` reads it)."""
+    parts = "/".join("{" + w + "}" for w in wildcards) or "job"
+    return f"{RESULTS}/.modelvar/manifests/{rule}/{parts}.json"
 
 
 TUNED = config["hparams"] == "tuned"
@@ -120,7 +166,8 @@ def get_fit_inputs(wildcards):
 
 
 def get_hparams_arg(wildcards, input):
-    return f"--hparams {input.hparams}" if TUNED else ""
+    """`--hparams best.json` for tuned studies (a list, so that `:q` quotes each word)."""
+    return ["--hparams", input.hparams] if TUNED else []
 
 
 def get_classifier_settings(wildcards):
@@ -132,6 +179,13 @@ def get_classifier_settings(wildcards):
 
 def get_dataset_spec(wildcards):
     return json.dumps(config["datasets"][wildcards.dataset], sort_keys=True)
+
+
+def get_dataset_source(wildcards):
+    """A `file` dataset's file is a real input of its prepare job: replacing the file's content
+    reruns exactly what depends on that dataset."""
+    spec = config["datasets"][wildcards.dataset]
+    return {"source": spec["path"]} if spec["source"] == "file" else {}
 
 
 def get_dataset_files(wildcards):
@@ -150,7 +204,7 @@ def chunk_paths(kind, name):
 
 
 def get_chunk_cells(wildcards):
-    return " ".join(f"{wildcards.chunk}_{tail}" for tail in TAILS)
+    return [f"{wildcards.chunk}_{tail}" for tail in TAILS]
 
 
 def get_chunk_predictions(wildcards):
@@ -223,6 +277,18 @@ def get_final_outputs():
         out += [f"{RESULTS}/simulation/dirichlet/{fig}.png" for fig in DIRICHLET_FIGURES]
         out.append(f"{RESULTS}/simulation/dirichlet/spearman.html")
     return out
+
+
+def start_run():
+    """When jobs start (onstart; not for dry runs): one run per results folder, from any working
+    directory; the invocation is recorded for `modelvar verify`'s regenerate commands."""
+    from modelvar.pipeline.run_lock import hold_results_lock
+    from modelvar.pipeline.workflow_config import record_invocation
+
+    hold_results_lock(RESULTS, workdir=Path.cwd())
+    record_invocation(RESULTS, sys.argv[1:], workdir=Path.cwd(),
+                      snakefile=workflow.main_snakefile,
+                      configfiles=workflow.overwrite_configfiles)
 
 
 def run_summary():

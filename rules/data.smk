@@ -1,4 +1,6 @@
 rule prepare_dataset:
+    input:
+        unpack(get_dataset_source),
     output:
         data=f"{RESULTS}/datasets/{{dataset}}.parquet",
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
@@ -6,16 +8,17 @@ rule prepare_dataset:
         spec=get_dataset_spec,
         openml_cache=config["openml"]["cache_dir"],
         openml_server=config["openml"]["server"],
+        manifest=manifest_path("prepare_dataset", "dataset"),
         code=CODE["prepare"],
     log:
         f"{RESULTS}/logs/prepare_dataset/{{dataset}}.log",
-    threads: resource("prepare", "threads", 1)
+    threads: threads_of("prepare")
     resources:
-        mem_mb=resource("prepare", "mem_mb", 1000),
-        runtime=resource("prepare", "runtime", 10),
+        **resources_of("prepare"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar prepare --name {wildcards.dataset} --spec '{params.spec}' "
-        "--openml-cache {params.openml_cache} --openml-server {params.openml_server} "
-        "--out-parquet {output.data} --out-meta {output.meta} 2> {log}"
+        "{PYTHON} -m modelvar prepare --name {wildcards.dataset:q} --spec {params.spec:q} "
+        "--openml-cache {params.openml_cache:q} --openml-server {params.openml_server:q} "
+        "--out-parquet {output.data:q} --out-meta {output.meta:q} "
+        "--manifest {params.manifest:q} 2> {log:q}"

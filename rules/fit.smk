@@ -10,31 +10,32 @@ rule fit:
         runs=chunk_paths("runs", None),
     params:
         cells=get_chunk_cells,
-        repeats=" ".join(str(int(r)) for r in REPEATS),
+        repeats=[str(int(r)) for r in REPEATS],
         n_runs=config["split"]["runs"],
         test_fraction=config["split"].get("test_fraction", 0.25),
         root_seed=config["root_seed"],
         hparams=get_hparams_arg,
         settings=get_classifier_settings,
+        manifest=manifest_path("fit", "dataset", "classifier", "chunk"),
         code=CODE["fit"],
     log:
         f"{RESULTS}/logs/fit/{{dataset}}/{{classifier}}/{{chunk}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/fit/{{dataset}}/{{classifier}}/{{chunk}}.tsv"
-    threads: resource("fit", "threads", 1)
+    threads: threads_of("fit")
     resources:
-        mem_mb=resource("fit", "mem_mb", 2000),
-        runtime=resource("fit", "runtime", 120),
+        **resources_of("fit"),
     conda:
         "../envs/modelvar.yaml"
     shell:
         "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
-        "python -m modelvar fit --data {input.data} --meta {input.meta} "
-        "--classifier {wildcards.classifier} --cells {params.cells} "
-        "--repeats {params.repeats} --runs {params.n_runs} "
-        "--test-fraction {params.test_fraction} --root-seed {params.root_seed} "
-        "--threads {threads} {params.hparams} --settings '{params.settings}' "
-        "--predictions {output.predictions} --runs-out {output.runs} 2> {log}"
+        "{PYTHON} -m modelvar fit --data {input.data:q} --meta {input.meta:q} "
+        "--classifier {wildcards.classifier:q} --cells {params.cells:q} "
+        "--repeats {params.repeats:q} --runs {params.n_runs:q} "
+        "--test-fraction {params.test_fraction:q} --root-seed {params.root_seed:q} "
+        "--threads {threads} {params.hparams:q} --settings {params.settings:q} "
+        "--predictions {output.predictions:q} --runs-out {output.runs:q} "
+        "--manifest {params.manifest:q} 2> {log:q}"
 
 
 # MLP fits are GPU-tagged: the local profile runs them one at a time, the SLURM profile asks for a
@@ -42,11 +43,9 @@ rule fit:
 use rule fit as fit_mlp with:
     wildcard_constraints:
         classifier="mlp",
-    threads: resource("fit_mlp", "threads", resource("fit", "threads", 1))
+    threads: threads_of("fit_mlp")
     resources:
-        mem_mb=resource("fit_mlp", "mem_mb", resource("fit", "mem_mb", 4000)),
-        runtime=resource("fit_mlp", "runtime", resource("fit", "runtime", 240)),
-        gpu=1,
+        **resources_of("fit_mlp", gpu=1),
 
 
 rule tune:
@@ -60,21 +59,21 @@ rule tune:
         folds=config["tuning"]["folds"],
         test_fraction=config["split"].get("test_fraction", 0.25),
         root_seed=config["root_seed"],
+        manifest=manifest_path("tune", "dataset", "classifier"),
         code=CODE["tune"],
     log:
         f"{RESULTS}/logs/tune/{{dataset}}/{{classifier}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/tune/{{dataset}}/{{classifier}}.tsv"
-    threads: resource("tune", "threads", 1)
+    threads: threads_of("tune")
     resources:
-        mem_mb=resource("tune", "mem_mb", 2000),
-        runtime=resource("tune", "runtime", 240),
-        gpu=lambda wildcards: 1 if wildcards.classifier == "mlp" else 0,
+        **resources_of("tune", gpu=lambda wildcards: int(wildcards.classifier == "mlp")),
     conda:
         "../envs/modelvar.yaml"
     shell:
         "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
-        "python -m modelvar tune --data {input.data} --meta {input.meta} "
-        "--classifier {wildcards.classifier} --trials {params.trials} --folds {params.folds} "
-        "--test-fraction {params.test_fraction} --root-seed {params.root_seed} "
-        "--threads {threads} --trials-out {output.trials} --best-out {output.best} 2> {log}"
+        "{PYTHON} -m modelvar tune --data {input.data:q} --meta {input.meta:q} "
+        "--classifier {wildcards.classifier:q} --trials {params.trials:q} "
+        "--folds {params.folds:q} --test-fraction {params.test_fraction:q} "
+        "--root-seed {params.root_seed:q} --threads {threads} --trials-out {output.trials:q} "
+        "--best-out {output.best:q} --manifest {params.manifest:q} 2> {log:q}"

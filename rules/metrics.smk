@@ -12,19 +12,20 @@ rule pairwise_metrics:
         cells=get_chunk_cells,
         out_dir=lambda wildcards, output: Path(output[0]).parent,
         ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
+        manifest=manifest_path("pairwise_metrics", "dataset", "classifier", "chunk"),
         code=CODE["pairwise"],
     log:
         f"{RESULTS}/logs/pairwise_metrics/{{dataset}}/{{classifier}}/{{chunk}}.log",
-    threads: resource("pairwise", "threads", 1)
+    threads: threads_of("pairwise")
     resources:
-        mem_mb=resource("pairwise", "mem_mb", 2000),
-        runtime=resource("pairwise", "runtime", 30),
+        **resources_of("pairwise"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar pairwise --predictions {input.predictions} --meta {input.meta} "
-        "--cells {params.cells} --ec-local-undefined {params.ec_local_undefined} "
-        "--out-dir {params.out_dir} 2> {log}"
+        "{PYTHON} -m modelvar pairwise --predictions {input.predictions:q} "
+        "--meta {input.meta:q} --cells {params.cells:q} "
+        "--ec-local-undefined {params.ec_local_undefined:q} --out-dir {params.out_dir:q} "
+        "--manifest {params.manifest:q} 2> {log:q}"
 
 
 rule grouped_metrics:
@@ -39,22 +40,23 @@ rule grouped_metrics:
         cells=get_chunk_cells,
         out_dir=lambda wildcards, output: Path(output[0]).parent,
         groupings=lambda wildcards: json.dumps(GROUPED[wildcards.dataset]),
-        metrics=" ".join(GROUPED_METRICS),
+        metrics=GROUPED_METRICS,
         ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
+        manifest=manifest_path("grouped_metrics", "dataset", "classifier", "chunk"),
         code=CODE["grouped"],
     log:
         f"{RESULTS}/logs/grouped_metrics/{{dataset}}/{{classifier}}/{{chunk}}.log",
-    threads: resource("grouped", "threads", 1)
+    threads: threads_of("grouped")
     resources:
-        mem_mb=resource("grouped", "mem_mb", 2000),
-        runtime=resource("grouped", "runtime", 30),
+        **resources_of("grouped"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar grouped --predictions {input.predictions} --data {input.data} "
-        "--meta {input.meta} --cells {params.cells} --groupings '{params.groupings}' "
-        "--metrics {params.metrics} --ec-local-undefined {params.ec_local_undefined} "
-        "--out-dir {params.out_dir} 2> {log}"
+        "{PYTHON} -m modelvar grouped --predictions {input.predictions:q} "
+        "--data {input.data:q} --meta {input.meta:q} --cells {params.cells:q} "
+        "--groupings {params.groupings:q} --metrics {params.metrics:q} "
+        "--ec-local-undefined {params.ec_local_undefined:q} --out-dir {params.out_dir:q} "
+        "--manifest {params.manifest:q} 2> {log:q}"
 
 
 rule aggregate_dataset:
@@ -64,19 +66,21 @@ rule aggregate_dataset:
         **{t: aggregated("{dataset}", t) for t in AGGREGATED_TABLES},
     params:
         out_dir=lambda wildcards, output: Path(output[0]).parents[2],
+        manifest=manifest_path("aggregate_dataset", "dataset"),
         code=CODE["aggregate"],
     log:
         f"{RESULTS}/logs/aggregate_dataset/{{dataset}}.log",
-    threads: resource("aggregate", "threads", 1)
+    threads: threads_of("aggregate")
     resources:
-        mem_mb=resource("aggregate", "mem_mb", 4000),
-        runtime=resource("aggregate", "runtime", 30),
+        **resources_of("aggregate"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar aggregate --out-dir {params.out_dir} --dataset {wildcards.dataset} "
-        "--summary {input.summary} --per-run {input.per_run} --agreement {input.agreement} "
-        "--per-sample {input.per_sample} --runs {input.runs} 2> {log}"
+        "{PYTHON} -m modelvar aggregate --out-dir {params.out_dir:q} "
+        "--dataset {wildcards.dataset:q} --summary {input.summary:q} "
+        "--per-run {input.per_run:q} --agreement {input.agreement:q} "
+        "--per-sample {input.per_sample:q} --runs {input.runs:q} "
+        "--manifest {params.manifest:q} 2> {log:q}"
 
 
 rule aggregate_grouped:
@@ -88,15 +92,16 @@ rule aggregate_grouped:
         disparities=aggregated("{dataset}", "disparities"),
     params:
         out_dir=lambda wildcards, output: Path(output[0]).parents[2],
+        manifest=manifest_path("aggregate_grouped", "dataset"),
         code=CODE["aggregate"],
     log:
         f"{RESULTS}/logs/aggregate_grouped/{{dataset}}.log",
-    threads: resource("aggregate", "threads", 1)
+    threads: threads_of("aggregate")
     resources:
-        mem_mb=resource("aggregate", "mem_mb", 4000),
-        runtime=resource("aggregate", "runtime", 30),
+        **resources_of("aggregate"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar aggregate --out-dir {params.out_dir} --dataset {wildcards.dataset} "
-        "--grouped {input.grouped} --disparities {input.disparities} 2> {log}"
+        "{PYTHON} -m modelvar aggregate --out-dir {params.out_dir:q} "
+        "--dataset {wildcards.dataset:q} --grouped {input.grouped:q} "
+        "--disparities {input.disparities:q} --manifest {params.manifest:q} 2> {log:q}"

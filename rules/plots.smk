@@ -17,16 +17,15 @@ rule figures:
         code=CODE["plot"],
     log:
         f"{RESULTS}/logs/figures/{{dataset}}.log",
-    threads: resource("plot", "threads", 1)
+    threads: threads_of("plot")
     resources:
-        mem_mb=resource("plot", "mem_mb", 2000),
-        runtime=resource("plot", "runtime", 20),
+        **resources_of("plot"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar figures --dataset {wildcards.dataset} --summary {input.summary} "
-        "--per-run {input.per_run} --per-sample {input.per_sample} "
-        "--out-dir {params.out_dir} 2> {log}"
+        "{PYTHON} -m modelvar figures --dataset {wildcards.dataset:q} "
+        "--summary {input.summary:q} --per-run {input.per_run:q} "
+        "--per-sample {input.per_sample:q} --out-dir {params.out_dir:q} 2> {log:q}"
 
 
 rule group_disparities_figure:
@@ -45,12 +44,11 @@ rule group_disparities_figure:
         code=CODE["plot"],
     log:
         f"{RESULTS}/logs/group_disparities_figure/{{dataset}}.log",
-    threads: resource("plot", "threads", 1)
+    threads: threads_of("plot")
     resources:
-        mem_mb=resource("plot", "mem_mb", 2000),
-        runtime=resource("plot", "runtime", 20),
+        **resources_of("plot"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar figures --dataset {wildcards.dataset} --disparities {input} "
-        "--out-dir {params.out_dir} 2> {log}"
+        "{PYTHON} -m modelvar figures --dataset {wildcards.dataset:q} "
+        "--disparities {input:q} --out-dir {params.out_dir:q} 2> {log:q}"

@@ -7,24 +7,24 @@ rule simulate_metrics:
         f"{RESULTS}/simulation/metrics/classes-{{n_classes}}.parquet",
     params:
         root_seed=config["root_seed"],
-        distributions=" ".join(SIMULATION.get("distributions", SIM_DISTRIBUTIONS)),
+        distributions=SIMULATION.get("distributions", SIM_DISTRIBUTIONS),
         replicates=SIMULATION.get("replicates", 20),
         n_samples=SIMULATION.get("n_samples", 500),
         runs=SIMULATION.get("runs", 10),
+        manifest=manifest_path("simulate_metrics", "n_classes"),
         code=CODE["simulate"],
     log:
         f"{RESULTS}/logs/simulate_metrics/classes-{{n_classes}}.log",
-    threads: resource("simulate", "threads", 1)
+    threads: threads_of("simulate")
     resources:
-        mem_mb=resource("simulate", "mem_mb", 2000),
-        runtime=resource("simulate", "runtime", 30),
+        **resources_of("simulate"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar simulate --root-seed {params.root_seed} "
-        "--n-classes {wildcards.n_classes} --distributions {params.distributions} "
-        "--replicates {params.replicates} --n-samples {params.n_samples} --runs {params.runs} "
-        "--out {output} 2> {log}"
+        "{PYTHON} -m modelvar simulate --root-seed {params.root_seed:q} "
+        "--n-classes {wildcards.n_classes:q} --distributions {params.distributions:q} "
+        "--replicates {params.replicates:q} --n-samples {params.n_samples:q} "
+        "--runs {params.runs:q} --out {output:q} --manifest {params.manifest:q} 2> {log:q}"
 
 
 rule evaluate_simulation:
@@ -55,18 +55,18 @@ rule evaluate_simulation:
         },
     params:
         out_dir=lambda wildcards, output: Path(output.simulations).parent,
+        manifest=manifest_path("evaluate_simulation"),
         code=CODE["simulate_eval"],
     log:
         f"{RESULTS}/logs/evaluate_simulation.log",
-    threads: resource("simulate", "threads", 1)
+    threads: threads_of("simulate")
     resources:
-        mem_mb=resource("simulate", "mem_mb", 2000),
-        runtime=resource("simulate", "runtime", 30),
+        **resources_of("simulate"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar evaluate-simulation --sims {input} --out-dir {params.out_dir} "
-        "2> {log}"
+        "{PYTHON} -m modelvar evaluate-simulation --sims {input:q} "
+        "--out-dir {params.out_dir:q} --manifest {params.manifest:q} 2> {log:q}"
 
 
 rule dirichlet_simulation:
@@ -94,15 +94,16 @@ rule dirichlet_simulation:
         n=SIMULATION.get("dirichlet", {}).get("n", 1000),
         cases=json.dumps(get_dirichlet_cases()),
         out_dir=lambda wildcards, output: Path(output.per_sample).parent,
+        manifest=manifest_path("dirichlet_simulation"),
         code=CODE["dirichlet"],
     log:
         f"{RESULTS}/logs/dirichlet_simulation.log",
-    threads: resource("simulate", "threads", 1)
+    threads: threads_of("simulate")
     resources:
-        mem_mb=resource("simulate", "mem_mb", 2000),
-        runtime=resource("simulate", "runtime", 30),
+        **resources_of("simulate"),
     conda:
         "../envs/modelvar.yaml"
     shell:
-        "python -m modelvar dirichlet --root-seed {params.root_seed} --n {params.n} "
-        "--cases '{params.cases}' --out-dir {params.out_dir} 2> {log}"
+        "{PYTHON} -m modelvar dirichlet --root-seed {params.root_seed:q} --n {params.n:q} "
+        "--cases {params.cases:q} --out-dir {params.out_dir:q} "
+        "--manifest {params.manifest:q} 2> {log:q}"

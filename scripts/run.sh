@@ -10,6 +10,9 @@ bash scripts/setup-venv.sh
 VENV="${MODELVAR_VENV:-.venv}"
 case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
 export PATH="$VENV/bin:$PATH"
+# A run killed earlier (kill -9, power loss) leaves Snakemake's lock behind: remove it when no
+# other run of this workflow is alive in the working directory (modelvar.pipeline.run_lock).
+python -m modelvar unlock-stale -- --workflow-profile profiles/local "$@"
 report="$(python -m modelvar config --report-path -- --workflow-profile profiles/local "$@")"
 if [ -z "$report" ]; then  # a dry run, a listing, --lint, --unlock, …: nothing to report
   exec snakemake --workflow-profile profiles/local "$@"

@@ -43,12 +43,25 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _manifest(args: argparse.Namespace, rule: str, **job):
+    from modelvar.table_files import Manifest
+
+    return Manifest(getattr(args, "manifest", None), rule=rule, job=job)
+
+
+def _read_tables(paths) -> pd.DataFrame:
+    from modelvar.table_files import read_parquet
+
+    return pd.concat([read_parquet(p) for p in paths], ignore_index=True)
+
+
 def cmd_prepare(args: argparse.Namespace) -> int:
     from modelvar.data import load, write
 
     spec = json.loads(args.spec)
     ds = load(args.name, spec, openml_cache=args.openml_cache, openml_server=args.openml_server)
-    meta = write(ds, args.out_parquet, args.out_meta)
+    with _manifest(args, "prepare_dataset", dataset=args.name) as manifest:
+        meta = write(ds, args.out_parquet, args.out_meta, manifest=manifest)
     logging.getLogger("modelvar.prepare").info(
         "%s: %d samples, %d features (%d categorical), classes %s, %d missing cells",
         args.name, meta["n_samples"], meta["n_features"], len(ds.categorical_columns),
@@ -88,46 +101,44 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.classifier}: unknown hyperparameter(s) {bad} in "
                              f"classifier_settings; known: {sorted(names)}")
         base = {**(base or {}), **settings["hparams"]}
-    fit_job(
-        ds,
-        classifier=args.classifier,
-        cells=[Cell.parse(c) for c in args.cells],
-        repeats=args.repeats,
-        n_runs=args.runs,
-        test_fraction=args.test_fraction,
-        root_seed=args.root_seed,
-        predictions_out=[Path(p) for p in args.predictions],
-        runs_out=[Path(p) for p in args.runs_out],
-        base_hparams=base,
-        threads=args.threads,
-        epochs=settings.get("epochs"),
-    )
+    rule = "fit_mlp" if args.classifier == "mlp" else "fit"
+    with _manifest(args, rule, dataset=ds.name, classifier=args.classifier,
+                   cells=args.cells) as manifest:
+        fit_job(
+            ds,
+            classifier=args.classifier,
+            cells=[Cell.parse(c) for c in args.cells],
+            repeats=args.repeats,
+            n_runs=args.runs,
+            test_fraction=args.test_fraction,
+            root_seed=args.root_seed,
+            predictions_out=[Path(p) for p in args.predictions],
+            runs_out=[Path(p) for p in args.runs_out],
+            base_hparams=base,
+            threads=args.threads,
+            epochs=settings.get("epochs"),
+            manifest=manifest,
+        )
     return 0
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from modelvar.data import read
     from modelvar.models.tuning import tune
-    from modelvar.pipeline.predictions import write_parquet
 
     ds = read(args.data, args.meta)
     trials, best = tune(ds, args.classifier, n_trials=args.trials, folds=args.folds,
                         test_fraction=args.test_fraction, root_seed=args.root_seed,
                         threads=args.threads)
-    write_parquet(trials, args.trials_out)
-    Path(args.best_out).write_text(json.dumps(best, indent=2, sort_keys=True) + "\n")
+    with _manifest(args, "tune", dataset=ds.name, classifier=args.classifier) as manifest:
+        manifest.write_parquet(trials, args.trials_out)
+        manifest.write_text(json.dumps(best, indent=2, sort_keys=True) + "\n", args.best_out)
     return 0
 
 
-def _write_tables(tables: dict[str, pd.DataFrame], paths: dict[str, Path]) -> None:
-    from modelvar.pipeline.predictions import write_parquet
-
+def _write_tables(tables: dict[str, pd.DataFrame], paths: dict[str, Path], manifest) -> None:
     for name, path in paths.items():
-        if Path(path).suffix == ".csv":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            tables[name].to_csv(path, index=False)
-        else:
-            write_parquet(tables[name], path)
+        manifest.write_table(tables[name], path)
     logging.getLogger("modelvar.metrics").info(
         "%s", ", ".join(f"{name}: {len(t)} rows" for name, t in tables.items())
     )
@@ -150,23 +161,24 @@ def _by_cell(frame: pd.DataFrame, cells: list[str]) -> list[pd.DataFrame]:
 def cmd_pairwise(args: argparse.Namespace) -> int:
     from modelvar.pipeline.metric_tables import TABLES, repeat_tables
 
-    frame = pd.concat([pd.read_parquet(p) for p in args.predictions], ignore_index=True)
+    frame = _read_tables(args.predictions)
     classes = json.loads(Path(args.meta).read_text())["classes"] if args.meta else None
     parts = [repeat_tables(part, classes=classes, ec_local_undefined=args.ec_local_undefined)
              for part in _by_cell(frame, args.cells)]
     tables = {t: pd.concat([p[t] for p in parts], ignore_index=True) for t in TABLES}
     out_dir = Path(args.out_dir)
-    _write_tables(tables, {t: out_dir / f"{t}.parquet" for t in TABLES})
+    with _manifest(args, "pairwise_metrics", cells=args.cells) as manifest:
+        _write_tables(tables, {t: out_dir / f"{t}.parquet" for t in TABLES}, manifest)
     return 0
 
 
 def cmd_grouped(args: argparse.Namespace) -> int:
     from modelvar.pipeline.grouped_tables import grouped_tables
 
-    frame = pd.concat([pd.read_parquet(p) for p in args.predictions], ignore_index=True)
+    frame = _read_tables(args.predictions)
     meta = json.loads(Path(args.meta).read_text())
     categorical = {f["name"] for f in meta["features"] if f["type"] == "categorical"}
-    data = pd.read_parquet(args.data)
+    data = _read_tables([args.data])
     groupings = json.loads(args.groupings)
     parts = [
         grouped_tables(part, data, groupings=groupings, metrics=args.metrics,
@@ -177,7 +189,8 @@ def cmd_grouped(args: argparse.Namespace) -> int:
     tables = {t: pd.concat([p[t] for p in parts], ignore_index=True)
               for t in ("grouped", "disparities")}
     out_dir = Path(args.out_dir)
-    _write_tables(tables, {t: out_dir / f"{t}.parquet" for t in tables})
+    with _manifest(args, "grouped_metrics", cells=args.cells) as manifest:
+        _write_tables(tables, {t: out_dir / f"{t}.parquet" for t in tables}, manifest)
     return 0
 
 
@@ -186,13 +199,14 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
     tables = {name: getattr(args, name) for name in
               ("summary", "per_run", "agreement", "per_sample", "runs", "grouped", "disparities")}
-    log = logging.getLogger("modelvar.pipeline.aggregate")
-    for name, paths in tables.items():
-        if not paths:
-            continue
-        frame = combine(paths, args.dataset)
-        path = write_partition(frame, args.out_dir, name, args.dataset)
-        log.info("%s: %d rows from %d files -> %s", name, len(frame), len(paths), path)
+    log = logging.getLogger("modelvar.aggregate")
+    with _manifest(args, "aggregate", dataset=args.dataset) as manifest:
+        for name, paths in tables.items():
+            if not paths:
+                continue
+            frame = combine(paths, args.dataset)
+            path = write_partition(frame, args.out_dir, name, args.dataset, manifest=manifest)
+            log.info("%s: %d rows from %d files -> %s", name, len(frame), len(paths), path)
     return 0
 
 
@@ -222,7 +236,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     out = Path(args.out)
     paths = {t: out if t == "pairwise" else out.with_name(f"{out.stem}.{t}{out.suffix}")
              for t in TABLES}
-    _write_tables(repeat_tables(frame, ec_local_undefined=args.ec_local_undefined), paths)
+    _write_tables(repeat_tables(frame, ec_local_undefined=args.ec_local_undefined), paths,
+                  _manifest(args, "metrics"))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
@@ -232,14 +247,14 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
     out_dir = Path(args.out_dir)
     if args.disparities:
-        group_disparities(pd.read_parquet(args.disparities), args.dataset,
+        group_disparities(_read_tables([args.disparities]), args.dataset,
                           [out_dir / f"group_disparities.{ext}" for ext in args.formats])
         return 0
     tables = {"summary": args.summary, "per_run": args.per_run, "per_sample": args.per_sample}
     missing = [name for name, path in tables.items() if not path]
     if missing:
         raise ValueError(f"figures: missing --{', --'.join(m.replace('_', '-') for m in missing)}")
-    frames = {name: pd.read_parquet(path) for name, path in tables.items()}
+    frames = {name: _read_tables([path]) for name, path in tables.items()}
     for name, (table, func) in FIGURE_FUNCTIONS.items():
         func(frames[table], args.dataset, [out_dir / f"{name}.{ext}" for ext in args.formats])
         logging.getLogger("modelvar.figures").info("%s: %s done", args.dataset, name)
@@ -247,7 +262,6 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.predictions import write_parquet
     from modelvar.seeding import stream
     from modelvar.simulation.metric_study import run_simulations, simulation_grid
 
@@ -257,7 +271,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     sims = run_simulations(design, n_samples=args.n_samples, n_runs=args.runs,
                            rng=name.generator())
     sims["stream"] = str(name)
-    write_parquet(sims, args.out)
+    with _manifest(args, "simulate_metrics", n_classes=args.n_classes) as manifest:
+        manifest.write_parquet(sims, args.out)
     logging.getLogger("modelvar.simulate").info("%d simulations with %d classes -> %s",
                                                 len(sims), args.n_classes, args.out)
     return 0
@@ -265,36 +280,36 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def cmd_evaluate_simulation(args: argparse.Namespace) -> int:
     from modelvar.metrics.pairwise import ALL_METRICS
-    from modelvar.pipeline.predictions import write_parquet
     from modelvar.plots.simulation import metric_by_distribution, metric_vs_accuracy
     from modelvar.simulation.metric_study import best_per_criterion, evaluate
 
-    sims = pd.concat([pd.read_parquet(p) for p in args.sims], ignore_index=True)
+    sims = _read_tables(args.sims)
     sims.insert(0, "simulation", range(len(sims)))
     out = Path(args.out_dir)
     metrics = list(ALL_METRICS)
     tidy = sims.melt(id_vars=[c for c in sims.columns if c not in metrics],
                      value_vars=metrics, var_name="metric", value_name="value")
-    write_parquet(tidy, out / "simulations.parquet")
     criteria, ranking = evaluate(sims, metrics)
-    write_parquet(criteria, out / "criteria.parquet")
-    write_parquet(ranking, out / "ranking.parquet")
+    manifest = _manifest(args, "evaluate_simulation")
+    manifest.write_parquet(tidy, out / "simulations.parquet")
+    manifest.write_parquet(criteria, out / "criteria.parquet")
+    manifest.write_parquet(ranking, out / "ranking.parquet")
     best = best_per_criterion(criteria)
     html = ["<h3>Reproducibility metrics scored on the seed's criteria</h3>",
             f"<p>{len(sims)} simulations. Best per criterion: "
             + "; ".join(f"<b>{k}</b>: {', '.join(v)}" for k, v in best.items()) + "</p>",
             ranking.to_html(index=False, float_format="%.2f"),
             "<h4>Criterion values</h4>", criteria.to_html(index=False, float_format="%.3f")]
-    (out / "ranking.html").write_text("\n".join(html))
+    manifest.write_text("\n".join(html), out / "ranking.html")
     metric_vs_accuracy(sims, metrics, [out / f"metric_vs_accuracy.{e}" for e in ("png", "pdf")])
     metric_by_distribution(sims, metrics,
                            [out / f"metric_by_distribution.{e}" for e in ("png", "pdf")])
+    manifest.close()
     logging.getLogger("modelvar.simulate").info("best per criterion: %s", best)
     return 0
 
 
 def cmd_dirichlet(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.predictions import write_parquet
     from modelvar.plots.simulation import (
         dirichlet_ci_vs_h,
         dirichlet_class_densities,
@@ -307,16 +322,48 @@ def cmd_dirichlet(args: argparse.Namespace) -> int:
     rng = stream(args.root_seed, "dirichlet-simulation").generator()
     probs, per_sample = simulate_cases(cases, args.n, rng)
     out = Path(args.out_dir)
-    write_parquet(per_sample, out / "per_sample.parquet")
     table = spearman_table(per_sample)
-    write_parquet(table, out / "spearman.parquet")
-    (out / "spearman.html").write_text(
+    manifest = _manifest(args, "dirichlet_simulation")
+    manifest.write_parquet(per_sample, out / "per_sample.parquet")
+    manifest.write_parquet(table, out / "spearman.parquet")
+    manifest.write_text(
         "<h3>Spearman correlation of the confusion index and normalised entropy</h3>"
-        + table.to_html(index=False, float_format="%.3f"))
+        + table.to_html(index=False, float_format="%.3f"), out / "spearman.html")
     dirichlet_class_densities(probs, [out / f"class_densities.{e}" for e in ("png", "pdf")])
     dirichlet_h_ci_densities(per_sample, [out / f"h_ci_densities.{e}" for e in ("png", "pdf")])
     dirichlet_ci_vs_h(per_sample, [out / f"ci_vs_h.{e}" for e in ("png", "pdf")])
+    manifest.close()
     logging.getLogger("modelvar.simulation.dirichlet").info("%s", table.to_string(index=False))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from modelvar.table_files import STATE_DIR, verify
+
+    root = Path(args.results_dir)
+    if not (root / STATE_DIR).is_dir():
+        raise ValueError(f"{root} holds no modelvar manifests ({root / STATE_DIR} is missing): "
+                         "is it a results folder written by the workflow?")
+    problems, checked = verify(root, quick=args.quick)
+    print(f"checked {checked} files of {root}: {len(problems)} problem(s)")
+    for problem in problems:
+        print(f"\n{problem.path}: {problem.problem}"
+              + (f" (written by rule {problem.rule})" if problem.rule else ""))
+        if problem.command:
+            print(f"  fix: {problem.command}")
+    return 1 if problems else 0
+
+
+def cmd_unlock_stale(args: argparse.Namespace) -> int:
+    from modelvar.pipeline.run_lock import unlock_if_stale
+    from modelvar.pipeline.workflow_config import resolve, workflow_options
+
+    argv = list(args.snakemake_args)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    message = unlock_if_stale(resolve(argv).workdir, workflow_options(argv))
+    if message:
+        print(message, file=sys.stderr)
     return 0
 
 
@@ -345,7 +392,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     from modelvar.plots.study import repeat_means_violin
 
-    summary = pd.concat([pd.read_parquet(p) for p in args.summaries], ignore_index=True)
+    summary = _read_tables(args.summaries)
     repeat_means_violin(summary, args.dataset, [Path(p) for p in args.out])
     return 0
 
@@ -354,11 +401,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="modelvar", description=__doc__.splitlines()[0])
     parser.add_argument("--log", help="also write the log to this file")
     sub = parser.add_subparsers(dest="command", required=True)
+    # the workflow passes --manifest to every command that writes tables (modelvar.table_files)
+    recorded = argparse.ArgumentParser(add_help=False)
+    recorded.add_argument("--manifest", metavar="PATH",
+                          help="record every file written (path, size, sha256, rows) in this "
+                          "JSON manifest, for `modelvar verify`")
 
     p = sub.add_parser("datasets", help="list the datasets available offline")
     p.set_defaults(func=cmd_datasets)
 
-    p = sub.add_parser("prepare", help="write a canonical dataset (parquet + JSON)")
+    p = sub.add_parser("prepare", parents=[recorded],
+                       help="write a canonical dataset (parquet + JSON)")
     p.add_argument("--name", required=True)
     p.add_argument("--spec", required=True, help="the dataset's config entry as JSON")
     p.add_argument("--out-parquet", required=True)
@@ -368,7 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml.org)")
     p.set_defaults(func=cmd_prepare)
 
-    p = sub.add_parser("fit", help="fit k runs for each of several repeats")
+    p = sub.add_parser("fit", parents=[recorded],
+                       help="fit k runs for each of several repeats")
     p.add_argument("--data", required=True)
     p.add_argument("--meta", required=True)
     p.add_argument("--classifier", required=True)
@@ -386,7 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_fit)
 
-    p = sub.add_parser("tune", help="random-search tuning of one classifier on one dataset")
+    p = sub.add_parser("tune", parents=[recorded],
+                       help="random-search tuning of one classifier on one dataset")
     p.add_argument("--data", required=True)
     p.add_argument("--meta", required=True)
     p.add_argument("--classifier", required=True)
@@ -403,7 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("pairwise", "pairwise metrics + per-repeat summaries from the pipeline's predictions"),
         ("metrics", "pairwise metrics + per-repeat summaries from your own predictions"),
     ):
-        p = sub.add_parser(name, help=helptext)
+        p = sub.add_parser(name, parents=[recorded] if name == "pairwise" else [],
+                           help=helptext)
         if name == "pairwise":
             p.add_argument("--predictions", nargs="+", required=True)
             p.add_argument("--meta", help="dataset metadata JSON (fixes the class order)")
@@ -420,7 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.set_defaults(func=cmd_metrics)
         p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan")
 
-    p = sub.add_parser("grouped", help="metrics and reproducibility by group, per repeat")
+    p = sub.add_parser("grouped", parents=[recorded],
+                       help="metrics and reproducibility by group, per repeat")
     p.add_argument("--predictions", nargs="+", required=True)
     p.add_argument("--data", required=True, help="canonical dataset parquet (grouping columns)")
     p.add_argument("--meta", required=True)
@@ -433,7 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="writes {grouped,disparities}.parquet (all cells) there")
     p.set_defaults(func=cmd_grouped)
 
-    p = sub.add_parser("aggregate", help="one dataset's tables into the partitioned dataset")
+    p = sub.add_parser("aggregate", parents=[recorded],
+                       help="one dataset's tables into the partitioned dataset")
     p.add_argument("--dataset", required=True)
     p.add_argument("--out-dir", required=True)
     for name in ("summary", "per-run", "agreement", "per-sample", "runs", "grouped",
@@ -451,7 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formats", nargs="+", default=["png", "pdf"])
     p.set_defaults(func=cmd_figures)
 
-    p = sub.add_parser("simulate", help="simulated runs for the metric study (seed 000)")
+    p = sub.add_parser("simulate", parents=[recorded],
+                       help="simulated runs for the metric study (seed 000)")
     p.add_argument("--root-seed", type=int, required=True)
     p.add_argument("--n-classes", type=int, required=True)
     p.add_argument("--distributions", nargs="+",
@@ -462,18 +521,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_simulate)
 
-    p = sub.add_parser("evaluate-simulation",
+    p = sub.add_parser("evaluate-simulation", parents=[recorded],
                        help="score every pairwise metric on the seed's criteria (seed 000)")
     p.add_argument("--sims", nargs="+", required=True)
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=cmd_evaluate_simulation)
 
-    p = sub.add_parser("dirichlet", help="Dirichlet probability simulation (seed 002)")
+    p = sub.add_parser("dirichlet", parents=[recorded],
+                       help="Dirichlet probability simulation (seed 002)")
     p.add_argument("--root-seed", type=int, required=True)
     p.add_argument("--n", type=int, default=1000)
     p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=cmd_dirichlet)
+
+    p = sub.add_parser(
+        "verify", help="check every table of a results folder against the manifests",
+        description="Check every table that the workflow's jobs wrote into RESULTS against "
+        "their manifests (present, size, row count, sha256), list stray temporary files and "
+        "unrecorded tables, and print for each bad table the command that regenerates it. "
+        "Exit status 1 when a problem is found.")
+    p.add_argument("results_dir", metavar="RESULTS", help="the study's results folder")
+    p.add_argument("--quick", action="store_true",
+                   help="skip the sha256 comparison (size and row counts are still checked)")
+    p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser(
         "config", help="the workflow config a Snakemake command line resolves to",
@@ -491,6 +562,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Snakemake's arguments, after --")
     p.set_defaults(func=cmd_config)
 
+    p = sub.add_parser(
+        "unlock-stale", help="remove Snakemake locks left by an interrupted run, when safe",
+        description="If the working directory of a Snakemake command line holds Snakemake "
+        "locks but no process of this workflow is alive there (a run was killed), remove them "
+        "with snakemake --unlock and say so; otherwise do nothing. scripts/run.sh runs this "
+        "before every run.")
+    p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                   help="Snakemake's arguments, after --")
+    p.set_defaults(func=cmd_unlock_stale)
+
     p = sub.add_parser("plot", help="violin figure of per-repeat means")
     p.add_argument("--dataset", required=True)
     p.add_argument("--summaries", nargs="+", required=True)
@@ -502,12 +583,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from modelvar.data.canonical import DatasetError
     from modelvar.metrics.pairwise import MetricInputError
+    from modelvar.table_files import TableReadError
 
     args = build_parser().parse_args(argv)
     _setup_logging(args.log)
     try:
         return args.func(args)
-    except (DatasetError, MetricInputError, ValueError) as exc:
+    except (DatasetError, MetricInputError, TableReadError, ValueError) as exc:
         logging.getLogger("modelvar").error("%s", exc)
         print(f"modelvar {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -12,7 +12,6 @@ On disk a canonical dataset is two files:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,20 +19,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from modelvar.table_files import Manifest, sha256_file
+
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
 
 
 class DatasetError(ValueError):
     """A dataset cannot be read or is not a valid classification dataset."""
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @dataclass
@@ -195,25 +188,26 @@ def build(
     )
 
 
-def write(ds: Dataset, parquet_path: str | Path, meta_path: str | Path) -> dict:
-    """Write the canonical parquet and JSON metadata; returns the metadata."""
+def write(ds: Dataset, parquet_path: str | Path, meta_path: str | Path,
+          manifest: Manifest | None = None) -> dict:
+    """Write the canonical parquet and JSON metadata (atomically, recorded in ``manifest``);
+    returns the metadata."""
+    manifest = manifest if manifest is not None else Manifest(None, rule="prepare")
     table = ds.X.copy()
     table.insert(0, "sample", np.arange(len(ds.X), dtype=np.int64))
     table[ds.target] = ds.y.astype(object).to_numpy()
-    parquet_path, meta_path = Path(parquet_path), Path(meta_path)
-    parquet_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = parquet_path.with_suffix(".parquet.tmp")
-    table.to_parquet(tmp, index=False)
-    tmp.replace(parquet_path)
+    manifest.write_parquet(table, parquet_path)
     meta = ds.metadata()
     meta["parquet_sha256"] = sha256_file(parquet_path)
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    manifest.write_text(json.dumps(meta, indent=2) + "\n", meta_path)
     return meta
 
 
 def read(parquet_path: str | Path, meta_path: str | Path) -> Dataset:
     """Read a canonical dataset written by :func:`write`, checking its checksum."""
     meta = json.loads(Path(meta_path).read_text())
+    if not Path(parquet_path).is_file():
+        raise DatasetError(f"{parquet_path}: no such file; re-run the prepare step")
     actual = sha256_file(parquet_path)
     if actual != meta["parquet_sha256"]:
         raise DatasetError(

@@ -7,7 +7,8 @@ from pathlib import Path
 import arff
 import pandas as pd
 
-from modelvar.data.canonical import Dataset, DatasetError, build, sha256_file
+from modelvar.data.canonical import Dataset, DatasetError, build
+from modelvar.table_files import sha256_file
 
 _ARFF_NUMERIC = {"NUMERIC", "REAL", "INTEGER"}
 

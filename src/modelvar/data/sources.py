@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from modelvar.data.canonical import Dataset, DatasetError, build, sha256_file
+from modelvar.data.canonical import Dataset, DatasetError, build
 from modelvar.data.readers import read_arff, read_file, read_table
+from modelvar.table_files import sha256_file
 
 #: scikit-learn's bundled classification datasets (shipped inside its wheel; no download).
 SKLEARN_DATASETS = ("iris", "wine", "breast_cancer", "digits")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from modelvar.pipeline.cells import Cell
-from modelvar.pipeline.predictions import write_parquet
+from modelvar.table_files import Manifest, read_parquet
 
 LEVEL_COLUMNS = ("data", "categorical", "hparam", "downsample", "model_seed")
 
@@ -37,7 +37,7 @@ def combine(paths: list[str | Path], dataset: str) -> pd.DataFrame:
     """Concatenate one dataset's per-cell tables, checking they all belong to ``dataset``."""
     if not paths:
         raise ValueError(f"no tables to aggregate for {dataset!r}")
-    frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+    frame = pd.concat([read_parquet(p) for p in paths], ignore_index=True)
     others = sorted(set(frame["dataset"].unique()) - {dataset})
     if others:
         raise ValueError(f"tables of dataset(s) {others} given for dataset {dataset!r}")
@@ -48,18 +48,19 @@ def partition_path(out_dir: str | Path, table: str, dataset: str) -> Path:
     return Path(out_dir) / table / f"dataset={dataset}" / "part-0.parquet"
 
 
-def write_partition(frame: pd.DataFrame, out_dir: str | Path, table: str, dataset: str) -> Path:
+def write_partition(frame: pd.DataFrame, out_dir: str | Path, table: str, dataset: str,
+                    manifest: Manifest | None = None) -> Path:
     path = partition_path(out_dir, table, dataset)
-    write_parquet(frame.drop(columns=["dataset"]), path)
-    return path
+    manifest = manifest if manifest is not None else Manifest(None, rule="aggregate")
+    return manifest.write_parquet(frame.drop(columns=["dataset"]), path)
 
 
 def read_table(out_dir: str | Path, table: str, dataset: str | None = None) -> pd.DataFrame:
     """One aggregated table (all datasets, or one), with the ``dataset`` column restored."""
     if dataset is not None:
-        frame = pd.read_parquet(partition_path(out_dir, table, dataset))
+        frame = read_parquet(partition_path(out_dir, table, dataset))
         return frame.assign(dataset=dataset)
-    frame = pd.read_parquet(Path(out_dir) / table)
+    frame = read_parquet(Path(out_dir) / table)
     frame["dataset"] = frame["dataset"].astype(str)
     return frame
 
@@ -73,7 +74,7 @@ def study_summary(results_dir: str | Path, datasets: list[str]) -> str:
         if not path.exists():
             lines.append(f"  {ds}: no aggregated runs table ({path})")
             continue
-        runs = pd.read_parquet(path, columns=["classifier", "cell", "repeat", "accuracy",
+        runs = read_parquet(path, columns=["classifier", "cell", "repeat", "accuracy",
                                                "fit_seconds"])
         total_fits += len(runs)
         total_seconds += float(runs["fit_seconds"].sum())

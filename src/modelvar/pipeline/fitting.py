@@ -33,8 +33,9 @@ from modelvar.data.splits import downsample, split_test_set
 from modelvar.models import hparams as hp
 from modelvar.models.classifiers import make_classifier
 from modelvar.pipeline.cells import Cell
-from modelvar.pipeline.predictions import PROBA_PREFIX, write_parquet
+from modelvar.pipeline.predictions import PROBA_PREFIX
 from modelvar.seeding import stream
+from modelvar.table_files import Manifest
 
 log = logging.getLogger("modelvar.fit")
 
@@ -243,9 +244,10 @@ def fit_job(
     base_hparams: dict | None = None,
     threads: int = 1,
     epochs: int | None = None,
+    manifest: Manifest | None = None,
 ) -> None:
     """Fit every (cell, repeat) of a job: one predictions table per (cell, repeat), one runs
-    table per cell (all its repeats).
+    table per cell (all its repeats), each written atomically and recorded in ``manifest``.
 
     ``predictions_out`` is cell-major: entry ``c * len(repeats) + r`` is cell ``c``, repeat ``r``;
     ``runs_out`` has one path per cell. Progress (runs done / total, elapsed, ETA) goes to the
@@ -269,6 +271,7 @@ def fit_job(
         eta = elapsed / done * (total - done)
         log.info("runs done %d/%d, elapsed %.1f s, ETA %.1f s", done, total, elapsed, eta)
 
+    manifest = manifest if manifest is not None else Manifest(None, rule="fit")
     paths = iter(predictions_out)
     for cell, runs_path in zip(cells, runs_out, strict=True):
         run_tables = []
@@ -278,8 +281,8 @@ def fit_job(
                 test_fraction=test_fraction, root_seed=root_seed, base_hparams=base_hparams,
                 threads=threads, on_run_done=progress, encoded=encoded, epochs=epochs,
             )
-            write_parquet(preds, next(paths))
+            manifest.write_parquet(preds, next(paths))
             run_tables.append(runs)
             log.info("%s repeat %d: mean accuracy %.4f", cell.id, repeat, runs["accuracy"].mean())
-        write_parquet(pd.concat(run_tables, ignore_index=True), runs_path)
+        manifest.write_parquet(pd.concat(run_tables, ignore_index=True), runs_path)
     log.info("fit job finished: %d fits in %.1f s", total, time.perf_counter() - start)

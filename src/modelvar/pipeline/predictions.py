@@ -31,7 +31,6 @@ Fit times vary, so this table is not byte-identical on rerun; the predictions ta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -44,15 +43,6 @@ PROBA_PREFIX = "proba:"
 
 def proba_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c.startswith(PROBA_PREFIX)]
-
-
-def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write atomically (a half-written file never carries the final name)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    frame.to_parquet(tmp, index=False)
-    tmp.replace(path)
 
 
 @dataclass

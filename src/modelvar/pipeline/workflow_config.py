@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from modelvar.table_files import INVOCATION_FILE, STATE_DIR, write_text
 
 DEFAULT_CONFIGFILE = Path("config") / "config.yaml"
 
@@ -69,8 +72,13 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
     from snakemake.common.configfile import load_configfile
     from snakemake.utils import update_config
 
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        _, args = parse_args(list(argv))  # prints which profile it uses; not our output
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            _, args = parse_args(list(argv))  # prints which profile it uses; not our output
+    except SystemExit as exc:  # Snakemake's parser exits on a bad command line or profile
+        raise ConfigError(f"snakemake cannot parse {list(argv)}: {err.getvalue().strip()}") \
+            from exc
     if snakefile_dir is None:
         snakefile_dir = Path(args.snakefile).parent if args.snakefile else Path.cwd()
     configfiles = tuple(Path(p) for p in (args.configfile or []))
@@ -94,3 +102,66 @@ def get_key(config: dict, dotted: str):
             raise ConfigError(f"config has no key {'.'.join(dotted.split('.')[: i + 1])!r}")
         value = value[part]
     return value
+
+
+def workflow_options(argv: Sequence[str]) -> list[str]:
+    """The options of a Snakemake command line that choose the workflow, working directory,
+    profiles and config (not targets, not one-off flags), as given (profiles not applied)."""
+    from snakemake.cli import get_argument_parser
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            args, _ = get_argument_parser().parse_known_args(list(argv))
+    except SystemExit as exc:
+        raise ConfigError(f"snakemake cannot parse {list(argv)}: {err.getvalue().strip()}") \
+            from exc
+    out: list[str] = []
+    if args.snakefile:
+        out += ["-s", str(args.snakefile)]
+    if args.directory:
+        out += ["--directory", str(args.directory)]
+    if getattr(args, "workflow_profile", None) not in (None, "none"):
+        out += ["--workflow-profile", str(args.workflow_profile)]
+    if getattr(args, "profile", None):
+        out += ["--profile", str(args.profile)]
+    if args.configfile:
+        out += ["--configfile", *map(str, args.configfile)]
+    if args.config:
+        out += ["--config", *args.config]
+    return out
+
+
+def record_invocation(results_dir: str | Path, argv: Sequence[str], *, workdir: str | Path,
+                      snakefile: str | Path, configfiles: Sequence[str | Path]) -> Path:
+    """Write ``RESULTS/.modelvar/invocation.json``: the working directory and the Snakemake
+    options that select the workflow, profile and config, every path absolute (the workflow's
+    onstart calls it with Snakemake's resolved snakefile and config files;
+    :func:`modelvar.table_files.regenerate_command` reads it)."""
+    workdir, snakefile = Path(workdir).resolve(), Path(snakefile).resolve()
+    options = workflow_options(argv)
+    out = ["-s", str(snakefile), "--directory", str(workdir)]
+    i = 0
+    while i < len(options):
+        name = options[i]
+        if name in ("-s", "--directory"):
+            i += 2
+        elif name in ("--workflow-profile", "--profile"):
+            value = Path(options[i + 1])
+            for base in (snakefile.parent, workdir):  # where Snakemake looks for profiles/NAME
+                if not value.is_absolute() and (base / value).exists():
+                    value = base / value
+                    break
+            out += [name, str(value)]
+            i += 2
+        elif name == "--configfile":
+            out += ["--configfile", *(str(Path(p).resolve()) for p in configfiles)]
+            i += 1
+            while i < len(options) and not options[i].startswith("-"):
+                i += 1
+        else:  # --config KEY=VALUE …
+            out.append(name)
+            i += 1
+    body = {"cwd": str(workdir), "options": out}
+    return write_text(json.dumps(body, indent=1) + "\n",
+                      Path(results_dir) / STATE_DIR / INVOCATION_FILE)

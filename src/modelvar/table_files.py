@@ -1,0 +1,285 @@
+"""Table files: atomic writes, a manifest per job, reads that name a bad file, and verification.
+
+Every table (and JSON/HTML file) a pipeline job writes goes through this module:
+
+* **Atomic writes** (:func:`write_parquet`, :func:`write_csv`, :func:`write_text`): the content
+  goes to a uniquely named, hidden temporary file in the destination folder
+  (``.<name>.<random>.tmp``: dataset readers such as pyarrow skip names that start with ``.`` or
+  ``_``, so a stray one is never read as data), which is renamed over the destination only when
+  complete. A failure removes the temporary file and leaves any previous file untouched.
+* **Manifests** (:class:`Manifest`): what one job wrote — per file its path (relative to the
+  results folder), size, sha256 and, for tables, row count — written atomically after all the
+  job's files, as ``RESULTS/.modelvar/manifests/<rule>/<job>.json``.
+* **Checked reads** (:func:`read_parquet`): a table that cannot be read raises
+  :class:`TableReadError` naming the file and how to find and regenerate every bad table.
+* **Verification** (:func:`verify`, ``modelvar verify RESULTS``): every manifest entry is checked
+  (present, size, row count from the parquet footer, sha256), stray temporary files and tables no
+  job recorded are listed, and each problem comes with the command that regenerates it.
+
+The command comes from ``RESULTS/.modelvar/invocation.json``, which the workflow writes when a
+run starts (``onstart``, :func:`modelvar.pipeline.workflow_config.record_invocation`): the
+working directory and the Snakemake options that select the workflow, profile and config.
+``snakemake … --force TABLE all`` re-runs the job that writes TABLE and, in the same run, every
+job that depends on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+STATE_DIR = ".modelvar"
+MANIFEST_DIR = "manifests"
+INVOCATION_FILE = "invocation.json"
+TMP_SUFFIX = ".tmp"
+
+
+class TableReadError(OSError):
+    """A table file is missing, truncated or corrupt."""
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def _atomic(path: str | Path) -> Iterator[Path]:
+    """Yield a hidden temporary path next to ``path``; rename it onto ``path`` on success,
+    remove it on any failure."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o644)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_parquet(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` (without its index) atomically."""
+    with _atomic(path) as tmp:
+        frame.to_parquet(tmp, index=False)
+    return Path(path)
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
+    with _atomic(path) as tmp:
+        frame.to_csv(tmp, index=False)
+    return Path(path)
+
+
+def write_text(text: str, path: str | Path) -> Path:
+    with _atomic(path) as tmp:
+        tmp.write_text(text)
+    return Path(path)
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Parquet, or CSV when the path ends in ``.csv``."""
+    return (write_csv if Path(path).suffix.lower() == ".csv" else write_parquet)(frame, path)
+
+
+# ----------------------------------------------------------------------------- manifests
+def results_dir_of(path: str | Path) -> Path | None:
+    """The results folder holding ``path``: the nearest ancestor with a ``.modelvar`` folder."""
+    for parent in Path(path).resolve().parents:
+        if (parent / STATE_DIR).is_dir():
+            return parent
+    return None
+
+
+def parquet_rows(path: str | Path) -> int:
+    """Row count from a parquet file's footer (reads no data pages)."""
+    import pyarrow.parquet as pq
+
+    return int(pq.ParquetFile(path).metadata.num_rows)
+
+
+@dataclass
+class FileRecord:
+    path: str           # relative to the results folder (absolute if outside one)
+    target: str         # the path as the workflow names it (relative to its working directory)
+    bytes: int
+    sha256: str
+    rows: int | None    # tables only
+
+    @classmethod
+    def of(cls, path: Path, rows: int | None, root: Path | None) -> FileRecord:
+        resolved = path.resolve()
+        rel = (resolved.relative_to(root).as_posix()
+               if root is not None and resolved.is_relative_to(root) else str(resolved))
+        return cls(path=rel, target=str(path), bytes=resolved.stat().st_size,
+                   sha256=sha256_file(resolved), rows=rows)
+
+
+class Manifest:
+    """Records what one job writes; ``close()`` writes the manifest (if a path was given).
+
+    Use as a context manager: the manifest is written only when the block succeeds."""
+
+    def __init__(self, path: str | Path | None, *, rule: str, job: dict | None = None):
+        self.path = Path(path) if path else None
+        self.rule = rule
+        self.job = dict(job or {})
+        self.records: list[FileRecord] = []
+        root = None
+        if self.path is not None:
+            root = next((p.parent for p in self.path.resolve().parents if p.name == STATE_DIR),
+                        None)
+        self.root = root
+
+    def _record(self, path: Path, rows: int | None) -> Path:
+        self.records.append(FileRecord.of(Path(path), rows, self.root))
+        return Path(path)
+
+    def write_parquet(self, frame: pd.DataFrame, path: str | Path) -> Path:
+        return self._record(write_parquet(frame, path), len(frame))
+
+    def write_table(self, frame: pd.DataFrame, path: str | Path) -> Path:
+        return self._record(write_table(frame, path), len(frame))
+
+    def write_text(self, text: str, path: str | Path) -> Path:
+        return self._record(write_text(text, path), None)
+
+    def record(self, path: str | Path, rows: int | None = None) -> Path:
+        """Record a file written by other code (it must be complete)."""
+        return self._record(Path(path), rows)
+
+    def close(self) -> None:
+        if self.path is None:
+            return
+        body = {"rule": self.rule, "job": self.job,
+                "files": [vars(r) for r in self.records]}
+        write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", self.path)
+
+    def __enter__(self) -> Manifest:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+
+
+# ----------------------------------------------------------------------------- checked reads
+def regenerate_hint(path: str | Path) -> str:
+    """How to regenerate ``path`` (the exact command when the run's invocation is recorded)."""
+    root = results_dir_of(path)
+    if root is None:
+        return f"re-run the job that wrote it (snakemake --force {path} all)"
+    command = regenerate_command(root, str(path))
+    return (f"regenerate it with: {command}\n(`modelvar verify {root}` lists every bad table "
+            "with its command)")
+
+
+def read_parquet(path: str | Path, **kwargs) -> pd.DataFrame:
+    """``pandas.read_parquet`` that names the file, and how to regenerate it, when it cannot be
+    read (missing, truncated, corrupt)."""
+    try:
+        return pd.read_parquet(path, **kwargs)
+    except FileNotFoundError as exc:
+        raise TableReadError(f"{path}: no such table; {regenerate_hint(path)}") from exc
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, … for damaged files
+        raise TableReadError(
+            f"{path}: cannot be read, it is truncated or corrupt "
+            f"({type(exc).__name__}: {exc}); {regenerate_hint(path)}"
+        ) from exc
+
+
+# ----------------------------------------------------------------------------- the invocation
+def regenerate_command(results_dir: str | Path, target: str) -> str:
+    """``cd CWD && snakemake OPTIONS --force TARGET all``: re-runs the job that writes TARGET and
+    everything that depends on it."""
+    invocation = Path(results_dir) / STATE_DIR / INVOCATION_FILE
+    if invocation.is_file():
+        body = json.loads(invocation.read_text())
+        absolute = Path(target).resolve()
+        if absolute.is_relative_to(body["cwd"]):  # Snakemake matches targets as it names them
+            target = absolute.relative_to(body["cwd"]).as_posix()
+        # the options end with multi-value ones (--configfile A B): the next option ends them
+        words = ["snakemake", *body["options"], "--cores", "all", "--force", target, "all"]
+        return f"cd {shlex.quote(body['cwd'])} && {shlex.join(words)}"
+    return (f"snakemake --configfile YOUR_CONFIG --cores all --force {shlex.quote(target)} all "
+            "(from your study's working directory)")
+
+
+# ----------------------------------------------------------------------------- verification
+@dataclass
+class Problem:
+    path: str
+    problem: str
+    rule: str | None
+    command: str | None
+
+
+def _check(root: Path, record: dict, quick: bool) -> str | None:
+    path = Path(record["path"])
+    path = path if path.is_absolute() else root / path
+    if not path.exists():
+        return "missing"
+    size = path.stat().st_size
+    if size != record["bytes"]:
+        return f"size {size} bytes, the job wrote {record['bytes']}"
+    if record.get("rows") is not None and path.suffix == ".parquet":
+        try:
+            rows = parquet_rows(path)
+        except Exception as exc:  # damaged footer
+            return f"unreadable ({type(exc).__name__}: {exc})"
+        if rows != record["rows"]:
+            return f"{rows} rows, the job wrote {record['rows']}"
+    if not quick and sha256_file(path) != record["sha256"]:
+        return "content differs from what the job wrote (sha256)"
+    return None
+
+
+def verify(results_dir: str | Path, *, quick: bool = False,
+           progress: Callable[[int], None] | None = None) -> tuple[list[Problem], int]:
+    """Check every table the manifests of ``results_dir`` list; return (problems, files checked).
+
+    ``quick`` skips the sha256 comparison (size and row counts are still checked)."""
+    root = Path(results_dir).resolve()
+    manifests = sorted((root / STATE_DIR / MANIFEST_DIR).glob("**/*.json"))
+    problems: list[Problem] = []
+    recorded: set[Path] = set()
+    checked = 0
+    for manifest in manifests:
+        body = json.loads(manifest.read_text())
+        for record in body["files"]:
+            checked += 1
+            path = Path(record["path"])
+            recorded.add((path if path.is_absolute() else root / path).resolve())
+            problem = _check(root, record, quick)
+            if problem:
+                problems.append(Problem(record["path"], problem, body["rule"],
+                                        regenerate_command(root, record["target"])))
+        if progress is not None:
+            progress(checked)
+    for path in sorted(root.rglob("*")):
+        if STATE_DIR in path.relative_to(root).parts or not path.is_file():
+            continue
+        rel = path.relative_to(root).as_posix()
+        if path.name.startswith(".") and path.name.endswith(TMP_SUFFIX):
+            problems.append(Problem(rel, "stray temporary file of an interrupted write "
+                                    "(never read as data; safe to delete)", None,
+                                    f"rm {shlex.quote(str(path))}"))
+        elif path.suffix == ".parquet" and path.resolve() not in recorded:
+            problems.append(Problem(rel, "table not recorded by any job's manifest (written by "
+                                    "hand or by an older modelvar)", None, None))
+    return problems, checked

@@ -1,0 +1,180 @@
+"""Stale, corrupt and hostile state at the workflow level (issue 12): verify + regenerate, file
+datasets as real inputs, quoting, the interpreter, one run per results folder, kill -9."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import CONFIGS, REPO, job_counts, snakemake
+from modelvar.table_files import sha256_file
+
+pytestmark = pytest.mark.workflow
+
+ONE_CELL = {"root_seed": 3, "classifiers": ["lr-sgd"],
+            "split": {"test_fraction": 0.25, "repeats": 2, "runs": 3},
+            "perturbation": {"downsample": [0.5]}}
+
+
+def write_config(path: Path, **entries) -> Path:
+    path.write_text(yaml.safe_dump({**ONE_CELL, **entries}))
+    return path
+
+
+def test_verify_finds_a_damaged_table_and_its_command_regenerates_it(tmp_path):
+    from modelvar.table_files import verify
+
+    config = write_config(tmp_path / "c.yaml", results_dir="results",
+                          datasets={"vehicle": {"source": "embedded"}})
+    snakemake(tmp_path, config, "--cores", "2")
+    results = tmp_path / "results"
+    assert verify(results)[0] == []
+    table = (results / "vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix/predictions"
+             / "repeat-001.parquet")
+    table.write_bytes(table.read_bytes()[:1500])
+    # the reader names the file and the command
+    proc = subprocess.run([sys.executable, "-m", "modelvar", "pairwise", "--predictions",
+                           str(table), "--cells", "dnone_cnone_hnone_down050_seedfix",
+                           "--out-dir", str(tmp_path / "x")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert str(table) in proc.stderr and "truncated or corrupt" in proc.stderr
+    problems, _ = verify(results)
+    assert [p.path for p in problems] == [str(table.relative_to(results))]
+    command = problems[0].command
+    assert command.startswith(f"cd {tmp_path} && snakemake -s {REPO / 'Snakefile'}")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    fix = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env)
+    assert fix.returncode == 0, fix.stderr[-2000:]
+    counts = re.findall(r"^(\w+)\s+(\d+)$", fix.stdout + fix.stderr, re.M)
+    ran = {rule: int(n) for rule, n in counts if rule != "total"}
+    assert ran["fit"] == 1 and "prepare_dataset" not in ran  # that job and what depends on it
+    assert verify(results)[0] == []
+
+
+HOSTILE = "it's a $(touch PWNED) dir"
+
+
+def test_file_dataset_at_a_hostile_path_is_a_real_input(tmp_path):
+    folder = tmp_path / HOSTILE
+    folder.mkdir()
+    data = folder / "my vehicle's data.csv"
+    source = pd.read_csv(REPO / "src/modelvar/data/embedded/vehicle.csv")
+    source.to_csv(data, index=False)
+    config = write_config(tmp_path / "c.yaml", results_dir="results", datasets={
+        "mine": {"source": "file", "path": str(data), "target": "Class"},
+        "vehicle": {"source": "embedded"}})
+    snakemake(tmp_path, config, "--cores", "2", "results/datasets/mine.json",
+              "results/datasets/vehicle.json")
+    assert not list(tmp_path.rglob("PWNED")) and not (REPO / "PWNED").exists()
+    meta = json.loads((tmp_path / "results/datasets/mine.json").read_text())
+    assert meta["provenance"]["file_sha256"] == sha256_file(data)
+    assert meta["n_samples"] == 846
+    # same content, nothing to do; new content reruns exactly that dataset's prepare job
+    dry = snakemake(tmp_path, config, "-n", "--cores", "1", "results/datasets/mine.json",
+                    "results/datasets/vehicle.json")
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+    source.assign(COMPACTNESS=source["COMPACTNESS"] + 1).to_csv(data, index=False)
+    dry = snakemake(tmp_path, config, "-n", "--cores", "1", "results/datasets/mine.json",
+                    "results/datasets/vehicle.json")
+    assert job_counts(dry.stdout) == {"prepare_dataset": 1, "total": 1}
+    assert "wildcards: dataset=mine" in dry.stdout
+    # and a whole study on that dataset runs through every rule
+    snakemake(tmp_path, config, "--cores", "2", "results/aggregated/summary/dataset=mine/"
+              "part-0.parquet")
+    assert not list(tmp_path.rglob("PWNED"))
+
+
+def test_every_value_in_a_shell_command_is_quoted():
+    unquoted = []
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        for command in re.findall(r'shell:\n((?:\s+".*"\n)+)', smk.read_text()):
+            for field in re.findall(r"(?<!\{)\{([^{}]+)\}(?!\})", command):
+                if field not in ("PYTHON", "threads") and not field.endswith(":q"):
+                    unquoted.append(f"{smk.name}: {{{field}}}")
+    assert unquoted == []
+
+
+def test_jobs_run_the_workflows_interpreter_without_the_venv_on_path(tmp_path):
+    config = write_config(tmp_path / "c.yaml", results_dir="results",
+                          datasets={"vehicle": {"source": "embedded"}})
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"),
+         "--directory", str(tmp_path), "--configfile", str(config), "--cores", "1",
+         "results/datasets/vehicle.json"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "No module named modelvar" not in proc.stderr
+
+
+def test_second_run_on_the_same_results_from_another_directory_is_refused(tmp_path):
+    results = tmp_path / "shared-results"
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    config = write_config(tmp_path / "c.yaml", results_dir=str(results),
+                          datasets={"vehicle": {"source": "embedded"}},
+                          classifier_settings={"lr-sgd": {"hparams": {"alpha": 0.001}}})
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile",
+           str(config), "--cores", "1"]
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    running = subprocess.Popen([*cmd, "--directory", str(first)], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env=env)
+    lock = results / ".modelvar" / "run.lock"
+    deadline = time.time() + 120
+    while not (lock.exists() and lock.read_text()) and time.time() < deadline:
+        time.sleep(0.2)
+    assert lock.read_text(), "the first run never started"
+    other = subprocess.run([*cmd, "--directory", str(second)], capture_output=True, text=True,
+                           env=env)
+    output = running.communicate(timeout=300)[0]
+    assert running.returncode == 0, output[-3000:]
+    assert other.returncode != 0
+    assert "is in use by another modelvar run" in other.stdout + other.stderr
+    assert str(first) in other.stdout + other.stderr  # names the running one
+    # once the first run ended, the lock is free again
+    assert "Nothing to be done" in subprocess.run(
+        [*cmd, "--directory", str(second)], capture_output=True, text=True, env=env).stderr
+
+
+def test_run_sh_recovers_from_a_killed_run(tmp_path):
+    config = write_config(tmp_path / "c.yaml", results_dir="results",
+                          datasets={"vehicle": {"source": "embedded"}},
+                          classifiers=["lr-sgd", "svm-sgd"])
+    env = dict(os.environ, MODELVAR_VENV=str(Path(sys.executable).parents[1]))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+         str(tmp_path), "--configfile", str(config), "--cores", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    locks = tmp_path / ".snakemake" / "locks"
+    deadline = time.time() + 120
+    while not (locks.is_dir() and any(locks.iterdir())) and time.time() < deadline:
+        time.sleep(0.1)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert any(locks.iterdir()), "the killed run left no lock: nothing to test"
+    plain = snakemake(tmp_path, config, "--cores", "1", check=False)
+    assert plain.returncode != 0 and "cannot be locked" in plain.stdout + plain.stderr
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "run.sh"), "--directory",
+                           str(tmp_path), "--configfile", str(config)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "was interrupted and left Snakemake's lock behind" in proc.stderr
+    assert (tmp_path / "results" / "report.html").exists()
+
+
+def test_unlock_stale_leaves_a_live_runs_lock_alone(tmp_path):
+    from modelvar.pipeline.run_lock import hold_activity_lock, unlock_if_stale
+
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.output.lock").write_text("x")
+    hold_activity_lock(tmp_path)  # this process stands for a live run
+    assert unlock_if_stale(tmp_path, ["--configfile", str(CONFIGS / "tiny.yaml")]) is None
+    assert (tmp_path / ".snakemake" / "locks" / "0.output.lock").exists()
