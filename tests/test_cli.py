@@ -106,3 +106,121 @@ def test_metrics_cli_with_probabilities_writes_all_tables(tmp_path):
     summary = pd.read_csv(tmp_path / "o.summary.csv")
     row = summary[(summary.metric == "ec_global") & (summary.subset == "all")].iloc[0]
     assert row.ci_low <= row["mean"] <= row.ci_high and np.isfinite(row.null_mean)
+
+
+# ------------------------------------------------------------------ hostile and malformed input
+def run_metrics(tmp_path, capsys, frame, suffix=".parquet", out="pw.parquet"):
+    path = tmp_path / f"in{suffix}"
+    if suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path)
+    code = main(["metrics", str(path), "--out", str(tmp_path / out)])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.err
+
+
+def numeric_table(rng, k=3, n=50):
+    y = rng.integers(0, 3, n)
+    rows = [pd.DataFrame({"run": run, "sample": np.arange(n), "y_true": y,
+                          "y_pred": np.where(rng.random(n) < 0.8, y, rng.integers(0, 3, n))})
+            for run in range(k)]
+    return pd.concat(rows, ignore_index=True)
+
+
+def accuracy_in(tmp_path):
+    per_run = pd.read_parquet(tmp_path / "pw.per_run.parquet")
+    return per_run["accuracy"].to_numpy()
+
+
+def test_labels_of_one_value_in_different_types_compare_by_value(tmp_path, capsys):
+    frame = numeric_table(np.random.default_rng(5))
+    assert run_metrics(tmp_path, capsys, frame)[0] == 0
+    want = accuracy_in(tmp_path)
+    assert want.min() > 0.7
+    # parquet: int truth, text predictions of the same numbers
+    as_text = frame.assign(y_pred=frame["y_pred"].astype(str))
+    assert run_metrics(tmp_path, capsys, as_text)[0] == 0
+    np.testing.assert_array_equal(accuracy_in(tmp_path), want)
+    # CSV: "2" in y_true, "2.0" in y_pred
+    csv = frame.assign(y_pred=frame["y_pred"].astype(float).map(lambda v: f"{v:.1f}"))
+    assert run_metrics(tmp_path, capsys, csv, ".csv")[0] == 0
+    np.testing.assert_array_equal(accuracy_in(tmp_path), want)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "suffix", "message"),
+    [
+        (lambda f: f.assign(y_pred=np.where(f.index % 2, "cat", "dog")), ".parquet",
+         "labels of different types"),
+        (lambda f: f.assign(y_true=f["y_true"].astype(str).where(f.index != 4, "2.0")),
+         ".csv", "writes one number in several ways"),
+        (lambda f: f.assign(y_true=f["y_true"].map({0: "x", 1: "2", 2: "z"}),
+                            y_pred=f["y_pred"].map({0: "x", 1: "2.0", 2: "z"})), ".csv",
+         "one number written in several ways"),
+        (lambda f: f.assign(y_pred=f["y_pred"].astype(str).where(f.index != 3, "   ")), ".csv",
+         "empty or blank label"),
+        (lambda f: f.assign(y_pred=f["y_pred"].astype(str).where(f.index != 3, "")), ".csv",
+         "missing label"),
+        (lambda f: f.assign(y_true=f["y_true"].map({0: "cat", 1: " cat", 2: "eel"})), ".csv",
+         "leading or trailing spaces"),
+        (lambda f: f.assign(run=f["run"].map({0: "a", 1: "b", 2: "c"})), ".parquet",
+         "column 'run' must hold whole-number run ids"),
+        (lambda f: f.assign(run=f["run"].astype(float).where(f.index != 7)), ".parquet",
+         "column 'run' has missing ids"),
+        (lambda f: f.assign(run=f["run"] + 0.5), ".parquet", "whole-number run ids"),
+        (lambda f: f.assign(sample=f["sample"].astype(float).where(f.index != 2)), ".parquet",
+         "column 'sample' has missing ids"),
+    ],
+)
+def test_malformed_labels_and_ids_are_named(tmp_path, capsys, mutate, suffix, message):
+    code, err = run_metrics(tmp_path, capsys, mutate(numeric_table(np.random.default_rng(6))),
+                            suffix)
+    assert code == 2 and message in err, err
+    assert not list(tmp_path.glob("pw*"))
+
+
+def test_na_text_is_a_label_not_a_missing_value(tmp_path, capsys):
+    frame = numeric_table(np.random.default_rng(7))
+    names = {0: "NA", 1: "None", 2: "eel"}
+    frame = frame.assign(y_true=frame["y_true"].map(names), y_pred=frame["y_pred"].map(names))
+    assert run_metrics(tmp_path, capsys, frame, ".csv")[0] == 0
+    per_sample = pd.read_parquet(tmp_path / "pw.per_sample.parquet")
+    assert len(per_sample) == 50
+
+
+def test_paths_are_checked_before_anything_is_written(tmp_path, capsys):
+    frame = numeric_table(np.random.default_rng(8))
+    source = tmp_path / "in.parquet"
+    frame.to_parquet(source)
+    before = source.read_bytes()
+    cases = [
+        ([str(source), "--out", str(source)], "is the input file"),
+        ([str(source), "--out", str(tmp_path)], "write .parquet or .csv"),
+        ([str(tmp_path / "nothing.csv"), "--out", str(tmp_path / "o.parquet")], "no such file"),
+        ([str(tmp_path), "--out", str(tmp_path / "o.parquet")], "is a folder"),
+        ([str(source), "--out", str(tmp_path / "o.txt")], "write .parquet or .csv"),
+    ]
+    (tmp_path / "adir.parquet").mkdir()
+    cases.append(([str(source), "--out", str(tmp_path / "adir.parquet")], "is a folder"))
+    for argv, message in cases:
+        assert main(["metrics", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (argv, err)
+    assert source.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir.parquet", "in.parquet"]
+
+
+def test_a_label_count_that_cannot_fit_in_memory_is_refused_before_allocating(tmp_path, capsys):
+    import time
+
+    rng = np.random.default_rng(9)
+    n = 60_000
+    y = rng.random(n)  # continuous "labels": every sample its own class
+    frame = pd.concat([pd.DataFrame({"run": r, "sample": np.arange(n), "y_true": y,
+                                     "y_pred": y + rng.random(n)}) for r in range(3)])
+    start = time.perf_counter()
+    code, err = run_metrics(tmp_path, capsys, frame)
+    assert code == 2 and "distinct labels" in err and "Labels must be classes" in err
+    assert time.perf_counter() - start < 30

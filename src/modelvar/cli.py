@@ -210,34 +210,25 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_user_predictions(path: str) -> pd.DataFrame:
-    from modelvar.metrics.pairwise import MetricInputError
-
-    suffix = Path(path).suffix.lower()
-    if suffix == ".csv":
-        frame = pd.read_csv(path, dtype={"y_true": str, "y_pred": str}, keep_default_na=False,
-                            na_values=[""])
-    elif suffix in (".parquet", ".pq"):
-        frame = pd.read_parquet(path)
-    else:
-        raise MetricInputError(f"{path}: expected a .csv or .parquet file")
-    missing = [c for c in ("run", "sample", "y_true", "y_pred") if c not in frame.columns]
-    if missing:
-        raise MetricInputError(f"{path}: missing required column(s) {missing}")
-    for col in ("y_true", "y_pred"):
-        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
-    return frame
-
-
 def cmd_metrics(args: argparse.Namespace) -> int:
     from modelvar.pipeline.metric_tables import TABLES, repeat_tables
+    from modelvar.pipeline.user_predictions import check_paths, read_user_predictions
+    from modelvar.table_files import write_table
 
-    frame = read_user_predictions(args.predictions)
     out = Path(args.out)
     paths = {t: out if t == "pairwise" else out.with_name(f"{out.stem}.{t}{out.suffix}")
              for t in TABLES}
-    _write_tables(repeat_tables(frame, ec_local_undefined=args.ec_local_undefined), paths,
-                  _manifest(args, "metrics"))
+    check_paths(args.predictions, list(paths.values()))
+    frame = read_user_predictions(args.predictions)
+    tables = repeat_tables(frame, ec_local_undefined=args.ec_local_undefined)
+    written: list[Path] = []
+    try:  # all tables or none: a failure removes what this command wrote
+        for name, path in paths.items():
+            written.append(write_table(tables[name], path))
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 

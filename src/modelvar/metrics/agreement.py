@@ -26,12 +26,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from modelvar.metrics.pairwise import check_runs
+from modelvar.metrics.pairwise import check_label_memory, check_runs
 
 
 def label_counts(preds: np.ndarray, n_classes: int) -> np.ndarray:
     """n_uc: (n samples × C) number of runs predicting each class for each sample."""
     k, n = preds.shape
+    check_label_memory(k, n, n_classes)
     codes = np.arange(n)[None, :] * n_classes + preds
     return np.bincount(codes.ravel(), minlength=n * n_classes).reshape(n, n_classes)
 

@@ -94,6 +94,41 @@ def check_runs(y_true: np.ndarray, preds: np.ndarray, n_classes: int | None = No
     return y_true.astype(np.int64), preds.astype(np.int64), int(n_classes)
 
 
+#: arrays of the label metrics alive at once: the C×C tables of run i against every later run,
+#: their expected counts, ratios and squares (``_label_metrics``)
+_LABEL_TABLE_COPIES = 5
+
+
+def available_memory() -> int:
+    """Bytes of memory available to this process (Linux MemAvailable, else free pages)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import os
+
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def check_label_memory(k: int, n: int, n_classes: int, *, available: int | None = None) -> None:
+    """Refuse a label count whose tables cannot fit in memory, before allocating them.
+
+    The label metrics hold (k − 1) C×C float64 tables at once (×5 for their intermediates), the
+    per-sample counts an n×C table: C that large means the "labels" are not class labels
+    (continuous values, probabilities, ids)."""
+    need = max(_LABEL_TABLE_COPIES * 8 * max(k - 1, 1) * n_classes**2, 2 * 8 * n * n_classes)
+    available = available_memory() if available is None else available
+    if need > available:
+        raise MetricInputError(
+            f"{n_classes:,} distinct labels: the label tables of {k} runs would need "
+            f"{need / 2**30:,.1f} GiB, more than the {available / 2**30:,.1f} GiB available. "
+            "Labels must be classes: are these continuous values, probabilities or ids?"
+        )
+
+
 def encode_labels(
     y_true: Sequence, preds: Sequence[Sequence]
 ) -> tuple[np.ndarray, np.ndarray, list]:
@@ -265,6 +300,7 @@ def pairwise_metrics(
             {m: v for m, v in _error_metrics(y_true, preds, iu, ju, ec_local_undefined).items()}
         )
     if wanted & set(LABEL_METRICS):
+        check_label_memory(k, n, n_classes)
         table.update(_label_metrics(preds, n_classes))
     cols = ["run_i", "run_j", "subset", "n", "acc_i", "acc_j"]
     cols += [m for m in ALL_METRICS if m in wanted]

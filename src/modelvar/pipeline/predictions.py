@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from modelvar.labels import sort_labels
 from modelvar.metrics.pairwise import MetricInputError
 
 KEY_COLUMNS = ("dataset", "classifier", "cell", "repeat")
@@ -87,7 +88,7 @@ def to_runs_matrix(frame: pd.DataFrame, classes: list[str] | None = None) -> Run
         )
     ordered = frame.sort_values(["run", "sample"])
     if classes is None:
-        classes = sorted(set(ordered["y_true"]) | set(ordered["y_pred"]), key=str)
+        classes = sort_labels([*ordered["y_true"].unique(), *ordered["y_pred"].unique()])
     lookup = {c: i for i, c in enumerate(classes)}
     unknown = (set(ordered["y_true"]) | set(ordered["y_pred"])) - set(lookup)
     if unknown:
