@@ -5,20 +5,35 @@ import shlex
 import sys
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 from modelvar.pipeline.cells import grid as cell_grid
+from modelvar.pipeline.config_check import ConfigProblems, check_config, min_class_size
 from modelvar.pipeline.run_lock import hold_activity_lock
 
 # While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
 # Snakemake's locks alone (modelvar.pipeline.run_lock).
 hold_activity_lock(Path.cwd())
 
-validate(config, schema="../workflow/schemas/config.schema.yaml")
+# Every problem of the config and its datasets at once, before any job (dry runs too); then
+# Snakemake's validate() fills in the schema's defaults.
+SCHEMA_PATH = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+# Job steps (SLURM) load the workflow again: the main process has checked the datasets already.
+try:
+    STUDY = check_config(config, yaml.safe_load(SCHEMA_PATH.read_text()),
+                         datasets=workflow.is_main_process)
+except ConfigProblems as exc:
+    sys.exit(f"modelvar: {exc}")
+validate(config, schema=str(SCHEMA_PATH))
+if workflow.is_main_process:
+    for _warning in STUDY.warnings:
+        print(f"modelvar: warning: {_warning}", file=sys.stderr)
 
 # Downloads need the internet, which cluster compute nodes often lack: run them on the head node.
 localrules:
     prepare_dataset,
+    dataset_overview,
 
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
@@ -42,11 +57,6 @@ SIMULATION = config.get("simulation", {})
 SIM_DISTRIBUTIONS = ["uniform", "exponential", "multimodal", "step"]
 SIM_CLASSES = SIMULATION.get("n_classes", [2, 5, 10])
 DIRICHLET_FIGURES = ["class_densities", "h_ci_densities", "ci_vs_h"]
-for _name in GROUPED:
-    if _name not in config["datasets"]:
-        raise ValueError(
-            f"config validation: grouped.by names dataset {_name!r}, not under datasets"
-        )
 SRC = Path(workflow.basedir) / "src" / "modelvar"
 
 
@@ -91,6 +101,7 @@ CODE = {
     "grouped": code_version(*METRICS_CORE, "metrics/grouped.py", "pipeline/predictions.py",
                             "pipeline/grouped_tables.py"),
     "aggregate": code_version("pipeline/aggregate.py", "pipeline/cells.py"),
+    "overview": code_version("pipeline/dataset_overview.py"),
     "plot": code_version("plots/__init__.py", "plots/common.py", "plots/study.py"),
     "simulate": code_version("simulation/class_distributions.py", "simulation/metric_study.py",
                              "metrics/pairwise.py", "seeding.py"),
@@ -267,6 +278,7 @@ def get_final_outputs():
         out += [
             f"{RESULTS}/tuning/{ds}/{clf}/best.json" for ds in DATASETS for clf in CLASSIFIERS
         ]
+    out.append(f"{RESULTS}/datasets/overview.html")
     for ds in DATASETS:
         out += dataset_outputs(ds)
     if SIMULATION.get("enabled", False):

@@ -72,9 +72,14 @@ def spec(**kw):
     return {"source": "openml", "data_id": 2, "version": 1, "retries": 1, **kw}
 
 
+def entries(cache: Path) -> list[str]:
+    """What the cache holds, without the download lock files (kept for coordination)."""
+    return sorted(p.name for p in cache.iterdir() if not p.name.endswith(".lock")) \
+        if cache.exists() else []
+
+
 def assert_no_entry(cache: Path):
-    leftovers = [p.name for p in cache.iterdir()] if cache.exists() else []
-    assert leftovers == [], leftovers
+    assert entries(cache) == []
 
 
 def test_download_verify_cache_and_reuse_offline(server, tmp_path):
@@ -86,7 +91,7 @@ def test_download_verify_cache_and_reuse_offline(server, tmp_path):
     assert ds.target == "class"  # from OpenML's default_target_attribute
     desc = json.loads((cache / "openml-2" / "description.json").read_text())
     assert desc["md5_checksum"] == "4eaed8b6ec9d8211024b6c089b064761"
-    assert [p.name for p in cache.iterdir()] == ["openml-2"]
+    assert entries(cache) == ["openml-2"]
     assert any(r.startswith("/api/v1/xml/data/2") for r in server.requests)
     assert ARFF_PATH in server.requests
     # second load: from the cache, no request reaches the server
@@ -110,10 +115,69 @@ def test_download_failure_leaves_no_cache_entry(server, tmp_path):
 
 
 def test_unreachable_server(tmp_path):
-    with pytest.raises(DatasetError, match="download from .* failed"):
+    with pytest.raises(DatasetError, match=r"no connection from .* \(1 attempt\(s\)"):
         openml_source.load("anneal", spec(), tmp_path / "cache",
                            server="http://127.0.0.1:9/api/v1/xml")
     assert_no_entry(tmp_path / "cache")
+
+
+@pytest.fixture
+def stalled_server():
+    """Accepts connections and never answers (a hung server)."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    accepted = []
+    stop = threading.Event()
+
+    def serve():
+        sock.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(sock.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}/api/v1/xml", accepted
+    stop.set()
+    thread.join()
+    for conn in accepted:
+        conn.close()
+    sock.close()
+
+
+def test_stalled_server_times_out_with_bounded_retries(stalled_server, tmp_path):
+    import time
+
+    url, accepted = stalled_server
+    start = time.perf_counter()
+    with pytest.raises(DatasetError, match=r"no answer from .* \(2 attempt\(s\), 0.5 s timeout"):
+        openml_source.load("anneal", spec(retries=2), tmp_path / "cache", server=url,
+                           timeout=0.5)
+    elapsed = time.perf_counter() - start
+    assert len(accepted) == 2 and elapsed < 10  # two tries of 0.5 s, 2 s apart
+    assert_no_entry(tmp_path / "cache")
+
+
+def test_killed_download_staging_folder_is_cleaned_on_the_next_attempt(server, tmp_path):
+    cache = tmp_path / "cache"
+    (cache / ".openml-2-k1ll3d" / "openml-cache-1").mkdir(parents=True)
+    openml_source.load("anneal", spec(), cache, server=server.api)
+    assert entries(cache) == ["openml-2"]
+
+
+def test_cache_entry_missing_a_file_is_fetched_again(server, tmp_path):
+    cache = tmp_path / "cache"
+    openml_source.load("anneal", spec(), cache, server=server.api)
+    (cache / "openml-2" / "dataset.arff").unlink()
+    server.requests.clear()
+    ds = openml_source.load("anneal", spec(), cache, server=server.api)
+    assert ds.target == "class" and ARFF_PATH in server.requests
+    assert (cache / "openml-2" / "dataset.arff").is_file()
 
 
 def test_pinned_version_and_md5_are_enforced(server, tmp_path):

@@ -29,9 +29,12 @@ def test_test_split_is_stratified_disjoint_and_reproducible(anneal_y):
 def test_rare_class_rule(anneal_y):
     y = anneal_y.copy()
     y[0] = 9  # a class with a single sample
-    with pytest.warns(RareClassWarning, match=r"\[np.int64\(9\)\]|\[9\]"):
+    with pytest.warns(RareClassWarning, match=r"\['9'\]"):
         pool, test = split_test_set(y, 0.25, root_seed=1, dataset="x", repeat=0)
     assert 0 in pool and 0 not in test
+    labels = [f"class {i}" for i in range(10)]
+    with pytest.warns(RareClassWarning, match=r"\['class 9'\]"):  # the label, not an index
+        split_test_set(y, 0.25, root_seed=1, dataset="x", repeat=0, labels=labels)
 
 
 def test_downsample_nested_paired_and_stratified(anneal_y):

@@ -24,8 +24,9 @@ def test_dry_run_job_counts(tmp_path):
         "aggregate_grouped": 1,
         "figures": 3,
         "group_disparities_figure": 1,
+        "dataset_overview": 1,
         "all": 1,
-        "total": 19,
+        "total": 20,
     }
 
 
@@ -250,9 +251,10 @@ def test_changing_one_classifiers_settings_reruns_only_its_jobs(tiny_run, workfl
 def test_adding_a_dataset_adds_only_its_jobs(tiny_run, tmp_config):
     config = tmp_config("tiny.yaml", lambda c: c["datasets"].update(iris={"source": "sklearn"}))
     proc = snakemake(tiny_run.parent, config, "-n", "--cores", "1")
+    # the report's dataset overview lists the new dataset too
     assert job_counts(proc.stdout) == {
         "prepare_dataset": 1, "fit": 2, "pairwise_metrics": 2, "aggregate_dataset": 1,
-        "figures": 1, "all": 1, "total": 8,
+        "figures": 1, "dataset_overview": 1, "all": 1, "total": 9,
     }
     assert "wildcards: dataset=vehicle" not in proc.stdout
 

@@ -57,9 +57,26 @@ def _read_tables(paths) -> pd.DataFrame:
 
 def cmd_prepare(args: argparse.Namespace) -> int:
     from modelvar.data import load, write
+    from modelvar.data.canonical import DatasetError
+    from modelvar.pipeline.config_check import rare_classes
 
     spec = json.loads(args.spec)
-    ds = load(args.name, spec, openml_cache=args.openml_cache, openml_server=args.openml_server)
+    ds = load(args.name, spec, openml_cache=args.openml_cache, openml_server=args.openml_server,
+              openml_timeout=args.openml_timeout)
+    counts = ds.y.value_counts()
+    rare = rare_classes({c: int(counts.get(c, 0)) for c in ds.classes}, args.min_class_size)
+    log = logging.getLogger("modelvar.prepare")
+    if rare and args.rare_classes == "stop":
+        raise DatasetError(
+            f"{args.name}: class(es) {rare} (label: samples) have fewer than the "
+            f"{args.min_class_size} samples the split needs. A truncated or mis-parsed file "
+            "often makes such a class; if the data is right, set split.rare_classes: keep to "
+            "keep them in every training pool (they are never tested)")
+    if rare:
+        ds.provenance["rare_classes"] = {"kept": rare, "min_class_size": args.min_class_size}
+        log.warning("%s: keeping rare class(es) %s (fewer than %d samples): their rows stay in "
+                    "every training pool and are never tested", args.name, rare,
+                    args.min_class_size)
     with _manifest(args, "prepare_dataset", dataset=args.name) as manifest:
         meta = write(ds, args.out_parquet, args.out_meta, manifest=manifest)
     logging.getLogger("modelvar.prepare").info(
@@ -328,6 +345,15 @@ def cmd_dirichlet(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dataset_overview(args: argparse.Namespace) -> int:
+    from modelvar.pipeline.dataset_overview import overview_html
+
+    metas = [json.loads(Path(p).read_text()) for p in args.meta]
+    with _manifest(args, "dataset_overview") as manifest:
+        manifest.write_text(overview_html(metas), args.out)
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from modelvar.table_files import STATE_DIR, verify
 
@@ -410,6 +436,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--openml-cache", default="resources/openml",
                    help="download cache for OpenML datasets")
     p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml.org)")
+    p.add_argument("--openml-timeout", type=float, default=60.0,
+                   help="seconds to wait for any answer of the OpenML server")
+    p.add_argument("--min-class-size", type=int, default=2,
+                   help="the smallest class the split needs")
+    p.add_argument("--rare-classes", choices=("stop", "keep"), default="stop",
+                   help="a smaller class stops here (stop) or is kept, never tested (keep)")
     p.set_defaults(func=cmd_prepare)
 
     p = sub.add_parser("fit", parents=[recorded],
@@ -525,6 +557,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
     p.add_argument("--out-dir", required=True)
     p.set_defaults(func=cmd_dirichlet)
+
+    p = sub.add_parser("dataset-overview", parents=[recorded],
+                       help="the report's table of the study's datasets (HTML)")
+    p.add_argument("--meta", nargs="+", required=True, help="prepared datasets' JSON metadata")
+    p.add_argument("--out", required=True, help="HTML file to write")
+    p.set_defaults(func=cmd_dataset_overview)
 
     p = sub.add_parser(
         "verify", help="check every table of a results folder against the manifests",

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from modelvar.labels import sort_labels
 from modelvar.table_files import Manifest, sha256_file
 
 NUMERIC = "numeric"
@@ -172,7 +173,7 @@ def build(
         classes = [c for c in class_order if c in present]
         absent = [c for c in class_order if c not in present]
     else:
-        classes, absent = sorted(present), []
+        classes, absent = sort_labels(present), []
     prov = dict(provenance or {})
     if absent:
         prov["declared_but_absent_classes"] = absent

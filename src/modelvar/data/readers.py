@@ -1,23 +1,149 @@
-"""Readers for the file formats datasets come in: ARFF (liac-arff), CSV and parquet (pandas)."""
+"""Readers for the file formats datasets come in: ARFF (liac-arff), delimited text and parquet
+(pandas), each optionally gzip-compressed (``.gz``, except parquet, which compresses inside).
+
+A file's format (:class:`FileFormat`) comes from its name, or from the config's ``format`` key:
+
+=====================================  =============================================================
+file                                   read as
+=====================================  =============================================================
+``.csv`` (``.csv.gz``)                 comma-separated, first row = column names
+``.tsv``, ``.tab`` (``.gz``)           tab-separated, first row = column names
+``.data``, ``.txt`` (``.gz``)          delimited text (UCI style): the delimiter is detected from
+                                       the first lines (``,``, tab, ``;``, ``|`` or runs of
+                                       spaces) when exactly one splits every line into the same
+                                       number (> 1) of fields, else name it (``delimiter``)
+``.arff`` (``.arff.gz``)               ARFF: nominal attributes are categorical, with their levels
+``.parquet``, ``.pq``                  parquet
+any name + ``format: csv|tsv|arff|``   that format
+``parquet``
+=====================================  =============================================================
+
+Delimited text: ``header: false`` for a file without a header row, with ``columns: [...]`` (or the
+columns are named V1, V2, …); spaces after a delimiter are skipped; empty cells, ``?`` and pandas'
+missing-value markers (``NA``, ``NaN``, ``null``, …) are missing values. The target and the
+categorical columns are read as text exactly as written (``false``/``true`` stay themselves, never
+booleans), and numeric features as numbers.
+"""
 
 from __future__ import annotations
 
+import gzip
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
-import arff
 import pandas as pd
 
 from modelvar.data.canonical import Dataset, DatasetError, build
 from modelvar.table_files import sha256_file
 
 _ARFF_NUMERIC = {"NUMERIC", "REAL", "INTEGER"}
+SUFFIX_FORMATS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".data": "detect",
+                  ".txt": "detect", ".arff": "arff", ".parquet": "parquet", ".pq": "parquet"}
+FORMATS = ("csv", "tsv", "arff", "parquet")
+_DELIMITERS = {",": ",", "\t": "\t", ";": ";", "|": "|", " ": r"\s+"}
+MISSING_MARKERS = ["?"]
 
 
-def read_arff(path: str | Path, name: str, target: str, provenance: dict | None = None) -> Dataset:
+@dataclass(frozen=True)
+class FileFormat:
+    kind: str                      # "csv" (any delimited text), "arff" or "parquet"
+    delimiter: str | None = None   # delimited text: the separator (r"\s+" for runs of spaces)
+    gzip: bool = False
+    header: bool = True
+    columns: tuple[str, ...] | None = None
+
+    def describe(self) -> dict:
+        return {"format": self.kind, "delimiter": self.delimiter, "gzip": self.gzip,
+                "header": self.header}
+
+
+def _open_text(path: Path, gz: bool):
+    return gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")
+
+
+def _detect_delimiter(path: Path, gz: bool, name: str) -> str:
+    try:
+        with _open_text(path, gz) as fh:
+            lines = [ln.rstrip("\n") for ln, _ in zip(fh, range(200), strict=False)]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
+    lines = [ln for ln in lines if ln.strip()][:50]
+    if not lines:
+        raise DatasetError(f"{name}: {path} is empty")
+    consistent: dict[str, int] = {}
+    for key, sep in _DELIMITERS.items():
+        counts = {len(re.split(sep, ln.strip()) if key == " " else ln.split(sep))
+                  for ln in lines}
+        if len(counts) == 1 and (count := counts.pop()) > 1:
+            consistent[key] = count
+    if " " in consistent and any(consistent[k] == consistent[" "] for k in consistent
+                                 if k != " "):
+        del consistent[" "]  # tab-separated lines also split on runs of spaces: the tab wins
+    if len(consistent) != 1:
+        found = "none" if not consistent else " and ".join(repr(c) for c in consistent)
+        raise DatasetError(
+            f"{name}: cannot tell the delimiter of {path} (delimiters that split every line "
+            f"evenly: {found}); set `delimiter:` (and `format: csv`) in its config entry")
+    return _DELIMITERS[next(iter(consistent))]
+
+
+def file_format(path: str | Path, name: str, spec: dict | None = None) -> FileFormat:
+    """The format of a dataset file: from the config (``format``, ``delimiter``, ``header``,
+    ``columns``) or its name (see module docstring)."""
+    spec = spec or {}
+    path = Path(path)
+    lower = path.name.lower()
+    gz = lower.endswith(".gz")
+    suffix = Path(lower[:-3] if gz else lower).suffix
+    kind = spec.get("format") or SUFFIX_FORMATS.get(suffix)
+    if kind is None:
+        raise DatasetError(
+            f"{name}: unsupported file type {path.name!r}; use {sorted(SUFFIX_FORMATS)} "
+            f"(optionally .gz), or set `format:` to one of {list(FORMATS)}")
+    if kind == "parquet" and gz:
+        raise DatasetError(f"{name}: {path.name}: parquet compresses inside; do not gzip it")
+    columns = tuple(spec["columns"]) if spec.get("columns") else None
+    header = spec.get("header", columns is None)
+    if kind in ("arff", "parquet"):
+        extra = [k for k in ("delimiter", "header", "columns") if k in spec]
+        if extra:
+            raise DatasetError(f"{name}: {extra} apply to delimited text, not {kind} files")
+        return FileFormat(kind=kind, gzip=gz)
+    if "delimiter" in spec:
+        delimiter = _DELIMITERS.get(spec["delimiter"], spec["delimiter"])
+    elif kind == "detect":
+        delimiter = _detect_delimiter(path, gz, name)
+    else:
+        delimiter = "\t" if kind == "tsv" else ","
+    return FileFormat(kind="csv", delimiter=delimiter, gzip=gz, header=bool(header),
+                      columns=columns)
+
+
+# ----------------------------------------------------------------------------- ARFF
+def arff_attributes(path: str | Path, gz: bool = False) -> list[tuple[str, object]]:
+    """(name, type) of each ARFF attribute, from the header alone: a list of levels for nominal
+    attributes, the type name otherwise."""
+    import arff
+
+    header = []
+    with _open_text(Path(path), gz) as fh:
+        for line in fh:
+            header.append(line)
+            if line.strip().lower().startswith("@data"):
+                break
+    parsed = arff.load("".join(header) + "\n")
+    return list(parsed["attributes"])
+
+
+def read_arff(path: str | Path, name: str, target: str, provenance: dict | None = None,
+              *, gz: bool = False) -> Dataset:
     """Read an ARFF file; nominal attributes are categorical with their declared levels."""
+    import arff
+
     path = Path(path)
     try:
-        with open(path, encoding="utf-8") as fh:
+        with _open_text(path, gz) as fh:
             parsed = arff.load(fh)
     except (OSError, UnicodeDecodeError, arff.ArffException) as exc:
         raise DatasetError(f"{name}: cannot read ARFF file {path}: {exc}") from exc
@@ -37,7 +163,8 @@ def read_arff(path: str | Path, name: str, target: str, provenance: dict | None 
     class_order = levels.pop(target, None)
     if target in categorical:
         categorical.remove(target)
-    prov = {"file": path.name, "file_sha256": sha256_file(path), "format": "arff"}
+    prov = {"file": path.name, "file_sha256": sha256_file(path),
+            **FileFormat(kind="arff", gzip=gz).describe()}
     prov.update(provenance or {})
     return build(
         name,
@@ -50,30 +177,53 @@ def read_arff(path: str | Path, name: str, target: str, provenance: dict | None 
     )
 
 
+# ----------------------------------------------------------------------------- delimited text
+def read_delimited(path: Path, fmt: FileFormat, name: str, *, text_columns=(),
+                   nrows: int | None = None) -> pd.DataFrame:
+    """A delimited-text file as a frame; ``text_columns`` are read as text exactly as written."""
+    names = list(fmt.columns) if fmt.columns else None
+    header: int | None = 0 if fmt.header else None
+    if not fmt.header and names is None:
+        with _open_text(path, fmt.gzip) as fh:
+            first = next((ln for ln in fh if ln.strip()), "")
+        width = len(re.split(fmt.delimiter, first.strip())) if fmt.delimiter == r"\s+" \
+            else len(first.split(fmt.delimiter))
+        names = [f"V{i + 1}" for i in range(width)]
+    dtype = {c: str for c in text_columns}
+    try:
+        return pd.read_csv(
+            path, sep=fmt.delimiter, header=header, names=names, dtype=dtype or None,
+            na_values=MISSING_MARKERS, keep_default_na=True, skipinitialspace=True,
+            compression="gzip" if fmt.gzip else None, nrows=nrows,
+            engine="python" if fmt.delimiter == r"\s+" else "c",
+        )
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise DatasetError(f"{name}: cannot read {path} as delimited text "
+                           f"(delimiter {fmt.delimiter!r}): {exc}") from exc
+
+
 def read_table(
     path: str | Path,
     name: str,
     target: str,
     categorical: list[str],
     provenance: dict | None = None,
+    *,
+    fmt: FileFormat | None = None,
 ) -> Dataset:
-    """Read a CSV or parquet file; ``categorical`` names the categorical feature columns."""
+    """Read a delimited-text or parquet file; ``categorical`` names the categorical features."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".csv":
-            frame = pd.read_csv(path, na_values=["?"], keep_default_na=True)
-        elif suffix in (".parquet", ".pq"):
+    fmt = fmt or file_format(path, name)
+    if fmt.kind == "parquet":
+        try:
             frame = pd.read_parquet(path)
-        else:
-            raise DatasetError(f"{name}: unsupported file type {suffix!r} for {path}")
-    except DatasetError:
-        raise
-    except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
-        raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
+        except Exception as exc:  # pyarrow raises many types for unreadable files
+            raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
+    else:
+        frame = read_delimited(path, fmt, name, text_columns=[target, *categorical])
     if frame.empty:
         raise DatasetError(f"{name}: {path} has no data rows")
-    prov = {"file": path.name, "file_sha256": sha256_file(path), "format": suffix.lstrip(".")}
+    prov = {"file": path.name, "file_sha256": sha256_file(path), **fmt.describe()}
     prov.update(provenance or {})
     return build(name, frame, target, list(categorical), provenance=prov)
 
@@ -84,10 +234,13 @@ def read_file(
     target: str,
     categorical: list[str] | None = None,
     provenance: dict | None = None,
+    spec: dict | None = None,
 ) -> Dataset:
-    """Read any supported file; for ARFF, ``categorical`` must be None (the file declares it)."""
-    if Path(path).suffix.lower() == ".arff":
+    """Read any supported file (format from ``spec`` or the name); for ARFF, ``categorical``
+    must be empty (the file declares it)."""
+    fmt = file_format(path, name, spec)
+    if fmt.kind == "arff":
         if categorical:
             raise DatasetError(f"{name}: ARFF files declare their categorical columns themselves")
-        return read_arff(path, name, target, provenance)
-    return read_table(path, name, target, categorical or [], provenance)
+        return read_arff(path, name, target, provenance, gz=fmt.gzip)
+    return read_table(path, name, target, categorical or [], provenance, fmt=fmt)

@@ -84,10 +84,10 @@ def load_sklearn(name: str) -> Dataset:
 
 
 def load(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml",
-         openml_server: str | None = None) -> Dataset:
+         openml_server: str | None = None, openml_timeout: float | None = None) -> Dataset:
     """Load the dataset a config ``spec`` describes, naming it ``name``.
 
-    ``openml_cache``/``openml_server`` apply to ``source: openml`` entries
+    ``openml_cache``/``openml_server``/``openml_timeout`` apply to ``source: openml`` entries
     (:mod:`modelvar.data.openml_source`).
     """
     source = spec.get("source")
@@ -95,21 +95,24 @@ def load(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml"
         from modelvar.data import openml_source
 
         ds = openml_source.load(name, spec, openml_cache,
-                                server=openml_server or openml_source.DEFAULT_SERVER)
+                                server=openml_server or openml_source.DEFAULT_SERVER,
+                                timeout=openml_timeout or openml_source.DEFAULT_TIMEOUT)
     elif source == "embedded":
         ds = load_embedded(spec.get("name", name))
     elif source == "sklearn":
         ds = load_sklearn(spec.get("name", name))
     elif source == "file":
         path = Path(spec["path"])
-        if not path.exists():
-            raise DatasetError(f"{name}: file {path} does not exist")
+        if not path.is_file():
+            raise DatasetError(f"{name}: file {path} does not exist" if not path.exists()
+                               else f"{name}: {path} is a folder, not a data file")
         ds = read_file(
             path,
             name,
             spec["target"],
             spec.get("categorical"),
             {"source": "file", "path": str(path)},
+            spec=spec,
         )
     else:
         raise DatasetError(f"{name}: unknown dataset source {source!r}")

@@ -27,20 +27,23 @@ class RareClassWarning(UserWarning):
 
 def split_test_set(
     y: np.ndarray, test_fraction: float, *, root_seed: int, dataset: str, repeat: int | None,
-    purpose: str = "test-split",
+    purpose: str = "test-split", labels: list | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return sorted (train_pool, test) row indices for one repeat (or, with
-    ``purpose="tuning-split"`` and ``repeat=None``, for the dedicated tuning split)."""
+    ``purpose="tuning-split"`` and ``repeat=None``, for the dedicated tuning split).
+
+    ``labels`` names the classes of the class indices ``y`` (for the rare-class warning)."""
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
     y = np.asarray(y)
-    labels, counts = np.unique(y, return_counts=True)
-    rare = labels[counts < 2]
+    present, counts = np.unique(y, return_counts=True)
+    rare = present[counts < 2]
     rows = np.arange(len(y))
     rare_rows = rows[np.isin(y, rare)]
     if len(rare):
+        names = [str(labels[int(c)]) if labels is not None else str(c) for c in rare]
         warnings.warn(
-            f"{dataset}: class(es) {list(rare)} have fewer than 2 samples and cannot be "
+            f"{dataset}: class(es) {names} have fewer than 2 samples and cannot be "
             f"stratified; their {len(rare_rows)} row(s) stay in the training pool",
             RareClassWarning,
             stacklevel=2,

@@ -49,7 +49,7 @@ def tune(
         raise ValueError(f"need n_trials >= 1 and folds >= 2, got {n_trials}, {folds}")
     y = ds.class_index()
     pool, held_out = split_test_set(y, test_fraction, root_seed=root_seed, dataset=ds.name,
-                                    repeat=None, purpose="tuning-split")
+                                    repeat=None, purpose="tuning-split", labels=ds.classes)
     cv_seed = stream(root_seed, "tuning-cv", dataset=ds.name).int_seed()
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=cv_seed)
     fold_rows = [(pool[a], pool[b]) for a, b in splitter.split(pool, y[pool])]

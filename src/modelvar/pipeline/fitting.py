@@ -153,7 +153,8 @@ def fit_repeat(
     n_classes = len(ds.classes)
     classes = np.asarray(ds.classes, dtype=object)
     pool, test = split_test_set(
-        y_all, test_fraction, root_seed=root_seed, dataset=ds.name, repeat=repeat
+        y_all, test_fraction, root_seed=root_seed, dataset=ds.name, repeat=repeat,
+        labels=ds.classes,
     )
     enc = encoded if encoded is not None else EncodedDataset.from_dataset(ds)
     versions = json.dumps(library_versions(classifier), sort_keys=True)

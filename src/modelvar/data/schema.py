@@ -1,0 +1,170 @@
+"""A dataset's columns and types, found cheaply before any job runs (the workflow's start-up
+checks, dry runs included).
+
+:func:`peek` reads as little as it can: the embedded registry and ARFF headers, the first
+:data:`SAMPLE_ROWS` rows of a delimited-text file, a parquet file's schema and first row group, a
+scikit-learn dataset itself (small), and for OpenML the cached download if there is one (else
+nothing is known until the prepare job downloads it). It raises :class:`DatasetError` for what
+the prepare job would refuse: a missing or unreadable file, an unsupported type, an absent target
+or categorical column, a non-numeric column not declared categorical, an unknown embedded name.
+A non-numeric value beyond the sampled rows is found by the prepare job.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from modelvar.data.canonical import CATEGORICAL, NUMERIC, DatasetError
+
+SAMPLE_ROWS = 10_000
+
+
+@dataclass
+class DatasetSchema:
+    """What is known about a dataset before it is prepared (``None``: not known yet)."""
+
+    name: str
+    target: str | None = None
+    feature_types: dict[str, str] | None = None   # feature → numeric | categorical
+    n_rows: int | None = None
+    class_counts: dict[str, int] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def known(self) -> bool:
+        return self.feature_types is not None
+
+    def columns_of(self, kind: str) -> list[str]:
+        return [c for c, t in (self.feature_types or {}).items() if t == kind]
+
+
+def _types_from_arff(attributes, target: str, name: str, where: str) -> dict[str, str]:
+    names = [a for a, _ in attributes]
+    if target not in names:
+        raise DatasetError(f"{name}: target {target!r} is not an attribute of {where}; "
+                           f"attributes: {names}")
+    types = {}
+    for attr, kind in attributes:
+        if attr == target:
+            continue
+        if isinstance(kind, list):
+            types[attr] = CATEGORICAL
+        elif str(kind).upper() in ("NUMERIC", "REAL", "INTEGER"):
+            types[attr] = NUMERIC
+        else:
+            raise DatasetError(f"{name}: ARFF attribute {attr!r} of {where} has unsupported "
+                               f"type {kind!r}")
+    return types
+
+
+def _types_from_frame(frame: pd.DataFrame, target: str, categorical: list[str], name: str,
+                      where: str) -> dict[str, str]:
+    if target not in frame.columns:
+        raise DatasetError(
+            f"{name}: target column {target!r} not found in {where}; columns are "
+            f"{list(frame.columns)}" + ("; does the file lack a header row? set header: false "
+                                        "and columns: [...]" if len(frame.columns) else ""))
+    absent = [c for c in categorical if c not in frame.columns]
+    if absent:
+        raise DatasetError(f"{name}: categorical column(s) {absent} not found in {where}")
+    if target in categorical:
+        raise DatasetError(f"{name}: the target {target!r} cannot also be a categorical feature")
+    types, non_numeric = {}, []
+    for col in frame.columns:
+        if col == target:
+            continue
+        if col in categorical:
+            types[col] = CATEGORICAL
+            continue
+        numbers = pd.to_numeric(frame[col], errors="coerce")
+        if (numbers.isna() & frame[col].notna()).any():
+            non_numeric.append(col)
+        types[col] = NUMERIC
+    if non_numeric:
+        raise DatasetError(
+            f"{name}: column(s) {non_numeric} of {where} hold non-numeric values but are not "
+            "declared categorical; list them under `categorical`")
+    return types
+
+
+def _peek_file(name: str, spec: dict) -> DatasetSchema:
+    from modelvar.data.readers import arff_attributes, file_format, read_delimited
+
+    path = Path(spec["path"])
+    if not path.exists():
+        raise DatasetError(f"{name}: file {path} does not exist")
+    if not path.is_file():
+        raise DatasetError(f"{name}: {path} is a folder, not a data file")
+    fmt = file_format(path, name, spec)
+    target, categorical = spec["target"], list(spec.get("categorical", []))
+    if fmt.kind == "arff":
+        if categorical:
+            raise DatasetError(f"{name}: ARFF files declare their categorical columns themselves")
+        try:
+            attributes = arff_attributes(path, fmt.gzip)
+        except Exception as exc:  # liac-arff's parse errors
+            raise DatasetError(f"{name}: cannot read the ARFF header of {path}: {exc}") from exc
+        return DatasetSchema(name, target, _types_from_arff(attributes, target, name, str(path)))
+    if fmt.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            pf = pq.ParquetFile(path)
+            frame = pf.read_row_group(0).to_pandas() if pf.num_row_groups else pd.DataFrame(
+                columns=pf.schema_arrow.names)
+        except Exception as exc:
+            raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
+        schema = DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
+                                                               str(path)))
+        schema.n_rows = pf.metadata.num_rows
+        return schema
+    frame = read_delimited(path, fmt, name, text_columns=[target, *categorical],
+                           nrows=SAMPLE_ROWS)
+    return DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
+                                                         str(path)))
+
+
+def _from_dataset(ds) -> DatasetSchema:
+    counts = ds.y.value_counts()
+    return DatasetSchema(ds.name, ds.target, dict(ds.feature_types), len(ds.y),
+                         {c: int(counts.get(c, 0)) for c in ds.classes})
+
+
+def peek(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml"
+         ) -> DatasetSchema:
+    """What can be known cheaply about config entry ``spec`` (see module docstring)."""
+    source = spec.get("source")
+    if source == "embedded":
+        from modelvar.data.sources import embedded_registry, load_embedded
+
+        key = spec.get("name", name)
+        if key not in embedded_registry():
+            raise DatasetError(f"{name}: no embedded dataset named {key!r}; available: "
+                               f"{sorted(embedded_registry())}")
+        schema = _from_dataset(load_embedded(key))
+    elif source == "sklearn":
+        from modelvar.data.sources import load_sklearn
+
+        schema = _from_dataset(load_sklearn(spec.get("name", name)))
+    elif source == "file":
+        schema = _peek_file(name, spec)
+    elif source == "openml":
+        schema = DatasetSchema(name)
+        entry = Path(openml_cache) / f"openml-{spec['data_id']}"
+        if (entry / "description.json").is_file() and (entry / "dataset.arff").is_file():
+            from modelvar.data.readers import arff_attributes
+
+            desc = json.loads((entry / "description.json").read_text())
+            schema.target = spec.get("target") or desc.get("default_target_attribute")
+            schema.feature_types = _types_from_arff(arff_attributes(entry / "dataset.arff"),
+                                                    schema.target, name, f"OpenML {entry}")
+        else:
+            schema.notes.append("not downloaded yet: checked when its prepare job runs")
+    else:
+        raise DatasetError(f"{name}: unknown dataset source {source!r}")
+    schema.name = name
+    return schema

@@ -1,0 +1,274 @@
+"""Checking a workflow config before any job runs: every problem at once, each with its key path.
+
+The workflow calls :func:`check_config` while it loads (dry runs included), so a bad config or a
+bad dataset stops the run before its first job, with one message listing everything wrong:
+
+1. **Schema** (``workflow/schemas/config.schema.yaml``, JSON Schema): every violation, as
+   ``key.path: what is wrong`` with the allowed values or keys, never a schema dump. A ``oneOf``
+   (dataset sources, perturbation levels) is resolved to the alternative the entry means (by its
+   ``source``, or by its key such as ``sig``), and that alternative's errors are reported.
+   Whole numbers written as floats where an integer is expected (``repeats: 2.0``) become ints.
+2. **The study**: each dataset is peeked (:mod:`modelvar.data.schema`: missing or unreadable
+   files, unsupported types, absent target or categorical columns, undeclared non-numeric columns,
+   unknown embedded names); grouping columns exist and are categorical; ``classifier_settings``
+   name known hyperparameters with values in range, ``epochs`` only for the MLP; classes too rare
+   for the split (where the data is already known) when ``split.rare_classes`` is ``stop``.
+3. **Warnings** for degenerate settings, saying what they imply (``test_fraction: 0.99``: a
+   handful of training rows; ``downsample: 0.01``: classes with a single training sample).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from modelvar.data.canonical import DatasetError
+from modelvar.data.schema import DatasetSchema, peek
+
+CLASS_GROUPING = "@class"
+#: below these sizes results are warned about (too few rows to learn from or to measure on)
+MIN_TRAIN_ROWS = 30
+MIN_TEST_ROWS = 30
+
+
+class ConfigProblems(ValueError):
+    """The config (or a dataset it names) has problems; the message lists them all."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"the config has {len(problems)} problem(s) (validation failed; "
+                         f"nothing was run):\n{lines}")
+
+
+@dataclass
+class CheckedStudy:
+    schemas: dict[str, DatasetSchema] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- 1. schema
+def _path(parts) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "config"
+
+
+def _branch_summary(branch: dict) -> str:
+    if "const" in branch:
+        return repr(branch["const"])
+    props = branch.get("properties", {})
+    consts = {k: v["const"] for k, v in props.items() if "const" in v}
+    if consts:
+        return ", ".join(f"{k}: {v}" for k, v in consts.items())
+    required = branch.get("required", [])
+    return "{" + ", ".join(f"{k}: …" for k in required) + "}" if required else str(branch)
+
+
+def _chosen_branch(instance, branches: list[dict]) -> int | None:
+    """The alternative an entry means: by its const-valued keys (``source: file``), else by its
+    required keys (``{sig: 9}`` means the ``sig`` alternative)."""
+    if not isinstance(instance, dict):
+        return None
+    by_const = [i for i, b in enumerate(branches)
+                if any("const" in v for v in b.get("properties", {}).values())]
+    if by_const:
+        hits = [i for i in by_const
+                if all(instance.get(k) == v["const"]
+                       for k, v in branches[i].get("properties", {}).items() if "const" in v)]
+        return hits[0] if len(hits) == 1 else None
+    hits = [i for i, b in enumerate(branches)
+            if b.get("required") and all(k in instance for k in b["required"])]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _describe(error) -> list[str]:
+    where = _path(error.absolute_path)
+    if error.validator in ("oneOf", "anyOf"):
+        branches = error.validator_value
+        chosen = _chosen_branch(error.instance, branches)
+        if chosen is not None:
+            inner = [e for e in error.context if e.relative_schema_path[0] == chosen]
+            if inner:
+                return [m for e in inner for m in _describe(e)]
+        options = "; ".join(_branch_summary(b) for b in branches)
+        return [f"{where}: {error.instance!r} is not valid here; expected one of: {options}"]
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) \
+            else []
+        return [f"{where}: unknown key {k!r}; allowed keys: {allowed}" for k in extra] or [
+            f"{where}: {error.message}"]
+    if error.validator == "required":
+        return [f"{where}: missing key {error.message.split(' ')[0]}"]
+    return [f"{where}: {error.message}"]
+
+
+def schema_problems(config: dict, schema: dict) -> list[str]:
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    return [m for e in errors for m in _describe(e)]
+
+
+def coerce_integers(instance, schema: dict, root: dict | None = None):
+    """Return ``instance`` with integral floats turned into ints wherever the schema expects an
+    integer (``repeats: 2.0`` → 2); the instance must already be valid."""
+    root = root or schema
+    if "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[1]]
+    if schema.get("type") == "integer" and isinstance(instance, float) and instance.is_integer():
+        return int(instance)
+    for key in ("oneOf", "anyOf"):
+        for branch in schema.get(key, []):
+            if isinstance(instance, dict) and set(branch.get("required", [])) <= set(instance):
+                instance = coerce_integers(instance, branch, root)
+    if isinstance(instance, dict):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for k, v in instance.items():
+            sub = props.get(k, extra if isinstance(extra, dict) else None)
+            if sub is not None:
+                instance[k] = coerce_integers(v, sub, root)
+    elif isinstance(instance, list) and isinstance(schema.get("items"), dict):
+        instance[:] = [coerce_integers(v, schema["items"], root) for v in instance]
+    return instance
+
+
+# ----------------------------------------------------------------------------- 2. the study
+def min_class_size(config: dict) -> int:
+    """The smallest class the split needs: 2 (one test, one training row); with tuning, enough
+    that the tuning pool holds one per cross-validation fold."""
+    need = 2
+    if config.get("hparams") == "tuned":
+        folds = config.get("tuning", {}).get("folds", 3)
+        test_fraction = config["split"].get("test_fraction", 0.25)
+        need = max(need, math.ceil(folds / (1 - test_fraction)))
+    return need
+
+
+def rare_classes(class_counts: dict[str, int], need: int) -> dict[str, int]:
+    return {label: n for label, n in class_counts.items() if n < need}
+
+
+def _hparam_problems(config: dict) -> list[str]:
+    from modelvar.models.hparams import space
+
+    problems = []
+    for clf, settings in config.get("classifier_settings", {}).items():
+        where = f"classifier_settings.{clf}"
+        if "epochs" in settings and clf != "mlp":
+            problems.append(f"{where}.epochs: only the mlp trains for epochs")
+        hps = {h.name: h for h in space(clf)}
+        for name, value in settings.get("hparams", {}).items():
+            h = hps.get(name)
+            if h is None:
+                problems.append(f"{where}.hparams.{name}: unknown hyperparameter of {clf}; "
+                                f"known: {sorted(hps)}")
+            elif h.kind == "categorical":
+                if value not in h.choices:
+                    problems.append(f"{where}.hparams.{name}: {value!r} is not one of "
+                                    f"{list(h.choices)}")
+            elif isinstance(value, bool) or not isinstance(value, int | float):
+                problems.append(f"{where}.hparams.{name}: {value!r} is not a number")
+            elif not h.low <= value <= h.high:
+                problems.append(f"{where}.hparams.{name}: {value} is outside "
+                                f"[{h.low:g}, {h.high:g}]")
+            elif h.kind == "ordinal" and value != int(value):
+                problems.append(f"{where}.hparams.{name}: {value} must be a whole number")
+    return problems
+
+
+def _grouping_problems(config: dict, schemas: dict[str, DatasetSchema]) -> list[str]:
+    problems = []
+    for dataset, groupings in config.get("grouped", {}).get("by", {}).items():
+        where = f"grouped.by.{dataset}"
+        if dataset not in config["datasets"]:
+            problems.append(f"{where}: {dataset!r} is not one of the study's datasets "
+                            f"{sorted(config['datasets'])}")
+            continue
+        schema = schemas.get(dataset)
+        if schema is None or not schema.known:
+            continue
+        categorical = schema.columns_of("categorical")
+        for grouping in groupings:
+            for column in [grouping] if isinstance(grouping, str) else grouping:
+                if column == CLASS_GROUPING:
+                    continue
+                if column not in schema.feature_types:
+                    problems.append(f"{where}: column {column!r} is not in {dataset}; "
+                                    f"categorical columns: {categorical}")
+                elif column not in categorical:
+                    problems.append(f"{where}: column {column!r} is numeric: group by a "
+                                    f"categorical column {categorical} or {CLASS_GROUPING!r}")
+    return problems
+
+
+def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
+    study = CheckedStudy()
+    problems: list[str] = []
+    cache = config.get("openml", {}).get("cache_dir", "resources/openml")
+    stop_rare = config["split"].get("rare_classes", "stop") == "stop"
+    need = min_class_size(config)
+    for name, spec in config["datasets"].items():
+        try:
+            schema = peek(name, spec, openml_cache=cache)
+        except DatasetError as exc:
+            problems.append(f"datasets.{name}: {str(exc).removeprefix(f'{name}: ')}")
+            continue
+        study.schemas[name] = schema
+        rare = rare_classes(schema.class_counts or {}, need)
+        if rare and stop_rare:
+            problems.append(
+                f"datasets.{name}: class(es) {rare} have fewer than the {need} samples the split "
+                "needs; set split.rare_classes: keep to keep them in every training pool (never "
+                "tested), or fix the data")
+    problems += _grouping_problems(config, study.schemas)
+    problems += _hparam_problems(config)
+    return problems, study
+
+
+# ----------------------------------------------------------------------------- 3. warnings
+def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
+    split = config["split"]
+    test_fraction = split.get("test_fraction", 0.25)
+    smallest = min(config.get("perturbation", {}).get("downsample", [1.0]))
+    warnings = []
+    for name, schema in study.schemas.items():
+        if schema.n_rows is None:
+            continue
+        n_test = schema.n_rows * test_fraction
+        n_train = schema.n_rows * (1 - test_fraction) * smallest
+        if n_train < MIN_TRAIN_ROWS:
+            warnings.append(
+                f"{name}: test_fraction {test_fraction} and downsample {smallest} leave about "
+                f"{n_train:.0f} training rows per run (of {schema.n_rows})")
+        if n_test < MIN_TEST_ROWS:
+            warnings.append(f"{name}: test_fraction {test_fraction} gives test sets of about "
+                            f"{n_test:.0f} rows: metrics on them vary a lot between repeats")
+        if schema.class_counts and smallest < 1:
+            single = sorted(c for c, n in schema.class_counts.items()
+                            if 0 < math.ceil(n * (1 - test_fraction) * smallest) <= 1)
+            if single:
+                warnings.append(f"{name}: at downsample {smallest}, class(es) {single} keep a "
+                                "single training row per run")
+    return warnings
+
+
+def check_config(config: dict, schema: dict, *, datasets: bool = True) -> CheckedStudy:
+    """Schema and study checks (raising :class:`ConfigProblems` with every problem), then the
+    warnings. ``config`` is modified in place: integral floats become ints. ``datasets=False``
+    skips peeking at the datasets (a job step, after the main process checked them)."""
+    problems = schema_problems(config, schema)
+    if problems:
+        raise ConfigProblems(problems)
+    coerce_integers(config, schema)
+    if not datasets:
+        return CheckedStudy()
+    problems, study = study_problems(config)
+    if problems:
+        raise ConfigProblems(problems)
+    study.warnings = study_warnings(config, study)
+    return study

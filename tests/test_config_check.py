@@ -1,0 +1,226 @@
+"""Fail early, all at once (issue 12): config errors with key paths, dataset problems found when
+the workflow starts (dry runs too), degenerate settings warned about, what users' files are."""
+
+import copy
+import gzip
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import CONFIGS, REPO, job_counts, snakemake
+from modelvar.data import DatasetError, load
+from modelvar.data.readers import file_format
+from modelvar.data.schema import peek
+from modelvar.pipeline.config_check import (
+    ConfigProblems,
+    check_config,
+    coerce_integers,
+    schema_problems,
+)
+
+SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+VEHICLE = REPO / "src/modelvar/data/embedded/vehicle.csv"
+
+
+def tiny(**changes):
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    config.update(copy.deepcopy(changes))
+    return config
+
+
+def test_every_schema_error_with_its_key_path_and_allowed_values():
+    config = tiny(colour="red", classifiers=["random-forest"])
+    config["split"].update(runs=1, test_fraction=1.5)
+    config["perturbation"].update(data=["none", {"sig": 9}, {"foo": 1}])
+    config["datasets"]["mine"] = {"source": "file", "path": "x.csv"}
+    problems = schema_problems(config, SCHEMA)
+    assert problems == [
+        "config: unknown key 'colour'; allowed keys: ['classifier_settings', 'classifiers', "
+        "'datasets', 'grouped', 'hparams', 'metrics', 'openml', 'perturbation', 'resources', "
+        "'results_dir', 'root_seed', 'simulation', 'split', 'tuning']",
+        "classifiers[0]: 'random-forest' is not one of ['lr-sgd', 'svm-sgd', 'xgb', 'mlp']",
+        "datasets.mine: missing key 'target'",
+        "perturbation.data[1].sig: 9 is greater than the maximum of 6",
+        "perturbation.data[2]: {'foo': 1} is not valid here; expected one of: 'none'; "
+        "{sig: …}; {nn: …}; {rel: …}; {pct: …}",
+        "split.runs: 1 is less than the minimum of 2",
+        "split.test_fraction: 1.5 is greater than or equal to the maximum of 1",
+    ]
+
+
+def test_perturbation_is_optional_and_whole_floats_become_ints():
+    config = tiny()
+    del config["perturbation"]
+    config["split"]["repeats"] = 2.0
+    assert schema_problems(config, SCHEMA) == []
+    coerce_integers(config, SCHEMA)
+    assert config["split"]["repeats"] == 2 and isinstance(config["split"]["repeats"], int)
+
+
+def test_dataset_and_setting_problems_are_reported_together(tmp_path):
+    bad_csv = tmp_path / "bad.csv"
+    pd.read_csv(VEHICLE).assign(colour="red").to_csv(bad_csv, index=False)
+    config = tiny(datasets={
+        "vehicle": {"source": "embedded"},
+        "gone": {"source": "file", "path": str(tmp_path / "gone.csv"), "target": "y"},
+        "odd": {"source": "file", "path": str(tmp_path / "x.xlsx"), "target": "y"},
+        "notarget": {"source": "file", "path": str(VEHICLE), "target": "label"},
+        "undeclared": {"source": "file", "path": str(bad_csv), "target": "Class"},
+        "typo": {"source": "embedded", "name": "vehicel"},
+    }, classifier_settings={"lr-sgd": {"hparams": {"speed": 1, "alpha": 5.0}},
+                            "xgb": {"epochs": 3}},
+       grouped={"by": {"vehicle": ["@class", "COMPACTNESS", "nosuch"]}})
+    (tmp_path / "x.xlsx").write_text("x")
+    with pytest.raises(ConfigProblems) as err:
+        check_config(config, SCHEMA)
+    text = "\n".join(err.value.problems)
+    for expected in ("datasets.gone: file", "does not exist",
+                     "datasets.odd: unsupported file type 'x.xlsx'",
+                     "datasets.notarget: target column 'label' not found",
+                     "datasets.undeclared: column(s) ['colour']",
+                     "not declared categorical",
+                     "datasets.typo: no embedded dataset named 'vehicel'",
+                     "grouped.by.vehicle: column 'COMPACTNESS' is numeric",
+                     "grouped.by.vehicle: column 'nosuch' is not in vehicle",
+                     "classifier_settings.lr-sgd.hparams.speed: unknown hyperparameter",
+                     "classifier_settings.lr-sgd.hparams.alpha: 5.0 is outside [1e-07, 0.1]",
+                     "classifier_settings.xgb.epochs: only the mlp trains for epochs"):
+        assert expected in text, expected
+    assert len(err.value.problems) == 10
+
+
+def test_degenerate_settings_are_warned_about_with_what_they_imply():
+    config = tiny()
+    config["split"]["test_fraction"] = 0.99
+    config["perturbation"]["downsample"] = [0.01, 1.0]
+    warnings = check_config(config, SCHEMA).warnings
+    assert any("leave about 0 training rows per run (of 846)" in w for w in warnings)
+    assert any("keep a single training row per run" in w for w in warnings)
+    config = tiny()
+    config["split"]["test_fraction"] = 0.02
+    assert any("test sets of about 17 rows" in w for w in check_config(config, SCHEMA).warnings)
+
+
+@pytest.mark.workflow
+def test_a_dry_run_reports_all_problems_before_any_job(tmp_path, tmp_config):
+    config = tmp_config("tiny.yaml", lambda c: c.update(
+        datasets={"a": {"source": "file", "path": "nope.csv", "target": "y"},
+                  "b": {"source": "embedded", "name": "nope"}},
+        classifier_settings={"svm-sgd": {"hparams": {"loss": "squared"}}}))
+    proc = snakemake(tmp_path, config, "-n", "--cores", "1", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "the config has 4 problem(s)" in output
+    assert "grouped.by.vehicle: 'vehicle' is not one of the study's datasets" in output
+    assert "Traceback" not in output and "$schema" not in output
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.workflow
+def test_repeats_written_as_a_float_run(tmp_path, tmp_config):
+    config = tmp_config("tiny.yaml", lambda c: c["split"].update(repeats=2.0))
+    assert job_counts(snakemake(tmp_path, config, "-n", "--cores", "1").stdout)["fit"] == 2
+
+
+# ------------------------------------------------------------------ the files users have
+def vehicle_frame():
+    return pd.read_csv(VEHICLE)
+
+
+@pytest.mark.parametrize("name", ["v.csv.gz", "v.tsv", "v.tsv.gz", "v.data", "v.txt.gz"])
+def test_compressed_and_delimited_text_files(tmp_path, name):
+    frame = vehicle_frame()
+    path = tmp_path / name
+    sep = "\t" if ".tsv" in name or ".txt" in name else ","
+    text = frame.to_csv(index=False, sep=sep)
+    if name.endswith(".gz"):
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    ds = load("v", {"source": "file", "path": str(path), "target": "Class"})
+    assert len(ds.y) == 846 and ds.classes == ["bus", "opel", "saab", "van"]
+    assert ds.provenance["gzip"] == name.endswith(".gz")
+    assert ds.provenance["delimiter"] == sep
+
+
+def test_uci_data_file_without_a_header(tmp_path):
+    frame = vehicle_frame()
+    path = tmp_path / "vehicle.data"
+    path.write_text(frame.to_csv(index=False, header=False, sep=" "))
+    spec = {"source": "file", "path": str(path), "target": "Class", "header": False,
+            "columns": list(frame.columns)}
+    ds = load("v", spec)
+    assert len(ds.y) == 846 and ds.provenance["delimiter"] == r"\s+"
+    with pytest.raises(DatasetError, match="does the file lack a header row"):
+        peek("v", {"source": "file", "path": str(path), "target": "Class"})
+    unnamed = load("v", {**{k: v for k, v in spec.items() if k != "columns"}, "target": "V19"})
+    assert unnamed.target == "V19" and len(unnamed.X.columns) == 18
+
+
+def test_ambiguous_delimiter_is_refused_with_the_key_to_set(tmp_path):
+    path = tmp_path / "odd.txt"
+    path.write_text("a,b;c\n1,2;3\n4,5;6\n")
+    with pytest.raises(DatasetError, match="cannot tell the delimiter.*set `delimiter:`"):
+        file_format(path, "odd")
+    assert file_format(path, "odd", {"delimiter": ";"}).delimiter == ";"
+
+
+def test_gzipped_arff_and_labels_as_written(tmp_path):
+    arff = (REPO / "src/modelvar/data/embedded/credit-g.arff").read_bytes()
+    (tmp_path / "c.arff.gz").write_bytes(gzip.compress(arff))
+    ds = load("c", {"source": "file", "path": str(tmp_path / "c.arff.gz"), "target": "class"})
+    assert ds.classes == ["good", "bad"] and len(ds.y) == 1000
+    (tmp_path / "kc.csv").write_text("x,defects\n1,false\n2,true\n3,true\n4,false\n")
+    kc = load("kc", {"source": "file", "path": str(tmp_path / "kc.csv"), "target": "defects"})
+    assert kc.classes == ["false", "true"]  # never the booleans False/True
+    with pytest.raises(DatasetError, match="parquet compresses inside"):
+        file_format(tmp_path / "x.parquet.gz", "x")
+
+
+def test_classes_sort_naturally(tmp_path):
+    labels = ["1", "10", "2", "14", "3"] * 3
+    pd.DataFrame({"x": range(15), "y": labels}).to_csv(tmp_path / "a.csv", index=False)
+    ds = load("a", {"source": "file", "path": str(tmp_path / "a.csv"), "target": "y"})
+    assert ds.classes == ["1", "2", "3", "10", "14"]
+
+
+# ------------------------------------------------------------------ rare classes
+def test_a_phantom_class_from_a_cut_file_stops_prepare_or_is_kept_and_reported(tmp_path, capsys):
+    import json
+    import warnings
+
+    from modelvar.cli import main
+    from modelvar.data import read
+    from modelvar.data.splits import RareClassWarning
+    from modelvar.pipeline.cells import Cell
+    from modelvar.pipeline.dataset_overview import overview_html
+    from modelvar.pipeline.fitting import fit_repeat
+
+    text = VEHICLE.read_text().rstrip("\n")
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text[:-1] + "\n")  # the last label 'van' becomes 'va'
+    spec = json.dumps({"source": "file", "path": str(cut), "target": "Class"})
+    argv = ["prepare", "--name", "cut", "--spec", spec, "--out-parquet",
+            str(tmp_path / "cut.parquet"), "--out-meta", str(tmp_path / "cut.json")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "{'va': 1}" in err and "split.rare_classes: keep" in err
+    assert not (tmp_path / "cut.parquet").exists()
+    assert main([*argv, "--rare-classes", "keep"]) == 0
+    meta = json.loads((tmp_path / "cut.json").read_text())
+    assert meta["provenance"]["rare_classes"]["kept"] == {"va": 1}
+    assert "va (1)" in overview_html([meta]) and "never tested" in overview_html([meta])
+    ds = read(tmp_path / "cut.parquet", tmp_path / "cut.json")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit_repeat(ds, classifier="lr-sgd", cell=Cell(), repeat=0, n_runs=2,
+                   test_fraction=0.25, root_seed=1)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RareClassWarning)]
+    assert messages and "['va']" in messages[0]  # the label, not an index
+
+
+def test_tuned_studies_need_a_class_per_fold(tmp_path):
+    from modelvar.pipeline.config_check import min_class_size
+
+    assert min_class_size(tiny()) == 2
+    assert min_class_size(tiny(hparams="tuned", tuning={"folds": 5})) == 7
