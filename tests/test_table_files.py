@@ -119,3 +119,19 @@ def test_verify_cli_exit_status(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "a/t1.parquet: missing (written by rule fit)" in out and "fix: " in out
     assert main(["verify", str(tmp_path)]) == 2  # not a results folder
+
+
+def test_damaged_json_metadata_is_named(tmp_path, capsys):
+    from modelvar.cli import main
+
+    meta = tmp_path / "d.json"
+    meta.write_text('{"name": "d", "classes": [')
+    code = main(["pairwise", "--predictions", str(tmp_path / "p.parquet"), "--meta", str(meta),
+                 "--cells", "x", "--out-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "p.parquet: no such table" in err
+    pd.DataFrame({"run": [0]}).to_parquet(tmp_path / "p.parquet")
+    assert main(["pairwise", "--predictions", str(tmp_path / "p.parquet"), "--meta", str(meta),
+                 "--cells", "x", "--out-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{meta}: cannot be read, it is truncated or corrupt (JSONDecodeError" in err

@@ -49,6 +49,12 @@ def _manifest(args: argparse.Namespace, rule: str, **job):
     return Manifest(getattr(args, "manifest", None), rule=rule, job=job)
 
 
+def _read_json(path) -> dict:
+    from modelvar.table_files import read_json
+
+    return read_json(path)
+
+
 def _read_tables(paths) -> pd.DataFrame:
     from modelvar.table_files import read_parquet
 
@@ -95,7 +101,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     ds = read(args.data, args.meta)
     base = None
     if args.hparams:
-        tuned = json.loads(Path(args.hparams).read_text())
+        tuned = _read_json(args.hparams)
         if tuned.get("classifier") != args.classifier:
             raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
                              f"not {args.classifier!r}")
@@ -179,7 +185,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
     from modelvar.pipeline.metric_tables import TABLES, repeat_tables
 
     frame = _read_tables(args.predictions)
-    classes = json.loads(Path(args.meta).read_text())["classes"] if args.meta else None
+    classes = _read_json(args.meta)["classes"] if args.meta else None
     parts = [repeat_tables(part, classes=classes, ec_local_undefined=args.ec_local_undefined)
              for part in _by_cell(frame, args.cells)]
     tables = {t: pd.concat([p[t] for p in parts], ignore_index=True) for t in TABLES}
@@ -193,7 +199,7 @@ def cmd_grouped(args: argparse.Namespace) -> int:
     from modelvar.pipeline.grouped_tables import grouped_tables
 
     frame = _read_tables(args.predictions)
-    meta = json.loads(Path(args.meta).read_text())
+    meta = _read_json(args.meta)
     categorical = {f["name"] for f in meta["features"] if f["type"] == "categorical"}
     data = _read_tables([args.data])
     groupings = json.loads(args.groupings)
@@ -348,7 +354,7 @@ def cmd_dirichlet(args: argparse.Namespace) -> int:
 def cmd_dataset_overview(args: argparse.Namespace) -> int:
     from modelvar.pipeline.dataset_overview import overview_html
 
-    metas = [json.loads(Path(p).read_text()) for p in args.meta]
+    metas = [_read_json(p) for p in args.meta]
     with _manifest(args, "dataset_overview") as manifest:
         manifest.write_text(overview_html(metas), args.out)
     return 0

@@ -203,6 +203,17 @@ def read_parquet(path: str | Path, **kwargs) -> pd.DataFrame:
         ) from exc
 
 
+def read_json(path: str | Path) -> dict:
+    """A JSON file the workflow wrote, or a :class:`TableReadError` naming it and the fix."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError as exc:
+        raise TableReadError(f"{path}: no such file; {regenerate_hint(path)}") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TableReadError(f"{path}: cannot be read, it is truncated or corrupt "
+                             f"({type(exc).__name__}: {exc}); {regenerate_hint(path)}") from exc
+
+
 # ----------------------------------------------------------------------------- the invocation
 def regenerate_command(results_dir: str | Path, target: str) -> str:
     """``cd CWD && snakemake OPTIONS --force TARGET all``: re-runs the job that writes TARGET and

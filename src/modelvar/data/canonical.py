@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from modelvar.labels import sort_labels
-from modelvar.table_files import Manifest, sha256_file
+from modelvar.table_files import Manifest, read_json, sha256_file
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
@@ -206,7 +206,7 @@ def write(ds: Dataset, parquet_path: str | Path, meta_path: str | Path,
 
 def read(parquet_path: str | Path, meta_path: str | Path) -> Dataset:
     """Read a canonical dataset written by :func:`write`, checking its checksum."""
-    meta = json.loads(Path(meta_path).read_text())
+    meta = read_json(meta_path)
     if not Path(parquet_path).is_file():
         raise DatasetError(f"{parquet_path}: no such file; re-run the prepare step")
     actual = sha256_file(parquet_path)
