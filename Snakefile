@@ -9,8 +9,7 @@
 # --config KEY=VALUE entries apply on top either way (modelvar.pipeline.workflow_config mirrors this).
 if not workflow.overwrite_configfiles:
 
-    configfile: f"{workflow.basedir}/config/config.yaml"
-
+    configfile: f"{workflow.current_basedir}/config/config.yaml"
 
 
 report: "workflow/report/workflow.rst"
@@ -25,9 +24,9 @@ include: "rules/simulation.smk"
 
 
 rule all:
+    default_target: True
     input:
         get_final_outputs(),
-    default_target: True
 
 
 onstart:

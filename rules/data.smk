@@ -4,6 +4,13 @@ rule prepare_dataset:
     output:
         data=f"{RESULTS}/datasets/{{dataset}}.parquet",
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
+    log:
+        f"{RESULTS}/logs/prepare_dataset/{{dataset}}.log",
+    conda:
+        "../envs/data.yaml"
+    threads: threads_of("prepare")
+    resources:
+        **resources_of("prepare"),
     params:
         spec=get_dataset_spec,
         openml_cache=config["openml"]["cache_dir"],
@@ -13,20 +20,15 @@ rule prepare_dataset:
         rare_classes=config["split"]["rare_classes"],
         manifest=manifest_path("prepare_dataset", "dataset"),
         code=CODE["prepare"],
-    log:
-        f"{RESULTS}/logs/prepare_dataset/{{dataset}}.log",
-    threads: threads_of("prepare")
-    resources:
-        **resources_of("prepare"),
-    conda:
-        "../envs/modelvar.yaml"
     shell:
-        "{PYTHON} -m modelvar prepare --name {wildcards.dataset:q} --spec {params.spec:q} "
-        "--openml-cache {params.openml_cache:q} --openml-server {params.openml_server:q} "
-        "--openml-timeout {params.openml_timeout:q} --min-class-size {params.min_class_size:q} "
-        "--rare-classes {params.rare_classes:q} "
-        "--out-parquet {output.data:q} --out-meta {output.meta:q} "
-        "--manifest {params.manifest:q} 2> {log:q}"
+        modelvar_job(
+            "prepare --name {wildcards.dataset:q} --spec {params.spec:q} --openml-cache "
+            "{params.openml_cache:q} --openml-server {params.openml_server:q} "
+            "--openml-timeout {params.openml_timeout:q} --min-class-size "
+            "{params.min_class_size:q} --rare-classes {params.rare_classes:q} --out-parquet "
+            "{output.data:q} --out-meta {output.meta:q} --manifest {params.manifest:q} 2> "
+            "{log:q}",
+        )
 
 
 rule dataset_overview:
@@ -38,16 +40,18 @@ rule dataset_overview:
             caption="../workflow/report/dataset_overview.rst",
             category="Data",
         ),
-    params:
-        manifest=manifest_path("dataset_overview"),
-        code=CODE["overview"],
     log:
         f"{RESULTS}/logs/dataset_overview.log",
+    conda:
+        "../envs/data.yaml"
     threads: threads_of("plot")
     resources:
         **resources_of("plot"),
-    conda:
-        "../envs/modelvar.yaml"
+    params:
+        manifest=manifest_path("dataset_overview"),
+        code=CODE["overview"],
     shell:
-        "{PYTHON} -m modelvar dataset-overview --meta {input:q} --out {output:q} "
-        "--manifest {params.manifest:q} 2> {log:q}"
+        modelvar_job(
+            "dataset-overview --meta {input:q} --out {output:q} --manifest "
+            "{params.manifest:q} 2> {log:q}",
+        )

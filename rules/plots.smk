@@ -12,20 +12,22 @@ rule figures:
             for fig in FIGURES
         },
         **{f"{fig}_pdf": f"{RESULTS}/{{dataset}}/figures/{fig}.pdf" for fig in FIGURES},
-    params:
-        out_dir=lambda wildcards, output: Path(output[0]).parent,
-        code=CODE["plot"],
     log:
         f"{RESULTS}/logs/figures/{{dataset}}.log",
+    conda:
+        "../envs/plots.yaml"
     threads: threads_of("plot")
     resources:
         **resources_of("plot"),
-    conda:
-        "../envs/modelvar.yaml"
+    params:
+        out_dir=lambda wildcards, output: Path(output[0]).parent,
+        code=CODE["plot"],
     shell:
-        "{PYTHON} -m modelvar figures --dataset {wildcards.dataset:q} "
-        "--summary {input.summary:q} --per-run {input.per_run:q} "
-        "--per-sample {input.per_sample:q} --out-dir {params.out_dir:q} 2> {log:q}"
+        modelvar_job(
+            "figures --dataset {wildcards.dataset:q} --summary {input.summary:q} --per-run "
+            "{input.per_run:q} --per-sample {input.per_sample:q} --out-dir {params.out_dir:q} "
+            "2> {log:q}",
+        )
 
 
 rule group_disparities_figure:
@@ -39,16 +41,18 @@ rule group_disparities_figure:
             subcategory="Groups",
         ),
         pdf=f"{RESULTS}/{{dataset}}/figures/group_disparities.pdf",
-    params:
-        out_dir=lambda wildcards, output: Path(output[0]).parent,
-        code=CODE["plot"],
     log:
         f"{RESULTS}/logs/group_disparities_figure/{{dataset}}.log",
+    conda:
+        "../envs/plots.yaml"
     threads: threads_of("plot")
     resources:
         **resources_of("plot"),
-    conda:
-        "../envs/modelvar.yaml"
+    params:
+        out_dir=lambda wildcards, output: Path(output[0]).parent,
+        code=CODE["plot"],
     shell:
-        "{PYTHON} -m modelvar figures --dataset {wildcards.dataset:q} "
-        "--disparities {input:q} --out-dir {params.out_dir:q} 2> {log:q}"
+        modelvar_job(
+            "figures --dataset {wildcards.dataset:q} --disparities {input:q} --out-dir "
+            "{params.out_dir:q} 2> {log:q}",
+        )

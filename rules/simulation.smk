@@ -5,6 +5,13 @@
 rule simulate_metrics:
     output:
         f"{RESULTS}/simulation/metrics/classes-{{n_classes}}.parquet",
+    log:
+        f"{RESULTS}/logs/simulate_metrics/classes-{{n_classes}}.log",
+    conda:
+        "../envs/metrics.yaml"
+    threads: threads_of("simulate")
+    resources:
+        **resources_of("simulate"),
     params:
         root_seed=config["root_seed"],
         distributions=SIMULATION.get("distributions", SIM_DISTRIBUTIONS),
@@ -13,33 +20,19 @@ rule simulate_metrics:
         runs=SIMULATION.get("runs", 10),
         manifest=manifest_path("simulate_metrics", "n_classes"),
         code=CODE["simulate"],
-    log:
-        f"{RESULTS}/logs/simulate_metrics/classes-{{n_classes}}.log",
-    threads: threads_of("simulate")
-    resources:
-        **resources_of("simulate"),
-    conda:
-        "../envs/modelvar.yaml"
     shell:
-        "{PYTHON} -m modelvar simulate --root-seed {params.root_seed:q} "
-        "--n-classes {wildcards.n_classes:q} --distributions {params.distributions:q} "
-        "--replicates {params.replicates:q} --n-samples {params.n_samples:q} "
-        "--runs {params.runs:q} --out {output:q} --manifest {params.manifest:q} 2> {log:q}"
+        modelvar_job(
+            "simulate --root-seed {params.root_seed:q} --n-classes {wildcards.n_classes:q} "
+            "--distributions {params.distributions:q} --replicates {params.replicates:q} "
+            "--n-samples {params.n_samples:q} --runs {params.runs:q} --out {output:q} "
+            "--manifest {params.manifest:q} 2> {log:q}",
+        )
 
 
 rule evaluate_simulation:
     input:
         [f"{RESULTS}/simulation/metrics/classes-{c}.parquet" for c in SIM_CLASSES],
     output:
-        simulations=f"{RESULTS}/simulation/metrics/simulations.parquet",
-        criteria=f"{RESULTS}/simulation/metrics/criteria.parquet",
-        ranking=f"{RESULTS}/simulation/metrics/ranking.parquet",
-        html=report(
-            f"{RESULTS}/simulation/metrics/ranking.html",
-            caption="../workflow/report/simulation_ranking.rst",
-            category="Simulation",
-            subcategory="Reproducibility metrics (seed 000)",
-        ),
         **{
             f"{fig}_png": report(
                 f"{RESULTS}/simulation/metrics/{fig}.png",
@@ -53,32 +46,35 @@ rule evaluate_simulation:
             f"{fig}_pdf": f"{RESULTS}/simulation/metrics/{fig}.pdf"
             for fig in ("metric_vs_accuracy", "metric_by_distribution")
         },
+        simulations=f"{RESULTS}/simulation/metrics/simulations.parquet",
+        criteria=f"{RESULTS}/simulation/metrics/criteria.parquet",
+        ranking=f"{RESULTS}/simulation/metrics/ranking.parquet",
+        html=report(
+            f"{RESULTS}/simulation/metrics/ranking.html",
+            caption="../workflow/report/simulation_ranking.rst",
+            category="Simulation",
+            subcategory="Reproducibility metrics (seed 000)",
+        ),
+    log:
+        f"{RESULTS}/logs/evaluate_simulation.log",
+    conda:
+        "../envs/plots.yaml"
+    threads: threads_of("simulate")
+    resources:
+        **resources_of("simulate"),
     params:
         out_dir=lambda wildcards, output: Path(output.simulations).parent,
         manifest=manifest_path("evaluate_simulation"),
         code=CODE["simulate_eval"],
-    log:
-        f"{RESULTS}/logs/evaluate_simulation.log",
-    threads: threads_of("simulate")
-    resources:
-        **resources_of("simulate"),
-    conda:
-        "../envs/modelvar.yaml"
     shell:
-        "{PYTHON} -m modelvar evaluate-simulation --sims {input:q} "
-        "--out-dir {params.out_dir:q} --manifest {params.manifest:q} 2> {log:q}"
+        modelvar_job(
+            "evaluate-simulation --sims {input:q} --out-dir {params.out_dir:q} --manifest "
+            "{params.manifest:q} 2> {log:q}",
+        )
 
 
 rule dirichlet_simulation:
     output:
-        per_sample=f"{RESULTS}/simulation/dirichlet/per_sample.parquet",
-        spearman=f"{RESULTS}/simulation/dirichlet/spearman.parquet",
-        html=report(
-            f"{RESULTS}/simulation/dirichlet/spearman.html",
-            caption="../workflow/report/dirichlet_spearman.rst",
-            category="Simulation",
-            subcategory="Entropy and confusion index (seed 002)",
-        ),
         **{
             f"{fig}_png": report(
                 f"{RESULTS}/simulation/dirichlet/{fig}.png",
@@ -88,7 +84,25 @@ rule dirichlet_simulation:
             )
             for fig in DIRICHLET_FIGURES
         },
-        **{f"{fig}_pdf": f"{RESULTS}/simulation/dirichlet/{fig}.pdf" for fig in DIRICHLET_FIGURES},
+        **{
+            f"{fig}_pdf": f"{RESULTS}/simulation/dirichlet/{fig}.pdf"
+            for fig in DIRICHLET_FIGURES
+        },
+        per_sample=f"{RESULTS}/simulation/dirichlet/per_sample.parquet",
+        spearman=f"{RESULTS}/simulation/dirichlet/spearman.parquet",
+        html=report(
+            f"{RESULTS}/simulation/dirichlet/spearman.html",
+            caption="../workflow/report/dirichlet_spearman.rst",
+            category="Simulation",
+            subcategory="Entropy and confusion index (seed 002)",
+        ),
+    log:
+        f"{RESULTS}/logs/dirichlet_simulation.log",
+    conda:
+        "../envs/plots.yaml"
+    threads: threads_of("simulate")
+    resources:
+        **resources_of("simulate"),
     params:
         root_seed=config["root_seed"],
         n=SIMULATION.get("dirichlet", {}).get("n", 1000),
@@ -96,14 +110,9 @@ rule dirichlet_simulation:
         out_dir=lambda wildcards, output: Path(output.per_sample).parent,
         manifest=manifest_path("dirichlet_simulation"),
         code=CODE["dirichlet"],
-    log:
-        f"{RESULTS}/logs/dirichlet_simulation.log",
-    threads: threads_of("simulate")
-    resources:
-        **resources_of("simulate"),
-    conda:
-        "../envs/modelvar.yaml"
     shell:
-        "{PYTHON} -m modelvar dirichlet --root-seed {params.root_seed:q} --n {params.n:q} "
-        "--cases {params.cases:q} --out-dir {params.out_dir:q} "
-        "--manifest {params.manifest:q} 2> {log:q}"
+        modelvar_job(
+            "dirichlet --root-seed {params.root_seed:q} --n {params.n:q} --cases "
+            "{params.cases:q} --out-dir {params.out_dir:q} --manifest {params.manifest:q} 2> "
+            "{log:q}",
+        )

@@ -18,7 +18,7 @@ want="$(cat pyproject.toml constraints.txt "${BASH_SOURCE[0]}" | sha256sum | cut
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "installing modelvar and its tested dependencies into $VENV" >&2
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -c constraints.txt -e ".[dev]" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+    -c constraints.txt -e ".[all,dev]" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   # irrCAC is a test-only oracle for Gwet's AC1. It pins scipy==1.12 and pandas<3, which would
   # downgrade the stack, but its code runs on the tested versions: install it without its pins.
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \

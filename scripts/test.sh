@@ -7,8 +7,11 @@ bash scripts/setup-venv.sh
 VENV="${MODELVAR_VENV:-.venv}"
 case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
 export PATH="$VENV/bin:$PATH"
-echo "== ruff" && ruff check src tests benchmarks
+echo "== ruff" && ruff check src tests benchmarks scripts
+echo "== snakefmt" && snakefmt --check Snakefile rules/
 echo "== snakemake --lint" && snakemake --lint --configfile config/config.yaml
+echo "== generated files" && python scripts/make_envs.py --check \
+  && python scripts/make_cli_docs.py --check
 # The SLURM integration test needs a local cluster: start one where we can (root on Debian, as in
 # CI); elsewhere tests/test_slurm.py is skipped and says why. MODELVAR_SLURM=0 skips the set-up.
 if [ "${MODELVAR_SLURM:-1}" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -37,6 +37,19 @@ def job_counts(output: str) -> dict[str, int]:
     return counts
 
 
+def copy_workflow(dest: Path) -> Path:
+    """A copy of the workflow and library sources, to edit without touching the repository."""
+    import shutil
+
+    dest.mkdir(parents=True)
+    shutil.copy(REPO / "Snakefile", dest / "Snakefile")
+    for sub in ("rules", "workflow", "envs", "config"):
+        shutil.copytree(REPO / sub, dest / sub)
+    shutil.copytree(REPO / "src" / "modelvar", dest / "src" / "modelvar",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
 @pytest.fixture
 def tmp_config(tmp_path):
     """Write a config variant: tmp_config(base_name, **overrides_as_yaml_text)."""

@@ -224,3 +224,34 @@ def test_a_label_count_that_cannot_fit_in_memory_is_refused_before_allocating(tm
     code, err = run_metrics(tmp_path, capsys, frame)
     assert code == 2 and "distinct labels" in err and "Labels must be classes" in err
     assert time.perf_counter() - start < 30
+
+
+# ------------------------------------------------------------------ the command itself
+def test_version_help_and_generated_docs(capsys):
+    import argparse
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    from modelvar import __version__
+    from modelvar.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"modelvar {__version__}"
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    undocumented = [f"{name} {action.option_strings or action.dest}"
+                    for name, command in sub.choices.items() for action in command._actions
+                    if not action.help]
+    assert undocumented == []
+    assert "plot" not in sub.choices  # `figures` draws every figure
+    check = subprocess.run([sys.executable, str(REPO / "scripts" / "make_cli_docs.py"),
+                            "--check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_an_error_is_printed_once(tmp_path, capsys):
+    assert main(["metrics", str(tmp_path / "none.csv"), "--out", str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("no such file") == 1 and err.startswith("modelvar metrics: error:")

@@ -17,7 +17,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from modelvar.metrics import grouped
 from modelvar.metrics.grouped import GroupedMetric, GroupedMetricError
 from modelvar.metrics.inference import jackknife_ci
-from modelvar.metrics.pairwise import pairwise_metrics
+from modelvar.metrics.pairwise import MetricInputError, pairwise_metrics
 
 
 @pytest.fixture
@@ -320,18 +320,18 @@ def runs_data():
     for j in range(k):
         wrong = rng.random(n) < flip
         runs[:, j] = np.where(wrong, rng.choice(["a", "b", "c"], n), y_true)
-    return y_true, runs, pd.Series(group, name="stability")
+    return y_true, runs.T, pd.Series(group, name="stability")  # preds: k runs × n samples
 
 
 def test_reproducibility_by_group_equals_pairwise_on_each_group(runs_data):
-    y_true, runs, group = runs_data
-    gm = grouped.reproducibility_by_group(y_true, runs, sensitive_features=group,
+    y_true, preds, group = runs_data
+    gm = grouped.reproducibility_by_group(y_true, preds, sensitive_features=group,
                                           metrics=["ec_global", "pa", "kappa"])
     assert list(gm.by_group.columns) == ["mean_accuracy", "mean_ec_global", "mean_pa",
                                          "mean_kappa"]
     classes = {"a": 0, "b": 1, "c": 2}
     yi = np.array([classes[v] for v in y_true])
-    pi = np.vectorize(classes.get)(runs).T
+    pi = np.vectorize(classes.get)(preds)
     for g in ("stable", "noisy"):
         m = group.to_numpy() == g
         table = pairwise_metrics(yi[m], pi[:, m], n_classes=3)
@@ -347,8 +347,8 @@ def test_reproducibility_by_group_equals_pairwise_on_each_group(runs_data):
 
 
 def test_reproducibility_by_group_bootstrap_and_jackknife(runs_data):
-    y_true, runs, group = runs_data
-    gm = grouped.reproducibility_by_group(y_true, runs, sensitive_features=group,
+    y_true, preds, group = runs_data
+    gm = grouped.reproducibility_by_group(y_true, preds, sensitive_features=group,
                                           metrics=["pa"], n_boot=40,
                                           ci_quantiles=[0.025, 0.5, 0.975], random_state=1)
     low, mid, high = gm.by_group_ci
@@ -356,14 +356,14 @@ def test_reproducibility_by_group_bootstrap_and_jackknife(runs_data):
     d_low, _, d_high = gm.difference_ci()
     assert d_low["mean_pa"] <= gm.difference()["mean_pa"] <= d_high["mean_pa"] + 0.05
 
-    table = grouped.reproducibility_ci_by_group(y_true, runs, sensitive_features=group,
+    table = grouped.reproducibility_ci_by_group(y_true, preds, sensitive_features=group,
                                                 metrics=["pa", "ec_global"])
     assert set(table["group"]) == {"overall", "noisy", "stable"}
     row = table[(table.group == "noisy") & (table.metric == "pa")].iloc[0]
     classes = {"a": 0, "b": 1, "c": 2}
     m = group.to_numpy() == "noisy"
     yi = np.array([classes[v] for v in y_true])[m]
-    pi = np.vectorize(classes.get)(runs).T[:, m]
+    pi = np.vectorize(classes.get)(preds)[:, m]
     pw = pairwise_metrics(yi, pi, n_classes=3)
     se, lo, hi = jackknife_ci(pw.run_i.to_numpy(), pw.run_j.to_numpy(), pw.pa.to_numpy())
     assert (row["n"], row["mean"], row["se"], row["ci_low"], row["ci_high"]) == pytest.approx(
@@ -371,10 +371,14 @@ def test_reproducibility_by_group_bootstrap_and_jackknife(runs_data):
 
 
 def test_reproducibility_by_group_errors(runs_data):
-    y_true, runs, group = runs_data
+    y_true, preds, group = runs_data
     with pytest.raises(GroupedMetricError, match="k ≥ 2"):
-        grouped.reproducibility_by_group(y_true, runs[:, :1], sensitive_features=group)
+        grouped.reproducibility_by_group(y_true, preds[:1], sensitive_features=group)
+    with pytest.raises(GroupedMetricError, match=r"samples × runs: pass preds.T"):
+        grouped.reproducibility_by_group(y_true, preds.T, sensitive_features=group)
+    with pytest.raises(MetricInputError, match=r"samples × runs; pass runs × samples"):
+        pairwise_metrics(np.zeros(400, int), np.zeros((400, 6), int))
     with pytest.raises(GroupedMetricError, match="unknown pairwise metric 'pq'"):
-        grouped.reproducibility_by_group(y_true, runs, sensitive_features=group, metrics=["pq"])
-    with pytest.raises(GroupedMetricError, match="runs has 400 rows but y_true has 399"):
-        grouped.reproducibility_ci_by_group(y_true[:-1], runs, sensitive_features=group)
+        grouped.reproducibility_by_group(y_true, preds, sensitive_features=group, metrics=["pq"])
+    with pytest.raises(GroupedMetricError, match=r"shape \(6, 400\) but y_true has 399"):
+        grouped.reproducibility_ci_by_group(y_true[:-1], preds, sensitive_features=group)

@@ -1,4 +1,4 @@
-"""The workflow on a real one-machine SLURM cluster, through profiles/slurm (issue 8).
+"""The workflow on a real one-machine SLURM cluster, through profiles/slurm (issues 8, 12).
 
 Needs the cluster that ``tests/slurm/setup.sh`` starts (``bash .ci/run`` does, as root on Debian);
 skipped with the reason elsewhere.
@@ -81,24 +81,29 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     before = {p: p.stat().st_mtime_ns for p in preds}
     assert len(before) == 2 * 2  # 2 classifiers x 2 repeats
 
-    # a deliberately failing job: xgb with an impossible max_depth
-    broken = _variant(tmp_path, "broken.yaml", lambda c: (
-        c["classifiers"].append("xgb"),
-        c["classifier_settings"].update(xgb={"hparams": {"max_depth": "deep"}})))
-    proc = run_slurm(work, broken)
+    # a job that fails on the cluster: a damaged predictions table (a bad configuration is
+    # refused before any job is submitted, so it cannot make a job fail)
+    damaged = results / "vehicle/lr-sgd/dnone_cnone_hnone_down100_seedrun/predictions"
+    damaged = damaged / "repeat-001.parquet"
+    damaged.write_bytes(damaged.read_bytes()[:500])
+    proc = run_slurm(work, CONFIGS / "slurm.yaml")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "Error in rule fit" in out and "logs/fit/vehicle/xgb/dnone_cnone_hnone.log" in out
-    xgb_log = (results / "logs/fit/vehicle/xgb/dnone_cnone_hnone.log").read_text()
-    assert "max_depth" in xgb_log or "deep" in xgb_log
+    log = "logs/pairwise_metrics/vehicle/lr-sgd/dnone_cnone_hnone.log"
+    assert "Error in rule pairwise_metrics" in out and log in out
+    job_log = (results / log).read_text()
+    assert str(damaged.relative_to(work)) in job_log and "truncated or corrupt" in job_log
+    assert "--force" in job_log  # the command that regenerates it
 
-    # the fix: only the xgb jobs (and what aggregates them) run; finished fits are not redone
+    # the fix, with a new classifier added: the damaged table's job, what depends on it and the
+    # new classifier's jobs run; the MLP's finished fits are not redone
     fixed = _variant(tmp_path, "fixed.yaml", lambda c: c["classifiers"].append("xgb"))
-    proc = run_slurm(work, fixed)
+    proc = run_slurm(work, fixed, "--force", str(damaged.relative_to(work)), "all")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    assert counts.get("fit") == 1 and "fit_mlp" not in counts
-    assert {p: p.stat().st_mtime_ns for p in preds} == before
+    assert counts.get("fit") == 2 and "fit_mlp" not in counts  # lr-sgd (damaged) and xgb
+    mlp_preds = [p for p in preds if "/mlp/" in str(p)]
+    assert {p: p.stat().st_mtime_ns for p in mlp_preds} == {p: before[p] for p in mlp_preds}
     summary = pd.read_parquet(results / "aggregated" / "summary")
     assert set(summary["classifier"]) == {"lr-sgd", "mlp", "xgb"}
     print(f"SLURM test: first run {first_seconds:.1f} s")

@@ -1,6 +1,7 @@
 """The Snakemake workflow: DAG shape, config validation, and a tiny end-to-end run."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -121,6 +122,8 @@ def test_end_to_end_figures_and_logs(tiny_run):
     log = (tiny_run / "logs/fit/vehicle/lr-sgd/dnone_cnone_hnone.log").read_text()
     # one fit job: 2 cells x 2 repeats x 3 runs, with progress and ETA after every run
     assert "runs done 1/12" in log and "runs done 12/12" in log and "ETA" in log
+    assert log.count("runs done") <= 3  # throttled: first, every 30 s, last
+    assert "dnone_cnone_hnone_down050_seedfix: 2 repeats, mean accuracy" in log
     assert "fit job finished: 12 fits" in log
     for rule in ("pairwise_metrics/vehicle/svm-sgd/dnone_cnone_hnone", "aggregate_dataset/vehicle",
                  "figures/vehicle", "grouped_metrics/vehicle/lr-sgd/dnone_cnone_hnone"):
@@ -192,19 +195,9 @@ def test_openml_study_configs_dry_run(tmp_path, ids):
 # ------------------------------------------------------------------ exact partial re-execution
 @pytest.fixture
 def workflow_copy(tmp_path):
-    """A copy of the workflow and library sources, to edit without touching the repository."""
-    import shutil
+    from conftest import copy_workflow
 
-    from conftest import REPO
-
-    dest = tmp_path / "wf"
-    dest.mkdir()
-    shutil.copy(REPO / "Snakefile", dest / "Snakefile")
-    for sub in ("rules", "workflow", "envs"):
-        shutil.copytree(REPO / sub, dest / sub)
-    shutil.copytree(REPO / "src" / "modelvar", dest / "src" / "modelvar",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    return dest
+    return copy_workflow(tmp_path / "wf")
 
 
 def _dry_counts(workdir, snakefile, config):
@@ -299,3 +292,26 @@ def test_preliminary_and_full_study_configs_dry_run(tmp_path):
     assert counts["prepare_dataset"] == 37 and counts["tune"] == 37 * 4
     assert counts["fit"] == 37 * 3 * 12 and counts["fit_mlp"] == 37 * 12
     assert counts["total"] <= 10_000
+
+
+def test_every_column_is_documented(tiny_run):
+    """docs/results.md lists every column of every table the pipeline writes."""
+    from conftest import REPO
+
+    doc = (REPO / "docs" / "results.md").read_text()
+    sections = dict(re.findall(r"^### (\w+)\n(.*?)(?=^##)", doc + "\n##", re.S | re.M))
+    cell = tiny_run / "vehicle" / "lr-sgd" / "dnone_cnone_hnone_down050_seedfix"
+    metrics = tiny_run / "vehicle" / "lr-sgd" / "metrics" / "dnone_cnone_hnone"
+    tables = {"predictions": cell / "predictions" / "repeat-000.parquet",
+              "runs": cell / "runs.parquet",
+              **{t: metrics / f"{t}.parquet" for t in ("pairwise", "summary", "per_run",
+                                                        "agreement", "per_sample", "grouped",
+                                                        "disparities")}}
+    keys = {"dataset", "classifier", "cell", "repeat", "run"}
+    missing = []
+    for name, path in tables.items():
+        for column in pd.read_parquet(path).columns:
+            shown = "`proba:<class>`" if column.startswith("proba:") else f"`{column}`"
+            if column not in keys and shown not in sections[name]:
+                missing.append(f"{name}.{column}")
+    assert missing == []

@@ -1,14 +1,13 @@
-"""Command line: ``modelvar <command>`` (or ``python -m modelvar <command>``).
+"""The ``modelvar`` command (also ``python -m modelvar``).
 
-The workflow's rules call these commands; users can call them too:
+Commands for your own work (``metrics`` on your predictions, ``verify`` a results folder,
+``config`` of a Snakemake command line, the offline ``datasets``), and the commands the
+workflow's rules run, one per kind of job. ``modelvar --help`` lists them all and
+``modelvar COMMAND --help`` explains every option with its default; ``docs/cli.md`` holds the same
+text, generated from this parser (``python scripts/make_cli_docs.py``).
 
-* ``datasets``: list the datasets available offline.
-* ``prepare``: load a dataset from its source and write the canonical parquet + JSON metadata.
-* ``tune``: random-search tuning of one classifier on one dataset.
-* ``fit``: one fit job (a dataset × classifier × several cells × repeats of k runs).
-* ``pairwise``: pairwise metric table and per-repeat summaries from prediction tables.
-* ``metrics``: the same for a user's own long-format predictions (CSV or parquet).
-* ``plot``: figures from summary tables.
+Errors in the input (bad files, labels, configs) are reported once, as ``modelvar COMMAND:
+error: …``, with exit status 2 and no traceback; a traceback means a bug.
 """
 
 from __future__ import annotations
@@ -19,8 +18,12 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from modelvar import __version__
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _setup_logging(log_file: str | None) -> None:
@@ -34,6 +37,9 @@ def _setup_logging(log_file: str | None) -> None:
         handlers=handlers,
         force=True,
     )
+    # Python warnings become one log line each (not a block with source code); the default
+    # filters show each distinct warning once per place it comes from
+    logging.captureWarnings(True)
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
@@ -56,6 +62,8 @@ def _read_json(path) -> dict:
 
 
 def _read_tables(paths) -> pd.DataFrame:
+    import pandas as pd
+
     from modelvar.table_files import read_parquet
 
     return pd.concat([read_parquet(p) for p in paths], ignore_index=True)
@@ -141,6 +149,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             threads=args.threads,
             epochs=settings.get("epochs"),
             manifest=manifest,
+            progress_seconds=args.progress_seconds,
         )
     return 0
 
@@ -182,6 +191,8 @@ def _by_cell(frame: pd.DataFrame, cells: list[str]) -> list[pd.DataFrame]:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from modelvar.pipeline.metric_tables import TABLES, repeat_tables
 
     frame = _read_tables(args.predictions)
@@ -196,6 +207,8 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 
 
 def cmd_grouped(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from modelvar.pipeline.grouped_tables import grouped_tables
 
     frame = _read_tables(args.predictions)
@@ -412,180 +425,78 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_plot(args: argparse.Namespace) -> int:
-    from modelvar.plots.study import repeat_means_violin
+# ----------------------------------------------------------------------------- the parser
+class _Formatter(argparse.HelpFormatter):
+    """Every option's default after its help, where it has one (not for required options,
+    flags, or options whose absence means 'not given')."""
 
-    summary = _read_tables(args.summaries)
-    repeat_means_violin(summary, args.dataset, [Path(p) for p in args.out])
-    return 0
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (action.default not in (None, False, argparse.SUPPRESS) and action.option_strings
+                and "%(default)" not in text):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _command(sub, name: str, help: str, func, *, description: str | None = None,
+             parents=()) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help, description=description or help, parents=list(parents),
+                       formatter_class=_Formatter)
+    p.set_defaults(func=func)
+    return p
+
+
+def _ec_local(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan",
+                   help="value of local EC for a pair of runs of which neither errs")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="modelvar", description=__doc__.splitlines()[0])
-    parser.add_argument("--log", help="also write the log to this file")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from modelvar.models.classifiers import CLASSIFIERS
+    from modelvar.simulation.class_distributions import DISTRIBUTIONS
+
+    parser = argparse.ArgumentParser(
+        prog="modelvar", formatter_class=_Formatter,
+        description="How much do classifiers vary when their training is perturbed, and how "
+        "reproducible are their predictions? The Snakemake workflow runs the study; these "
+        "commands are its jobs, plus tools for your own predictions and results.",
+        epilog="`modelvar COMMAND --help` explains a command. The README shows the workflow.")
+    parser.add_argument("--version", action="version", version=f"modelvar {__version__}")
+    parser.add_argument("--log", metavar="FILE", help="also write the log to this file")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # the workflow passes --manifest to every command that writes tables (modelvar.table_files)
     recorded = argparse.ArgumentParser(add_help=False)
     recorded.add_argument("--manifest", metavar="PATH",
                           help="record every file written (path, size, sha256, rows) in this "
                           "JSON manifest, for `modelvar verify`")
 
-    p = sub.add_parser("datasets", help="list the datasets available offline")
-    p.set_defaults(func=cmd_datasets)
+    # -------------------------------------------------------------- for your own work
+    p = _command(sub, "metrics", "reproducibility metrics of your own predictions", cmd_metrics,
+                 description="Pairwise reproducibility metrics, per-repeat summaries, per-run, "
+                 "agreement and per-sample tables of your own predictions: a long table (CSV "
+                 "or parquet, optionally .csv.gz) with columns run, sample, y_true, y_pred, "
+                 "optionally repeat and proba:<class>. docs/results.md explains every table.")
+    p.add_argument("predictions", help="the long-format predictions file")
+    p.add_argument("--out", required=True,
+                   help="the pairwise table (.parquet or .csv); the summary, per_run, agreement "
+                   "and per_sample tables go next to it (OUT.summary.parquet, …)")
+    _ec_local(p)
 
-    p = sub.add_parser("prepare", parents=[recorded],
-                       help="write a canonical dataset (parquet + JSON)")
-    p.add_argument("--name", required=True)
-    p.add_argument("--spec", required=True, help="the dataset's config entry as JSON")
-    p.add_argument("--out-parquet", required=True)
-    p.add_argument("--out-meta", required=True)
-    p.add_argument("--openml-cache", default="resources/openml",
-                   help="download cache for OpenML datasets")
-    p.add_argument("--openml-server", default=None, help="OpenML API URL (default: openml.org)")
-    p.add_argument("--openml-timeout", type=float, default=60.0,
-                   help="seconds to wait for any answer of the OpenML server")
-    p.add_argument("--min-class-size", type=int, default=2,
-                   help="the smallest class the split needs")
-    p.add_argument("--rare-classes", choices=("stop", "keep"), default="stop",
-                   help="a smaller class stops here (stop) or is kept, never tested (keep)")
-    p.set_defaults(func=cmd_prepare)
-
-    p = sub.add_parser("fit", parents=[recorded],
-                       help="fit k runs for each of several repeats")
-    p.add_argument("--data", required=True)
-    p.add_argument("--meta", required=True)
-    p.add_argument("--classifier", required=True)
-    p.add_argument("--cells", nargs="+", required=True, help="perturbation cell ids")
-    p.add_argument("--repeats", type=int, nargs="+", required=True)
-    p.add_argument("--runs", type=int, required=True)
-    p.add_argument("--test-fraction", type=float, required=True)
-    p.add_argument("--root-seed", type=int, required=True)
-    p.add_argument("--predictions", nargs="+", required=True,
-                   help="one path per (cell, repeat), cell-major")
-    p.add_argument("--runs-out", nargs="+", required=True, help="one runs table per cell")
-    p.add_argument("--hparams", help="tuned hparams (best.json of the tune command)")
-    p.add_argument("--settings", help='classifier settings as JSON: {"hparams": {...} '
-                   '(override the defaults or tuned values), "epochs": N (mlp)}')
-    p.add_argument("--threads", type=int, default=1)
-    p.set_defaults(func=cmd_fit)
-
-    p = sub.add_parser("tune", parents=[recorded],
-                       help="random-search tuning of one classifier on one dataset")
-    p.add_argument("--data", required=True)
-    p.add_argument("--meta", required=True)
-    p.add_argument("--classifier", required=True)
-    p.add_argument("--trials", type=int, required=True)
-    p.add_argument("--folds", type=int, default=3)
-    p.add_argument("--test-fraction", type=float, required=True)
-    p.add_argument("--root-seed", type=int, required=True)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--trials-out", required=True)
-    p.add_argument("--best-out", required=True)
-    p.set_defaults(func=cmd_tune)
-
-    for name, helptext in (
-        ("pairwise", "pairwise metrics + per-repeat summaries from the pipeline's predictions"),
-        ("metrics", "pairwise metrics + per-repeat summaries from your own predictions"),
-    ):
-        p = sub.add_parser(name, parents=[recorded] if name == "pairwise" else [],
-                           help=helptext)
-        if name == "pairwise":
-            p.add_argument("--predictions", nargs="+", required=True)
-            p.add_argument("--meta", help="dataset metadata JSON (fixes the class order)")
-            p.add_argument("--cells", nargs="+", required=True, help="cell ids to expect")
-            p.add_argument("--out-dir", required=True,
-                           help="writes {pairwise,summary,per_run,agreement,per_sample}.parquet "
-                           "(all cells) there")
-            p.set_defaults(func=cmd_pairwise)
-        else:
-            p.add_argument("predictions", help="long table: run, sample, y_true, y_pred[, repeat]")
-            p.add_argument("--out", required=True,
-                           help="pairwise table (.parquet or .csv); the summary, per_run, "
-                           "agreement and per_sample tables go next to it (OUT.summary.parquet …)")
-            p.set_defaults(func=cmd_metrics)
-        p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan")
-
-    p = sub.add_parser("grouped", parents=[recorded],
-                       help="metrics and reproducibility by group, per repeat")
-    p.add_argument("--predictions", nargs="+", required=True)
-    p.add_argument("--data", required=True, help="canonical dataset parquet (grouping columns)")
-    p.add_argument("--meta", required=True)
-    p.add_argument("--cells", nargs="+", required=True)
-    p.add_argument("--groupings", required=True,
-                   help='JSON list: column names, "@class", or lists of them (intersections)')
-    p.add_argument("--metrics", nargs="+", default=["ec_global", "pa"])
-    p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan")
-    p.add_argument("--out-dir", required=True,
-                   help="writes {grouped,disparities}.parquet (all cells) there")
-    p.set_defaults(func=cmd_grouped)
-
-    p = sub.add_parser("aggregate", parents=[recorded],
-                       help="one dataset's tables into the partitioned dataset")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--out-dir", required=True)
-    for name in ("summary", "per-run", "agreement", "per-sample", "runs", "grouped",
-                 "disparities"):
-        p.add_argument(f"--{name}", nargs="+", default=[])
-    p.set_defaults(func=cmd_aggregate)
-
-    p = sub.add_parser("figures", help="the figure set of one dataset (aggregated tables)")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--summary")
-    p.add_argument("--per-run")
-    p.add_argument("--per-sample")
-    p.add_argument("--disparities", help="draw only the group-disparity figure from this table")
-    p.add_argument("--out-dir", required=True)
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"])
-    p.set_defaults(func=cmd_figures)
-
-    p = sub.add_parser("simulate", parents=[recorded],
-                       help="simulated runs for the metric study (seed 000)")
-    p.add_argument("--root-seed", type=int, required=True)
-    p.add_argument("--n-classes", type=int, required=True)
-    p.add_argument("--distributions", nargs="+",
-                   default=["uniform", "exponential", "multimodal", "step"])
-    p.add_argument("--replicates", type=int, default=10)
-    p.add_argument("--n-samples", type=int, default=500)
-    p.add_argument("--runs", type=int, default=10)
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_simulate)
-
-    p = sub.add_parser("evaluate-simulation", parents=[recorded],
-                       help="score every pairwise metric on the seed's criteria (seed 000)")
-    p.add_argument("--sims", nargs="+", required=True)
-    p.add_argument("--out-dir", required=True)
-    p.set_defaults(func=cmd_evaluate_simulation)
-
-    p = sub.add_parser("dirichlet", parents=[recorded],
-                       help="Dirichlet probability simulation (seed 002)")
-    p.add_argument("--root-seed", type=int, required=True)
-    p.add_argument("--n", type=int, default=1000)
-    p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
-    p.add_argument("--out-dir", required=True)
-    p.set_defaults(func=cmd_dirichlet)
-
-    p = sub.add_parser("dataset-overview", parents=[recorded],
-                       help="the report's table of the study's datasets (HTML)")
-    p.add_argument("--meta", nargs="+", required=True, help="prepared datasets' JSON metadata")
-    p.add_argument("--out", required=True, help="HTML file to write")
-    p.set_defaults(func=cmd_dataset_overview)
-
-    p = sub.add_parser(
-        "verify", help="check every table of a results folder against the manifests",
-        description="Check every table that the workflow's jobs wrote into RESULTS against "
-        "their manifests (present, size, row count, sha256), list stray temporary files and "
-        "unrecorded tables, and print for each bad table the command that regenerates it. "
-        "Exit status 1 when a problem is found.")
+    p = _command(sub, "verify", "check every table of a results folder against its manifests",
+                 cmd_verify,
+                 description="Check every table that the workflow's jobs wrote into RESULTS "
+                 "against their manifests (present, size, row count, sha256), list stray "
+                 "temporary files and unrecorded tables, and print for each bad table the "
+                 "command that regenerates it. Exit status 1 when a problem is found.")
     p.add_argument("results_dir", metavar="RESULTS", help="the study's results folder")
     p.add_argument("--quick", action="store_true",
                    help="skip the sha256 comparison (size and row counts are still checked)")
-    p.set_defaults(func=cmd_verify)
 
-    p = sub.add_parser(
-        "config", help="the workflow config a Snakemake command line resolves to",
-        description="Print the config that Snakemake would give the workflow for a command line "
-        "(config files merged in order, --config entries on top, profiles applied), e.g. "
-        "`modelvar config --get results_dir -- --configfile study.yaml`.")
+    p = _command(sub, "config", "the workflow config a Snakemake command line resolves to",
+                 cmd_config,
+                 description="Print the config that Snakemake would give the workflow for a "
+                 "command line (config files merged in order, --config entries on top, profiles "
+                 "applied), e.g. `modelvar config --get results_dir -- --configfile study.yaml`.")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--get", metavar="KEY",
                       help="print one key (dotted, e.g. split.repeats); results_dir is printed "
@@ -595,23 +506,148 @@ def build_parser() -> argparse.ArgumentParser:
                       "nothing for a dry run or another non-executing command")
     p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
                    help="Snakemake's arguments, after --")
-    p.set_defaults(func=cmd_config)
 
-    p = sub.add_parser(
-        "unlock-stale", help="remove Snakemake locks left by an interrupted run, when safe",
-        description="If the working directory of a Snakemake command line holds Snakemake "
-        "locks but no process of this workflow is alive there (a run was killed), remove them "
-        "with snakemake --unlock and say so; otherwise do nothing. scripts/run.sh runs this "
-        "before every run.")
+    _command(sub, "datasets", "list the datasets available offline (embedded, scikit-learn)",
+             cmd_datasets)
+
+    p = _command(sub, "unlock-stale", "remove Snakemake locks left by a killed run, when safe",
+                 cmd_unlock_stale,
+                 description="If the working directory of a Snakemake command line holds "
+                 "Snakemake locks but no process of this workflow is alive there (a run was "
+                 "killed), remove them with snakemake --unlock and say so; otherwise do nothing. "
+                 "scripts/run.sh runs this before every run.")
     p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
                    help="Snakemake's arguments, after --")
-    p.set_defaults(func=cmd_unlock_stale)
 
-    p = sub.add_parser("plot", help="violin figure of per-repeat means")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--summaries", nargs="+", required=True)
-    p.add_argument("--out", nargs="+", required=True, help="figure paths (.png, .pdf)")
-    p.set_defaults(func=cmd_plot)
+    # -------------------------------------------------------------- the workflow's jobs
+    p = _command(sub, "prepare", "(job) write a canonical dataset: parquet + JSON metadata",
+                 cmd_prepare, parents=[recorded])
+    p.add_argument("--name", required=True, help="the dataset's name in the study")
+    p.add_argument("--spec", required=True, help="the dataset's config entry as JSON")
+    p.add_argument("--out-parquet", required=True, help="the canonical table to write")
+    p.add_argument("--out-meta", required=True, help="its JSON metadata to write")
+    p.add_argument("--openml-cache", default="resources/openml",
+                   help="download cache for OpenML datasets")
+    p.add_argument("--openml-server", default=None,
+                   help="OpenML API URL (default: https://www.openml.org/api/v1/xml)")
+    p.add_argument("--openml-timeout", type=float, default=60.0,
+                   help="seconds to wait for any answer of the OpenML server")
+    p.add_argument("--min-class-size", type=int, default=2,
+                   help="the smallest class the split needs")
+    p.add_argument("--rare-classes", choices=("stop", "keep"), default="stop",
+                   help="a smaller class stops here (stop) or is kept, never tested (keep)")
+
+    p = _command(sub, "fit", "(job) fit the runs of several repeats of perturbation cells",
+                 cmd_fit, parents=[recorded])
+    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
+    p.add_argument("--meta", required=True, help="its JSON metadata")
+    p.add_argument("--classifier", required=True, choices=CLASSIFIERS, help="the classifier")
+    p.add_argument("--cells", nargs="+", required=True,
+                   help="perturbation cell ids (modelvar.pipeline.cells)")
+    p.add_argument("--repeats", type=int, nargs="+", required=True, help="repeat indices")
+    p.add_argument("--runs", type=int, required=True, help="runs per repeat")
+    p.add_argument("--test-fraction", type=float, required=True,
+                   help="fraction of rows in each repeat's test set")
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream")
+    p.add_argument("--predictions", nargs="+", required=True,
+                   help="one predictions table per (cell, repeat), cell-major")
+    p.add_argument("--runs-out", nargs="+", required=True, help="one runs table per cell")
+    p.add_argument("--hparams", help="tuned hyperparameters (best.json of the tune command)")
+    p.add_argument("--settings", help='classifier settings as JSON: {"hparams": {...} '
+                   '(override the defaults or tuned values), "epochs": N (mlp)}')
+    p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
+    p.add_argument("--progress-seconds", type=float, default=30.0,
+                   help="log progress (runs done, ETA) at most this often")
+
+    p = _command(sub, "tune", "(job) random-search tuning of one classifier on one dataset",
+                 cmd_tune, parents=[recorded])
+    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
+    p.add_argument("--meta", required=True, help="its JSON metadata")
+    p.add_argument("--classifier", required=True, choices=CLASSIFIERS, help="the classifier")
+    p.add_argument("--trials", type=int, required=True,
+                   help="random-search trials (trial 0 = the defaults)")
+    p.add_argument("--folds", type=int, default=3, help="stratified cross-validation folds")
+    p.add_argument("--test-fraction", type=float, required=True,
+                   help="fraction of rows set aside by the tuning split")
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream")
+    p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
+    p.add_argument("--trials-out", required=True, help="the table of all trials to write")
+    p.add_argument("--best-out", required=True, help="the best trial's JSON to write")
+
+    p = _command(sub, "pairwise", "(job) metric tables of the workflow's prediction tables",
+                 cmd_pairwise, parents=[recorded])
+    p.add_argument("--predictions", nargs="+", required=True, help="prediction tables")
+    p.add_argument("--meta", help="dataset metadata JSON (fixes the class order)")
+    p.add_argument("--cells", nargs="+", required=True, help="cell ids to expect")
+    p.add_argument("--out-dir", required=True,
+                   help="writes {pairwise,summary,per_run,agreement,per_sample}.parquet "
+                   "(all cells) there")
+    _ec_local(p)
+
+    p = _command(sub, "grouped", "(job) metrics and reproducibility by group, per repeat",
+                 cmd_grouped, parents=[recorded])
+    p.add_argument("--predictions", nargs="+", required=True, help="prediction tables")
+    p.add_argument("--data", required=True, help="canonical dataset parquet (grouping columns)")
+    p.add_argument("--meta", required=True, help="its JSON metadata")
+    p.add_argument("--cells", nargs="+", required=True, help="cell ids to expect")
+    p.add_argument("--groupings", required=True,
+                   help='JSON list: column names, "@class", or lists of them (intersections)')
+    p.add_argument("--metrics", nargs="+", default=["ec_global", "pa"],
+                   help="pairwise metrics computed by group")
+    _ec_local(p)
+    p.add_argument("--out-dir", required=True,
+                   help="writes {grouped,disparities}.parquet (all cells) there")
+
+    p = _command(sub, "aggregate", "(job) one dataset's tables into the partitioned dataset",
+                 cmd_aggregate, parents=[recorded])
+    p.add_argument("--dataset", required=True, help="the dataset")
+    p.add_argument("--out-dir", required=True, help="the aggregated dataset's folder")
+    for name in ("summary", "per-run", "agreement", "per-sample", "runs", "grouped",
+                 "disparities"):
+        p.add_argument(f"--{name}", nargs="+", default=[], metavar="TABLE",
+                       help=f"the {name} tables to combine")
+
+    p = _command(sub, "figures", "(job) the figure set of one dataset", cmd_figures)
+    p.add_argument("--dataset", required=True, help="the dataset")
+    p.add_argument("--summary", help="aggregated summary table")
+    p.add_argument("--per-run", help="aggregated per_run table")
+    p.add_argument("--per-sample", help="aggregated per_sample table")
+    p.add_argument("--disparities", help="draw only the group-disparity figure from this table")
+    p.add_argument("--out-dir", required=True, help="where the figures go")
+    p.add_argument("--formats", nargs="+", default=["png", "pdf"], help="file formats")
+
+    p = _command(sub, "dataset-overview", "(job) the report's page of the study's datasets",
+                 cmd_dataset_overview, parents=[recorded])
+    p.add_argument("--meta", nargs="+", required=True, help="prepared datasets' JSON metadata")
+    p.add_argument("--out", required=True, help="HTML file to write")
+
+    p = _command(sub, "simulate", "(job) simulated runs for the metric study (seed 000)",
+                 cmd_simulate, parents=[recorded])
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream")
+    p.add_argument("--n-classes", type=int, required=True, help="number of classes")
+    p.add_argument("--distributions", nargs="+", choices=DISTRIBUTIONS,
+                   default=list(DISTRIBUTIONS), help="class-distribution types")
+    p.add_argument("--replicates", type=int, default=10, help="simulations per design point")
+    p.add_argument("--n-samples", type=int, default=500, help="test samples per simulation")
+    p.add_argument("--runs", type=int, default=10, help="runs per simulation")
+    p.add_argument("--out", required=True, help="the simulations table to write")
+
+    p = _command(sub, "evaluate-simulation",
+                 "(job) score every pairwise metric on the seed's criteria (seed 000)",
+                 cmd_evaluate_simulation, parents=[recorded])
+    p.add_argument("--sims", nargs="+", required=True, help="tables of the simulate command")
+    p.add_argument("--out-dir", required=True, help="where the tables and figures go")
+
+    p = _command(sub, "dirichlet", "(job) Dirichlet probability simulation (seed 002)",
+                 cmd_dirichlet, parents=[recorded])
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream")
+    p.add_argument("--n", type=int, default=1000, help="samples per case")
+    p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
+    p.add_argument("--out-dir", required=True, help="where the tables and figures go")
     return parser
 
 
@@ -625,6 +661,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (DatasetError, MetricInputError, TableReadError, ValueError) as exc:
-        logging.getLogger("modelvar").error("%s", exc)
-        print(f"modelvar {args.command}: error: {exc}", file=sys.stderr)
+        message = f"modelvar {args.command}: error: {exc}"
+        print(message, file=sys.stderr)  # once; with --log, also in the log file
+        if args.log:
+            with open(args.log, "a") as fh:
+                fh.write(message + "\n")
         return 2

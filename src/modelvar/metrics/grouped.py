@@ -666,9 +666,26 @@ def equalized_odds_ratio(y_true, y_pred, *, sensitive_features, method="minmax")
 
 
 # --------------------------------------------------------------------- reproducibility by group
+def _samples_by_runs(y_true, preds) -> np.ndarray:
+    """``preds`` (k runs × n samples, as for :func:`pairwise_metrics`) as the (n × k) matrix
+    fairlearn slices by rows; the transposed orientation is refused with a clear error."""
+    arr = np.asarray(preds, dtype=object)
+    n = _n_rows(y_true)
+    if arr.ndim != 2:
+        raise GroupedMetricError(f"preds must be a 2-D (k runs × n samples) matrix, got "
+                                 f"{arr.ndim}-D")
+    if arr.shape[1] != n:
+        hint = (" — that is samples × runs: pass preds.T" if arr.shape[0] == n else "")
+        raise GroupedMetricError(f"preds has shape {arr.shape} but y_true has {n} samples; "
+                                 f"preds must be k runs × n samples{hint}")
+    if arr.shape[0] < 2:
+        raise GroupedMetricError(f"preds must hold k ≥ 2 runs, got {arr.shape[0]}")
+    return arr.T
+
+
 def reproducibility_by_group(
     y_true,
-    runs,
+    preds,
     *,
     sensitive_features,
     metrics: Sequence[str] = ("ec_global", "pa"),
@@ -681,14 +698,11 @@ def reproducibility_by_group(
 ) -> GroupedMetric:
     """Mean pairwise reproducibility metrics (and mean run accuracy) by group.
 
-    ``runs`` is an (n samples × k runs) matrix of predicted labels. Columns are ``mean_<metric>``
-    (and ``mean_accuracy``); the result supports every disparity of :class:`GroupedMetric`.
+    ``preds`` is a (k runs × n samples) matrix of predicted labels, as for
+    :func:`~modelvar.metrics.pairwise.pairwise_metrics`. Columns are ``mean_<metric>`` (and
+    ``mean_accuracy``); the result supports every disparity of :class:`GroupedMetric`.
     """
-    arr = np.asarray(runs, dtype=object)
-    if arr.ndim != 2 or arr.shape[1] < 2:
-        raise GroupedMetricError(
-            f"runs must be an (n samples × k runs) matrix with k ≥ 2, got shape {arr.shape}"
-        )
+    arr = _samples_by_runs(y_true, preds)
     funcs = {f"mean_{m}": mean_pairwise(m, ec_local_undefined=ec_local_undefined) for m in metrics}
     if with_accuracy:
         funcs = {"mean_accuracy": mean_run_accuracy, **funcs}
@@ -701,7 +715,7 @@ def reproducibility_by_group(
 
 def reproducibility_ci_by_group(
     y_true,
-    runs,
+    preds,
     *,
     sensitive_features,
     metrics: Sequence[str] = ("ec_global", "pa"),
@@ -710,18 +724,13 @@ def reproducibility_ci_by_group(
 ) -> pd.DataFrame:
     """Mean pairwise metric per group with its jackknife-over-runs interval.
 
-    Returns a tidy table: one row per (group, metric) plus the ``overall`` rows, with ``n``
+    ``preds`` is (k runs × n samples), as for :func:`reproducibility_by_group`. Returns a tidy
+    table: one row per (group, metric) plus the ``overall`` rows, with ``n``
     (samples in the group), ``mean``, ``se``, ``ci_low``, ``ci_high`` (see
     :func:`modelvar.metrics.inference.jackknife_ci`). Empty intersections are left out.
     """
-    arr = np.asarray(runs, dtype=object)
-    if arr.ndim != 2 or arr.shape[1] < 2:
-        raise GroupedMetricError(
-            f"runs must be an (n samples × k runs) matrix with k ≥ 2, got shape {arr.shape}"
-        )
+    arr = _samples_by_runs(y_true, preds)
     n = len(arr)
-    if _n_rows(y_true) != n:
-        raise GroupedMetricError(f"runs has {n} rows but y_true has {_n_rows(y_true)}")
     features = _feature_frame(sensitive_features, "sensitive_feature_", n)
     yi, pi = _runs_as_indices(y_true, arr)
     n_classes = int(max(yi.max(), pi.max())) + 1

@@ -72,6 +72,9 @@ def check_runs(y_true: np.ndarray, preds: np.ndarray, n_classes: int | None = No
     if preds.ndim != 2:
         raise MetricInputError(f"preds must be a 2-D (runs × samples) array, got {preds.ndim}-D")
     k, n = preds.shape
+    if y_true.ndim == 1 and len(y_true) != n and k == len(y_true):
+        raise MetricInputError(
+            f"preds has shape {preds.shape}, samples × runs; pass runs × samples (preds.T)")
     if k < 2:
         raise MetricInputError(f"need at least 2 runs for pairwise metrics, got {k}")
     if y_true.ndim != 1 or len(y_true) != n:

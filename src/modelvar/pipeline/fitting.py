@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import platform
 import time
 from collections.abc import Callable
@@ -38,6 +39,13 @@ from modelvar.seeding import stream
 from modelvar.table_files import Manifest
 
 log = logging.getLogger("modelvar.fit")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
 def library_versions(classifier: str) -> dict[str, str]:
@@ -246,13 +254,15 @@ def fit_job(
     threads: int = 1,
     epochs: int | None = None,
     manifest: Manifest | None = None,
+    progress_seconds: float = 30.0,
 ) -> None:
     """Fit every (cell, repeat) of a job: one predictions table per (cell, repeat), one runs
     table per cell (all its repeats), each written atomically and recorded in ``manifest``.
 
     ``predictions_out`` is cell-major: entry ``c * len(repeats) + r`` is cell ``c``, repeat ``r``;
     ``runs_out`` has one path per cell. Progress (runs done / total, elapsed, ETA) goes to the
-    log after every run.
+    log after the first run, then at most every ``progress_seconds``, and after the last; each
+    cell's accuracy over its repeats gets one line.
     """
     n_tables = len(cells) * len(repeats)
     if n_tables != len(predictions_out) or len(cells) != len(runs_out):
@@ -262,15 +272,19 @@ def fit_job(
         )
     total = n_tables * n_runs
     encoded = EncodedDataset.from_dataset(ds)  # once per job: shared by all its runs
-    done = 0
+    done, logged = 0, -math.inf
     start = time.perf_counter()
 
     def progress(_run: int) -> None:
-        nonlocal done
+        nonlocal done, logged
         done += 1
-        elapsed = time.perf_counter() - start
-        eta = elapsed / done * (total - done)
-        log.info("runs done %d/%d, elapsed %.1f s, ETA %.1f s", done, total, elapsed, eta)
+        now = time.perf_counter()
+        if done in (1, total) or now - logged >= progress_seconds:
+            logged = now
+            elapsed = now - start
+            log.info("runs done %d/%d (%.0f %%), elapsed %s, ETA %s", done, total,
+                     100 * done / total, _duration(elapsed),
+                     _duration(elapsed / done * (total - done)))
 
     manifest = manifest if manifest is not None else Manifest(None, rule="fit")
     paths = iter(predictions_out)
@@ -284,6 +298,9 @@ def fit_job(
             )
             manifest.write_parquet(preds, next(paths))
             run_tables.append(runs)
-            log.info("%s repeat %d: mean accuracy %.4f", cell.id, repeat, runs["accuracy"].mean())
-        manifest.write_parquet(pd.concat(run_tables, ignore_index=True), runs_path)
+        runs = pd.concat(run_tables, ignore_index=True)
+        manifest.write_parquet(runs, runs_path)
+        by_repeat = runs.groupby("repeat")["accuracy"].mean()
+        log.info("%s: %d repeats, mean accuracy %.4f (repeat means %.4f to %.4f)", cell.id,
+                 len(by_repeat), by_repeat.mean(), by_repeat.min(), by_repeat.max())
     log.info("fit job finished: %d fits in %.1f s", total, time.perf_counter() - start)

@@ -111,7 +111,8 @@ def grouped_tables(
         rm = to_runs_matrix(part, classes=classes)
         labels = np.asarray(rm.classes, dtype=object)
         y_true = labels[rm.y_true]
-        runs = labels[rm.preds].T  # (n samples × k runs)
+        preds = labels[rm.preds]  # (k runs × n samples)
+        runs = preds.T  # (n samples × k runs), sliced by rows in the per-run accuracies
         for grouping in groupings:
             name = grouping_name(grouping)
             feats = group_features(by_sample, rm.samples, y_true, grouping, categorical)
@@ -134,9 +135,9 @@ def grouped_tables(
                 for row in _disparities(gm, [col], set()):
                     disparity_rows.append({**base, "run": int(run), **row, "metric": "accuracy"})
             # per repeat: reproducibility by group, with jackknife intervals
-            rep = reproducibility_by_group(y_true, runs, sensitive_features=feats,
+            rep = reproducibility_by_group(y_true, preds, sensitive_features=feats,
                                            metrics=metrics, ec_local_undefined=ec_local_undefined)
-            ci = reproducibility_ci_by_group(y_true, runs, sensitive_features=feats,
+            ci = reproducibility_ci_by_group(y_true, preds, sensitive_features=feats,
                                              metrics=metrics, ec_local_undefined=ec_local_undefined)
             ci = ci.set_index(["group", "metric"])
             for metric in rep.metric_names:

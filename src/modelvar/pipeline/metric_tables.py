@@ -69,9 +69,8 @@ def repeat_tables(
             for metric in ALL_METRICS:
                 stats_ = summarise(pairs[metric])
                 se, low, high = jackknife_ci(iu, ju, pairs[metric].to_numpy())
-                null_mean = float(np.nanmean(null[metric])) if metric in null else np.nan
-                if metric in null and np.isnan(null[metric]).all():
-                    null_mean = np.nan
+                defined = null[metric].dropna() if metric in null else ()
+                null_mean = float(np.mean(defined)) if len(defined) else np.nan
                 out["summary"].append({
                     **key_values, "subset": subset, "metric": metric,
                     "n_samples": int(pairs["n"].iloc[0]), **stats_,

@@ -63,7 +63,7 @@ def hold_activity_lock(workdir: str | Path) -> None:
     _held.append(fh)
 
 
-def hold_results_lock(results_dir: str | Path, *, workdir: str | Path) -> None:
+def hold_results_lock(results_dir: str | Path, *, working_dir: str | Path) -> None:
     """Hold the exclusive results lock for this process's lifetime, or raise
     :class:`RunLockError` naming the run that holds it."""
     path = Path(results_dir) / STATE_DIR / RESULTS_LOCK
@@ -87,7 +87,7 @@ def hold_results_lock(results_dir: str | Path, *, workdir: str | Path) -> None:
     fh.seek(0)
     fh.truncate()
     fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                         "workdir": str(Path(workdir).resolve()),
+                         "workdir": str(Path(working_dir).resolve()),
                          "started": time.strftime("%Y-%m-%d %H:%M:%S")}))
     fh.flush()
     _held.append(fh)
@@ -125,3 +125,14 @@ def unlock_if_stale(workdir: str | Path, snakemake_options: list[str]) -> str | 
     return (f"modelvar: an earlier run in {Path(workdir).resolve()} was interrupted and left "
             "Snakemake's lock behind; no other run is active there, so it was removed "
             "(snakemake --unlock).")
+
+
+def start_run(results_dir: str | Path, argv: list[str], snakefile: str | Path,
+              configfiles: list) -> None:
+    """What the workflow does when jobs start (its onstart; not for dry runs): hold the results
+    lock, and record the invocation for ``modelvar verify``'s regenerate commands."""
+    from modelvar.pipeline.workflow_config import record_invocation
+
+    hold_results_lock(results_dir, working_dir=Path.cwd())
+    record_invocation(results_dir, argv, working_dir=Path.cwd(), snakefile=snakefile,
+                      configfiles=configfiles)

@@ -132,13 +132,14 @@ def workflow_options(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def record_invocation(results_dir: str | Path, argv: Sequence[str], *, workdir: str | Path,
-                      snakefile: str | Path, configfiles: Sequence[str | Path]) -> Path:
+def record_invocation(results_dir: str | Path, argv: Sequence[str], *,
+                      working_dir: str | Path, snakefile: str | Path,
+                      configfiles: Sequence[str | Path]) -> Path:
     """Write ``RESULTS/.modelvar/invocation.json``: the working directory and the Snakemake
     options that select the workflow, profile and config, every path absolute (the workflow's
     onstart calls it with Snakemake's resolved snakefile and config files;
     :func:`modelvar.table_files.regenerate_command` reads it)."""
-    workdir, snakefile = Path(workdir).resolve(), Path(snakefile).resolve()
+    workdir, snakefile = Path(working_dir).resolve(), Path(snakefile).resolve()
     options = workflow_options(argv)
     out = ["-s", str(snakefile), "--directory", str(workdir)]
     i = 0
