@@ -117,3 +117,18 @@ def test_missing_and_truncated_files(tmp_path):
     truncated.write_text(src.read_text()[:20000] + "\n'bad,row\n")
     with pytest.raises(DatasetError, match="cannot read ARFF"):
         load("cut", {"source": "file", "path": str(truncated), "target": "class"})
+
+
+def test_wide_datasets_build_without_warnings():
+    """cnae-9 (857 columns) used to log 756 pandas PerformanceWarning blocks when prepared."""
+    import warnings
+
+    from modelvar.data.canonical import build
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.random((60, 857)), columns=[f"f{i}" for i in range(857)])
+    frame["y"] = np.repeat(["a", "b", "c"], 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = build("wide", frame, "y", [])
+    assert ds.X.shape == (60, 857)

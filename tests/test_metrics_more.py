@@ -2,6 +2,7 @@
 
 import krippendorff
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import entropy as scipy_entropy
 from sklearn.metrics import balanced_accuracy_score, brier_score_loss
@@ -182,3 +183,20 @@ def test_tau_w_bad_input():
         tau_w(np.ones((2, 2)), weights=np.full((2, 2), 0.5))
     with pytest.raises(MetricInputError, match="priors"):
         tau_w(np.ones((2, 2)), priors=np.array([0.9, 0.9]))
+
+
+def test_repeat_tables_of_identical_perfect_runs_emit_no_warnings():
+    """Undefined nulls (no error anywhere) are NaN without numpy's 'Mean of empty slice'."""
+    import warnings
+
+    from modelvar.pipeline.metric_tables import repeat_tables
+
+    y = np.array(["a", "b"] * 20)
+    frame = pd.concat([pd.DataFrame({"run": r, "sample": np.arange(40), "y_true": y,
+                                     "y_pred": y}) for r in range(4)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tables = repeat_tables(frame)
+    summary = tables["summary"].set_index(["subset", "metric"])
+    assert np.isnan(summary.loc[("all", "ec_local"), "null_mean"])
+    assert summary.loc[("all", "pa"), "mean"] == 1.0
