@@ -25,6 +25,7 @@ rule fit:
         root_seed=config["root_seed"],
         hparams=get_hparams_arg,
         settings=get_classifier_settings,
+        warn_changed_below=config["perturbation"].get("warn_changed_below", 0.5),
         manifest=manifest_path("fit", "dataset", "classifier", "chunk"),
         code=CODE["fit"],
     shell:
@@ -34,7 +35,8 @@ rule fit:
             "--runs {params.n_runs:q} --test-fraction {params.test_fraction:q} --root-seed "
             "{params.root_seed:q} --threads {threads} {params.hparams:q} --settings "
             "{params.settings:q} --predictions {output.predictions:q} --runs-out "
-            "{output.runs:q} --manifest {params.manifest:q} 2> {log:q}",
+            "{output.runs:q} --manifest {params.manifest:q} --warn-changed-below "
+            "{params.warn_changed_below:q} 2> {log:q}",
             blas_threads=True,
         )
 

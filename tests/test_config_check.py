@@ -43,7 +43,7 @@ def test_every_schema_error_with_its_key_path_and_allowed_values():
         "datasets.mine: missing key 'target'",
         "perturbation.data[1].sig: 9 is greater than the maximum of 6",
         "perturbation.data[2]: {'foo': 1} is not valid here; expected one of: 'none'; "
-        "{sig: …}; {nn: …}; {rel: …}; {pct: …}",
+        "{sig: …}; {nn: …}; {rel: …}; {pct: …}; {sd: …}; {rsd: …}",
         "split.runs: 1 is less than the minimum of 2",
         "split.test_fraction: 1.5 is greater than or equal to the maximum of 1",
     ]

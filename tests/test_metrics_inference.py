@@ -78,3 +78,48 @@ def test_null_formulas():
     assert null["ec_agree"][0] == pytest.approx(0.02 + 0.72)
     assert np.isnan(null["ec_local"][1])  # neither run errs
     assert list(itertools.islice(null.columns, 3)) == ["ec_global", "ec_local", "ec_agree"]
+
+
+def test_intervals_stay_in_the_metrics_range_and_keep_their_coverage():
+    """Five runs that nearly always agree (2 % flips): mean ± t·SE reaches past 1; the clipped
+    interval does not, and covers E[pa] = 1 − 2q(1 − q) as often as the unclipped one."""
+    rng = np.random.default_rng(3)
+    k, n, q, sims = 5, 100, 0.02, 300
+    truth = 1 - 2 * q * (1 - q)
+    y = np.zeros(n, dtype=np.int64)
+    iu, ju = np.triu_indices(k, 1)
+    hits = hits_clipped = beyond = 0
+    for _ in range(sims):
+        preds = (rng.random((k, n)) < q).astype(np.int64)
+        values = pairwise_metrics(y, preds, metrics=["pa"])["pa"].to_numpy()
+        _, low, high = jackknife_ci(iu, ju, values)
+        _, c_low, c_high = jackknife_ci(iu, ju, values, bounds=(0.0, 1.0))
+        beyond += high > 1
+        assert 0 <= c_low <= c_high <= 1
+        hits += low <= truth <= high
+        hits_clipped += c_low <= truth <= c_high
+    assert beyond > sims / 10  # the problem is real
+    assert hits_clipped == hits and hits / sims >= 0.9
+
+
+def test_summary_intervals_in_range_and_no_null_on_the_disagreement_subset():
+    import pandas as pd
+
+    from modelvar.metrics.pairwise import METRIC_RANGES
+    from modelvar.pipeline.metric_tables import repeat_tables
+
+    rng = np.random.default_rng(4)
+    n, k = 200, 10
+    y = rng.integers(0, 2, n)
+    frame = pd.concat([pd.DataFrame({"run": r, "sample": np.arange(n), "y_true": y,
+                                     "y_pred": np.where(rng.random(n) < 0.02, 1 - y, y)})
+                       for r in range(k)])
+    summary = repeat_tables(frame)["summary"]
+    pairwise = summary[summary["metric"].isin(list(METRIC_RANGES))]
+    for metric, (lo, hi) in METRIC_RANGES.items():
+        rows = pairwise[pairwise["metric"] == metric].dropna(subset=["ci_low"])
+        assert (rows["ci_low"] >= lo).all() and (rows["ci_high"] <= hi).all(), metric
+    disagree = pairwise[pairwise["subset"] == "disagree"]
+    assert disagree["null_mean"].isna().all() and disagree["excess"].isna().all()
+    full = pairwise[(pairwise["subset"] == "all") & (pairwise["metric"] == "ec_global")]
+    assert full["null_mean"].notna().all()

@@ -192,3 +192,38 @@ def test_model_seed_fixed_vs_per_run(vehicle, name):
     assert not np.array_equal(q[0], q[1])
     seeds = [json.loads(s)["model"]["int_seed"] for s in runs["streams"]]
     assert seeds[0] != seeds[1]
+
+
+@pytest.mark.parametrize("classifier", ["lr-sgd", "svm-sgd", "xgb", "mlp"])
+@pytest.mark.parametrize(("scheme", "p"), [("rel", 0.1), ("rel", 0.2), ("abs", 0.05),
+                                           ("abs", 0.1), ("sig", 0), ("sig", 1)])
+def test_hparam_perturbation_reflects_at_bounds_and_moves_every_hparam(classifier, scheme, p):
+    """No pile-up on the bounds (issue 15: 44–55 % of xgb draws were clipped to a bound), and
+    every numeric hyperparameter moves, also from zero (max_delta_step) and by less than one
+    ordinal step."""
+    rng = np.random.default_rng(17)
+    base = hparams.defaults(classifier)
+    for h in hparams.space(classifier):
+        if h.kind == "categorical":
+            continue
+        draws = np.array([hparams.perturb_numeric(h, base[h.name], scheme, p, rng)
+                          for _ in range(1500)])
+        assert ((draws >= h.low) & (draws <= h.high)).all(), h.name
+        assert np.mean(draws != base[h.name]) > 0.04, f"{h.name} does not move"
+        for bound, inside in ((h.low, h.low + 1), (h.high, h.high - 1)):
+            share = np.mean(draws == bound)
+            if h.kind == "ordinal":  # a bound is a level: no more often than its neighbour
+                if bound != base[h.name]:
+                    assert share <= max(np.mean(draws == inside), 0.01), f"{h.name} at {bound}"
+            else:  # continuous: reflection puts no mass on a bound, even a default one
+                assert share == 0, f"{h.name} piles up at {bound}"
+
+
+def test_reflection_and_zero_rule():
+    assert hparams.reflect(1.2, 0.0, 1.0) == pytest.approx(0.8)
+    assert hparams.reflect(-0.3, 0.0, 1.0) == pytest.approx(0.3)
+    assert hparams.reflect(2.3, 0.0, 1.0) == pytest.approx(0.3)  # far past: folded again
+    h = hparams.HParam("x", "continuous", 0.0, 0.0, 4.0)
+    draws = [hparams.perturb_numeric(h, 0.0, "rel", 0.1, np.random.default_rng(s))
+             for s in range(400)]
+    assert 0 < max(draws) <= 0.4 and min(draws) >= 0  # zero moves by up to p x the range width

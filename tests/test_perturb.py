@@ -1,5 +1,7 @@
 """Statistical properties of the training-data perturbations (seed 004)."""
 
+import json
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -12,6 +14,7 @@ from modelvar.data.perturb import (
     nearest_neighbour,
     percentile,
     relative,
+    scaled_noise,
     significant_digit,
 )
 from modelvar.data.preprocess import EncodedDataset
@@ -198,3 +201,86 @@ def test_perturbation_is_paired_across_classifiers_and_cells():
                                       root_seed=1, repeat=0, run=0)
     np.testing.assert_array_equal(a[0], b[0])
     assert a[3] == b[3]
+
+
+# ------------------------------------------------------------------ issue 15: honest strength
+def anneal_codes():
+    ds = load("anneal", {"source": "embedded"})
+    enc = EncodedDataset.from_dataset(ds)
+    return enc.codes, enc.n_levels
+
+
+@pytest.mark.parametrize("func", [categorical_label_level, categorical_sample_level])
+def test_categorical_noise_leaves_missing_values_missing_by_default(func):
+    codes, n_levels = anneal_codes()
+    assert (codes < 0).mean() > 0.7  # anneal: 77 % of categorical cells are missing
+    out, info = func(codes, n_levels, 0.3, rng("m"))
+    assert info["missing_to_level"] == 0 and info["level_to_missing"] == 0
+    assert ((out < 0) == (codes < 0)).all()  # the same cells missing, never imputed
+    assert info["level_to_level"] > 0
+    assert info["missing_frac_after"] == pytest.approx(info["missing_frac_before"])
+    out, info = func(codes, n_levels, 0.3, rng("m"), missing="as_level")
+    assert info["missing_to_level"] > 0 and info["level_to_missing"] > 0
+    assert info["changed_frac"] == pytest.approx(
+        info["level_to_level"] + info["missing_to_level"] + info["level_to_missing"])
+
+
+def test_missing_as_a_level_is_a_cell_level_of_its_own():
+    cell = grid({"categorical": ["none", {"label": 0.1}, {"label": 0.1, "missing": "as_level"},
+                                 {"sample": 0.2, "missing": "keep"}]})
+    ids = [c.levels()["categorical"] for c in cell]
+    assert ids == ["cnone", "label0p1", "labelmiss0p1", "sample0p2"]
+    assert all(Cell.parse(c.id) == c for c in cell)
+
+
+def skewed_numeric(n=800, seed=5):
+    gen = np.random.default_rng(seed)
+    X = np.column_stack([gen.lognormal(0, 1.5, n), gen.exponential(3, n) + 100,
+                         np.where(gen.random(n) < 0.7, 0.0, gen.gamma(2, 5, n))])
+    X[gen.random(X.shape) < 0.05] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("s", [0.1, 0.5])
+def test_sd_level_has_the_same_realised_strength_on_every_dataset(s):
+    """rel 0.2 moved vehicle by 0.84 SDs and anneal by 0.08: sd s moves every dataset by
+    s·√(2/π) SDs (within 10 %)."""
+    strengths = {}
+    for name in ("anneal", "vehicle"):
+        enc = EncodedDataset.from_dataset(load(name, {"source": "embedded"}))
+        strengths[name] = scaled_noise(enc.numeric, s, rng(name))[1]["mean_abs_shift_sd"]
+    strengths["skewed"] = scaled_noise(skewed_numeric(), s, rng("x"))[1]["mean_abs_shift_sd"]
+    want = s * np.sqrt(2 / np.pi)
+    for name, value in strengths.items():
+        assert value == pytest.approx(want, rel=0.1), (name, strengths)
+    enc = EncodedDataset.from_dataset(load("anneal", {"source": "embedded"}))
+    rel = {n: relative(EncodedDataset.from_dataset(load(n, {"source": "embedded"})).numeric,
+                       0.2, rng(n))[1]["mean_abs_shift_sd"] for n in ("anneal", "vehicle")}
+    assert rel["vehicle"] > 5 * rel["anneal"]  # the seed's relative noise is not comparable
+
+
+def test_robust_sd_level_ignores_heavy_tails():
+    gen = np.random.default_rng(2)
+    X = gen.standard_t(1.5, (5000, 1))  # heavy tails: the SD is dominated by a few values
+    _, info = scaled_noise(X, 1.0, rng("t"), robust=True)
+    _, plain = scaled_noise(X, 1.0, rng("t"))
+    assert info["mean_noise_scale_sd"] < 0.5 and plain["mean_noise_scale_sd"] == 1.0
+
+
+def test_weak_data_perturbation_is_warned_about_naming_the_features(caplog, tmp_path):
+    import logging
+
+    ds = load("anneal", {"source": "embedded"})
+    with caplog.at_level(logging.WARNING, logger="modelvar.fit"):
+        fitting.fit_job(ds, classifier="lr-sgd", cells=[Cell(data=("pct", 0.1))], repeats=[0],
+                        n_runs=2, test_fraction=0.25, root_seed=1,
+                        predictions_out=[tmp_path / "p.parquet"], runs_out=[tmp_path / "r.pq"])
+    warning = next(r.message for r in caplog.records if "never changed" in r.message)
+    assert "pct0p1" in warning and "warn_changed_below" in warning
+    import pandas as pd
+
+    runs = pd.read_parquet(tmp_path / "r.pq")
+    weak = fitting.weak_features(runs, 0.5)
+    assert weak and all(f in warning for f in weak)
+    assert set(json.loads(runs["data_per_feature"].iloc[0])) == set(
+        EncodedDataset.from_dataset(ds).numeric_columns)

@@ -150,6 +150,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
             epochs=settings.get("epochs"),
             manifest=manifest,
             progress_seconds=args.progress_seconds,
+            warn_changed_below=args.warn_changed_below,
         )
     return 0
 
@@ -559,6 +560,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
     p.add_argument("--progress-seconds", type=float, default=30.0,
                    help="log progress (runs done, ETA) at most this often")
+    p.add_argument("--warn-changed-below", type=float, default=0.5,
+                   help="warn when a data perturbation changes a smaller share of the numeric "
+                   "training cells")
 
     p = _command(sub, "tune", "(job) random-search tuning of one classifier on one dataset",
                  cmd_tune, parents=[recorded])

@@ -53,7 +53,12 @@ from fairlearn import metrics as flm
 from fairlearn.metrics import MetricFrame
 
 from modelvar.metrics.inference import jackknife_ci
-from modelvar.metrics.pairwise import ALL_METRICS, encode_labels, pairwise_metrics
+from modelvar.metrics.pairwise import (
+    ALL_METRICS,
+    METRIC_RANGES,
+    encode_labels,
+    pairwise_metrics,
+)
 from modelvar.metrics.probabilistic import brier, log_loss
 
 METHODS = {
@@ -747,7 +752,7 @@ def reproducibility_ci_by_group(
         for m in metrics:
             values = table[m].to_numpy(float)
             se, lo, hi = jackknife_ci(table["run_i"].to_numpy(), table["run_j"].to_numpy(),
-                                      values, level)
+                                      values, level, bounds=METRIC_RANGES[m])
             mean = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
             rows.append({"group": label, "metric": m, "n": len(idx), "mean": mean, "se": se,
                          "ci_low": lo, "ci_high": hi})

@@ -8,7 +8,11 @@ estimate for U-statistics (Arvesen 1969), and the interval is mean ± t_{k−2, 
 degrees of freedom for k runs, conservative). It is computed from row sums of the k×k pair
 matrix, so it costs O(k²), not a refit or a resampling loop. It treats the test set as fixed:
 test-set variability is what the distribution over repeats shows. Pairs whose value is undefined
-(NaN) are left out of every mean; fewer than 3 runs give no interval.
+(NaN) are left out of every mean; fewer than 3 runs give no interval. For a bounded metric
+(``bounds``, :data:`modelvar.metrics.pairwise.METRIC_RANGES`) the interval is intersected with the
+metric's range: mean ± t·SE reaches past 1 when runs nearly always agree (local EC upper limits of
+1.13 were seen), a value the metric cannot take; the clipped interval covers the true mean
+whenever the unclipped one does (the coverage test checks both).
 
 Why not a bootstrap over runs and samples: resampling runs with replacement creates pairs of a run
 with itself (agreement 1), biasing every agreement metric upwards; the jackknife has no such
@@ -29,7 +33,10 @@ rates p_i = 1 − a_i (each sample wrong with probability p_i), then E[I_ij]/n =
   both track the truth agree more than that without any shared errors.)
 Cohen's κ and the other label metrics get no null.
 
-``excess = mean − null_mean`` is the repeat's consistency beyond chance.
+``excess = mean − null_mean`` is the repeat's consistency beyond chance. It is reported on the
+full test set only: the disagreement subset is chosen by the runs' own predictions (the samples
+where they differ), so runs that err independently would not match the null there either, and
+the excess would be biased (it went down to −0.017 for global EC).
 """
 
 from __future__ import annotations
@@ -46,9 +53,11 @@ NULL_METRICS = (
 
 
 def jackknife_ci(
-    run_i: np.ndarray, run_j: np.ndarray, values: np.ndarray, level: float = 0.95
+    run_i: np.ndarray, run_j: np.ndarray, values: np.ndarray, level: float = 0.95,
+    bounds: tuple[float, float] = (-np.inf, np.inf),
 ) -> tuple[float, float, float]:
-    """(standard error, low, high) of the mean pairwise value by the jackknife over runs."""
+    """(standard error, low, high) of the mean pairwise value by the jackknife over runs; the
+    interval is intersected with ``bounds``, the metric's range."""
     runs = np.unique(np.concatenate([run_i, run_j]))
     k = len(runs)
     values = np.asarray(values, dtype=np.float64)
@@ -70,7 +79,8 @@ def jackknife_ci(
     se = float(np.sqrt((len(theta) - 1) / len(theta) * np.sum((theta - theta.mean()) ** 2)))
     mean = total / count
     half = stats.t.ppf(0.5 + level / 2, df=k - 2) * se
-    return se, float(mean - half), float(mean + half)
+    low, high = bounds
+    return se, float(max(mean - half, low)), float(min(mean + half, high))
 
 
 def independence_null(

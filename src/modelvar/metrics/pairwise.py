@@ -57,6 +57,14 @@ ERROR_METRICS = (
 )
 LABEL_METRICS = ("pa", "churn", "kappa", "cramer_v", "kripp_alpha", "gwet_ac1")
 ALL_METRICS = ERROR_METRICS + LABEL_METRICS
+#: the range of each metric's values (and so of any mean or interval of them)
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    **dict.fromkeys(("ec_local", "ec_global", "ec_agree", "ec_local_accnorm_sqrt",
+                     "ec_local_accnorm_cbrt", "ec_global_accnorm_sqrt", "ec_global_accnorm_cbrt",
+                     "pa", "churn", "cramer_v"), (0.0, 1.0)),
+    **dict.fromkeys(("ec_corr", "ec_kappa", "kappa", "gwet_ac1"), (-1.0, 1.0)),
+    "kripp_alpha": (-np.inf, 1.0),
+}
 SUBSETS = ("all", "disagree")
 _UNDEFINED_EC_LOCAL = {"nan": np.nan, "zero": 0.0, "one": 1.0}
 

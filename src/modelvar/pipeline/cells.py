@@ -10,8 +10,11 @@ family        config key                       level ids
 ============  ==============================  ====================================================
 data          ``perturbation.data``            ``dnone``; ``sig<d>`` (significant digit d);
                                                ``nn<c>`` (nearest neighbour, scale c);
-                                               ``rel<p>`` (relative); ``pct<p>`` (percentile)
-categorical   ``perturbation.categorical``     ``cnone``; ``label<p>``; ``sample<p>``
+                                               ``rel<p>`` (relative); ``pct<p>`` (percentile);
+                                               ``sd<s>``, ``rsd<s>`` (s training SDs)
+categorical   ``perturbation.categorical``     ``cnone``; ``label<p>``; ``sample<p>``;
+                                               ``labelmiss<p>``, ``samplemiss<p>`` (the missing
+                                               value is one more level)
 hparam        ``perturbation.hparam``          ``hnone``; ``hsig<d>``; ``hrel<p>``; ``habs<p>``
                                                (:mod:`modelvar.models.hparams`)
 downsample    ``perturbation.downsample``      ``down100`` (none), ``down075``, ``down050`` …
@@ -29,13 +32,13 @@ import re
 from dataclasses import dataclass
 
 MODEL_SEED_LEVELS = {"fixed": "seedfix", "per-run": "seedrun"}
-DATA_KINDS = ("sig", "nn", "rel", "pct")
-CAT_KINDS = ("label", "sample")
+DATA_KINDS = ("sig", "nn", "rel", "pct", "sd", "rsd")
+CAT_KINDS = ("label", "sample", "labelmiss", "samplemiss")
 HPARAM_KINDS = ("sig", "rel", "abs")
 FAMILIES = ("data", "categorical", "hparam", "downsample", "model_seed")
 _NUM = r"(\d+(?:p\d+)?)"
-_DATA = re.compile(rf"^(sig|nn|rel|pct){_NUM}$")
-_CAT = re.compile(rf"^(label|sample){_NUM}$")
+_DATA = re.compile(rf"^(sig|nn|rel|pct|sd|rsd){_NUM}$")
+_CAT = re.compile(rf"^(label|sample|labelmiss|samplemiss){_NUM}$")
 _HPARAM = re.compile(rf"^h(sig|rel|abs){_NUM}$")
 _DOWN = re.compile(r"^down(\d{3})$")
 
@@ -63,7 +66,7 @@ class Cell:
                 raise ValueError(f"data perturbation must be one of {DATA_KINDS}, got {kind!r}")
             if kind == "sig" and (value < 0 or int(value) != value):
                 raise ValueError(f"significant digit must be a non-negative integer, got {value}")
-            if kind in ("nn", "rel", "pct") and not value > 0:
+            if kind in ("nn", "rel", "pct", "sd", "rsd") and not value > 0:
                 raise ValueError(f"{kind} parameter must be > 0, got {value}")
         if self.categorical is not None:
             kind, value = self.categorical
@@ -145,12 +148,20 @@ def _parse_level(level_id: str, none_id: str, pattern: re.Pattern, family: str, 
 
 
 def _scheme(entry, kinds: tuple[str, ...], family: str):
-    """Config entry → (kind, value) or None: ``none`` or a one-key mapping like ``{sig: 1}``."""
+    """Config entry → (kind, value) or None: ``none``, a one-key mapping like ``{sig: 1}``, or
+    for categorical levels ``{label: p, missing: as_level}`` (kind ``labelmiss``)."""
     if entry == "none":
         return None
-    if isinstance(entry, dict) and len(entry) == 1:
+    if isinstance(entry, dict) and family == "categorical" and "missing" in entry:
+        mode = entry["missing"]
+        rest = {k: v for k, v in entry.items() if k != "missing"}
+        if mode in ("keep", "as_level") and len(rest) == 1:
+            (kind, value), = rest.items()
+            if kind in ("label", "sample"):
+                return (f"{kind}miss" if mode == "as_level" else kind), float(value)
+    elif isinstance(entry, dict) and len(entry) == 1:
         (kind, value), = entry.items()
-        if kind in kinds:
+        if kind in kinds and not kind.endswith("miss"):
             return kind, float(value)
     raise ValueError(f"perturbation.{family}: bad level {entry!r}; use 'none' or one of "
                      f"{{{', '.join(f'{k}: value' for k in kinds)}}}")

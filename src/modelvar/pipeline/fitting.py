@@ -27,6 +27,7 @@ from modelvar.data.perturb import (
     nearest_neighbour,
     percentile,
     relative,
+    scaled_noise,
     significant_digit,
 )
 from modelvar.data.preprocess import EncodedDataset, transform_run
@@ -102,8 +103,15 @@ def model_stream(root_seed, cell: Cell, dataset: str, classifier: str, repeat: i
 
 
 _DATA_FUNCS = {"sig": lambda X, v, rng: significant_digit(X, int(v), rng),
-               "nn": nearest_neighbour, "rel": relative, "pct": percentile}
-_CAT_FUNCS = {"label": categorical_label_level, "sample": categorical_sample_level}
+               "nn": nearest_neighbour, "rel": relative, "pct": percentile,
+               "sd": scaled_noise,
+               "rsd": lambda X, v, rng: scaled_noise(X, v, rng, robust=True)}
+_CAT_FUNCS = {
+    "label": categorical_label_level,
+    "sample": categorical_sample_level,
+    "labelmiss": lambda C, n, v, rng: categorical_label_level(C, n, v, rng, missing="as_level"),
+    "samplemiss": lambda C, n, v, rng: categorical_sample_level(C, n, v, rng, missing="as_level"),
+}
 
 
 def perturb_training_rows(
@@ -125,6 +133,12 @@ def perturb_training_rows(
                       repeat=repeat, run=run)
         kind, value = cell.data
         num, info["data"] = _DATA_FUNCS[kind](num, value, name.generator())
+        per_feature = info["data"].pop("per_feature", None)
+        if per_feature is not None:  # recorded with the features' names
+            info["data_per_feature"] = {
+                col: [round(c, 4), None if np.isnan(s) else round(s, 4)]
+                for col, c, s in zip(enc.numeric_columns, per_feature["changed_frac"],
+                                     per_feature["mean_abs_shift_sd"], strict=True)}
         streams["data-perturbation"] = str(name)
     if cell.categorical is not None and codes.shape[1]:
         name = stream(root_seed, "categorical-perturbation", dataset=ds.name,
@@ -226,7 +240,12 @@ def fit_repeat(
                 "data_changed_frac": perturbation.get("data", {}).get("changed_frac", 0.0),
                 "data_mean_abs_shift_sd": perturbation.get("data", {}).get(
                     "mean_abs_shift_sd", 0.0),
+                "data_per_feature": json.dumps(perturbation.pop("data_per_feature", {})),
                 "cat_changed_frac": perturbation.get("categorical", {}).get("changed_frac", 0.0),
+                "cat_missing_to_level_frac": perturbation.get("categorical", {}).get(
+                    "missing_to_level", 0.0),
+                "cat_level_to_missing_frac": perturbation.get("categorical", {}).get(
+                    "level_to_missing", 0.0),
                 "perturbation": json.dumps(perturbation, sort_keys=True),
                 "hparams": json.dumps(model.hparams, sort_keys=True),
                 "device": model.device,
@@ -237,6 +256,31 @@ def fit_repeat(
         if on_run_done is not None:
             on_run_done(run)
     return pd.concat(pred_frames, ignore_index=True), pd.DataFrame(run_rows)
+
+
+def weak_features(runs: pd.DataFrame, threshold: float) -> dict[str, float]:
+    """Features whose cells a data perturbation changed in fewer than ``threshold`` of the
+    cases, over the given runs (from the runs table's ``data_per_feature``)."""
+    shares: dict[str, list[float]] = {}
+    for record in runs["data_per_feature"]:
+        for feature, (changed, _shift) in json.loads(record).items():
+            shares.setdefault(feature, []).append(changed)
+    return {f: float(np.mean(v)) for f, v in shares.items() if np.mean(v) < threshold}
+
+
+def _warn_weak_data_perturbation(dataset: str, cell: Cell, runs: pd.DataFrame,
+                                 threshold: float) -> None:
+    share = float(runs["data_changed_frac"].mean())
+    if share >= threshold:
+        return
+    weak = weak_features(runs, threshold)
+    listed = ", ".join(f"{f} ({v:.0%})" for f, v in sorted(weak.items(), key=lambda t: t[1]))
+    log.warning(
+        "%s: data perturbation %s changes %.0f%% of the numeric training cells (below "
+        "perturbation.warn_changed_below = %.0f%%); (almost) never changed: %s. (Relative noise "
+        "leaves zeros alone, percentile noise features whose low quantile of |x| is 0; the sd "
+        "levels act on every feature with a spread.)", dataset, cell.levels()["data"],
+        100 * share, 100 * threshold, listed or "none")
 
 
 def fit_job(
@@ -255,6 +299,7 @@ def fit_job(
     epochs: int | None = None,
     manifest: Manifest | None = None,
     progress_seconds: float = 30.0,
+    warn_changed_below: float = 0.5,
 ) -> None:
     """Fit every (cell, repeat) of a job: one predictions table per (cell, repeat), one runs
     table per cell (all its repeats), each written atomically and recorded in ``manifest``.
@@ -262,7 +307,9 @@ def fit_job(
     ``predictions_out`` is cell-major: entry ``c * len(repeats) + r`` is cell ``c``, repeat ``r``;
     ``runs_out`` has one path per cell. Progress (runs done / total, elapsed, ETA) goes to the
     log after the first run, then at most every ``progress_seconds``, and after the last; each
-    cell's accuracy over its repeats gets one line.
+    cell's accuracy over its repeats gets one line, and a data perturbation that changes fewer
+    than ``warn_changed_below`` of the numeric training cells is warned about once per cell,
+    naming the features it (almost) never changes.
     """
     n_tables = len(cells) * len(repeats)
     if n_tables != len(predictions_out) or len(cells) != len(runs_out):
@@ -298,6 +345,8 @@ def fit_job(
             )
             manifest.write_parquet(preds, next(paths))
             run_tables.append(runs)
+            if repeat == repeats[0] and cell.data is not None:
+                _warn_weak_data_perturbation(ds.name, cell, runs, warn_changed_below)
         runs = pd.concat(run_tables, ignore_index=True)
         manifest.write_parquet(runs, runs_path)
         by_repeat = runs.groupby("repeat")["accuracy"].mean()

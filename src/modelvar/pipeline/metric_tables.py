@@ -27,7 +27,7 @@ import pandas as pd
 
 from modelvar.metrics.agreement import multi_run_agreement, per_sample_instability
 from modelvar.metrics.inference import independence_null, jackknife_ci
-from modelvar.metrics.pairwise import ALL_METRICS, SUBSETS, pairwise_metrics
+from modelvar.metrics.pairwise import ALL_METRICS, METRIC_RANGES, SUBSETS, pairwise_metrics
 from modelvar.metrics.probabilistic import confusion_index, entropy, per_run_metrics
 from modelvar.metrics.summary import STATS, summarise
 from modelvar.pipeline.predictions import KEY_COLUMNS, to_runs_matrix
@@ -64,11 +64,14 @@ def repeat_tables(
                 m.y_true, m.preds, n_classes=n_classes, subset=subset,
                 ec_local_undefined=ec_local_undefined, run_ids=m.runs,
             )
-            null = independence_null(pairs["acc_i"], pairs["acc_j"], n_classes)
+            # the null only where it is unbiased: the full test set (modelvar.metrics.inference)
+            null = (independence_null(pairs["acc_i"], pairs["acc_j"], n_classes)
+                    if subset == "all" else {})
             out["pairwise"].append(_with_keys(pairs, key_values))
             for metric in ALL_METRICS:
                 stats_ = summarise(pairs[metric])
-                se, low, high = jackknife_ci(iu, ju, pairs[metric].to_numpy())
+                se, low, high = jackknife_ci(iu, ju, pairs[metric].to_numpy(),
+                                             bounds=METRIC_RANGES[metric])
                 defined = null[metric].dropna() if metric in null else ()
                 null_mean = float(np.mean(defined)) if len(defined) else np.nan
                 out["summary"].append({
