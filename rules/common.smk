@@ -16,8 +16,9 @@ sys.path.insert(0, str(WORKFLOW_DIR / "src"))
 import modelvar  # noqa: E402
 
 SRC = Path(modelvar.__file__).parent
-from modelvar.pipeline.cells import grid as cell_grid
+from modelvar.pipeline import result_tables as tables
 from modelvar.pipeline.config_check import ConfigProblems, check_config, min_class_size
+from modelvar.pipeline.plan import PlanError, plan_study, runtime_minutes
 from modelvar.pipeline.run_lock import hold_activity_lock
 
 # While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
@@ -25,20 +26,19 @@ from modelvar.pipeline.run_lock import hold_activity_lock
 hold_activity_lock(Path.cwd())
 
 # Every problem of the config and its datasets at once, before any job (dry runs too); then
-# Snakemake's validate() fills in the schema's defaults.
+# Snakemake's validate() fills in the schema's defaults, and the plan (modelvar.pipeline.plan)
+# makes the jobs: which cells, repeats and runs each fit job holds, and its resources. Every load
+# of the workflow (SLURM job steps too) makes the same plan: it reads only the config and the
+# datasets' shapes (peeked from the data, or the profiles of OpenML datasets).
 SCHEMA_PATH = WORKFLOW_DIR / "workflow" / "schemas" / "config.schema.yaml"
-# Job steps (SLURM) load the workflow again: the main process has checked the datasets already.
 try:
-    STUDY = check_config(
-        config,
-        yaml.safe_load(SCHEMA_PATH.read_text()),
-        datasets=workflow.is_main_process,
-    )
-except ConfigProblems as exc:
+    STUDY = check_config(config, yaml.safe_load(SCHEMA_PATH.read_text()))
+    validate(config, schema=str(SCHEMA_PATH))
+    PLAN = plan_study(config, STUDY.schemas)
+except (ConfigProblems, PlanError) as exc:
     sys.exit(f"modelvar: {exc}")
-validate(config, schema=str(SCHEMA_PATH))
 if workflow.is_main_process:
-    for _warning in STUDY.warnings:
+    for _warning in STUDY.warnings + PLAN.warnings():
         print(f"modelvar: warning: {_warning}", file=sys.stderr)
 
 
@@ -51,20 +51,6 @@ localrules:
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
 CLASSIFIERS = list(config["classifiers"])
-CELLS = [cell.id for cell in cell_grid(config["perturbation"])]
-REPEATS = [f"{r:03d}" for r in range(config["split"]["repeats"])]
-
-
-def split_cell(cell_id):
-    """A cell id = <chunk>_<tail>: the chunk (data, categorical, hparam levels) names one fit
-    job; the tail (downsampling, model-seed levels) varies inside it (issue 8: job count).
-    """
-    parts = cell_id.split("_")
-    return "_".join(parts[:3]), "_".join(parts[3:])
-
-
-CHUNKS = list(dict.fromkeys(split_cell(c)[0] for c in CELLS))
-TAILS = list(dict.fromkeys(split_cell(c)[1] for c in CELLS))
 GROUPED = config.get("grouped", {}).get("by", {})
 GROUPED_METRICS = config.get("grouped", {}).get("metrics", ["ec_global", "pa"])
 SIMULATION = config.get("simulation", {})
@@ -76,10 +62,8 @@ DIRICHLET_FIGURES = ["class_densities", "h_ci_densities", "ci_vs_h"]
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     classifier=r"lr-sgd|svm-sgd|xgb|mlp",
-    cell=r"[a-z0-9]+(_[a-z0-9]+){4}",
-    chunk=r"[a-z0-9]+_[a-z0-9]+_[a-z0-9]+",
+    job=r"[a-z0-9_]+(\+\d+)?(\.c\d+)?(\.r\d+(-\d+|\.k\d+-\d+)?)?",
     n_classes=r"\d+",
-    repeat=r"\d{3}",
 
 
 def code_version(*modules):
@@ -112,15 +96,16 @@ CODE = {
         "data/embedded/registry.json",
     ),
     "fit": code_version(
-        "data/canonical.py",
-        "seeding.py",
-        "data/splits.py",
-        "pipeline/cells.py",
+        "data/arrays.py",
         "data/preprocess.py",
         "data/perturb.py",
+        "data/splits.py",
+        "seeding.py",
+        "pipeline/cells.py",
         "models/*.py",
         "pipeline/fitting.py",
         "pipeline/predictions.py",
+        "metrics/probabilistic.py",
     ),
     "tune": code_version(
         "data/canonical.py",
@@ -130,17 +115,24 @@ CODE = {
         "models/*.py",
     ),
     "pairwise": code_version(
-        *METRICS_CORE, "pipeline/predictions.py", "pipeline/metric_tables.py"
+        *METRICS_CORE,
+        "metrics/student_t.py",
+        "pipeline/predictions.py",
+        "pipeline/metric_tables.py",
     ),
     "grouped": code_version(
         *METRICS_CORE,
-        "metrics/grouped.py",
+        "metrics/student_t.py",
         "pipeline/predictions.py",
         "pipeline/grouped_tables.py",
     ),
-    "aggregate": code_version("pipeline/aggregate.py", "pipeline/cells.py"),
     "overview": code_version("pipeline/dataset_overview.py"),
-    "plot": code_version("plots/__init__.py", "plots/common.py", "plots/study.py"),
+    "plot": code_version(
+        "plots/__init__.py",
+        "plots/common.py",
+        "plots/study.py",
+        "pipeline/result_tables.py",
+    ),
     "simulate": code_version(
         "simulation/class_distributions.py",
         "simulation/metric_study.py",
@@ -205,14 +197,16 @@ def modelvar_job(arguments, *, blas_threads=False):
 
 
 # Resources per group of rules, as (threads, mem_mb, runtime in minutes), unless the config's
-# `resources.<group>` says otherwise; `fit_mlp` falls back to the config's `fit` values.
+# `resources.<group>` says otherwise; `fit_mlp` falls back to the config's `fit` values. Fit,
+# metrics and grouped jobs get mem_mb and runtime from the plan (its cost model), which the
+# config's values can raise but not lower.
 DEFAULT_RESOURCES = {
     "prepare": (1, 1000, 10),
     "tune": (1, 2000, 240),
-    "fit": (1, 2000, 120),
-    "fit_mlp": (1, 4000, 240),
-    "pairwise": (1, 2000, 30),
-    "grouped": (1, 2000, 30),
+    "fit": (1, 0, 0),
+    "fit_mlp": (1, 0, 0),
+    "pairwise": (1, 0, 0),
+    "grouped": (1, 0, 0),
     "aggregate": (1, 4000, 30),
     "plot": (1, 2000, 20),
     "simulate": (1, 2000, 30),
@@ -240,6 +234,19 @@ def resources_of(group, **extra):
     }
 
 
+def planned_resources(group, job_of, **extra):
+    """mem_mb and runtime of a plan-sized job (`job_of(wildcards)`: its FitJob/MetricsJob)."""
+    return {
+        "mem_mb": lambda wildcards: max(
+            job_of(wildcards).mem_mb, resource(group, "mem_mb")
+        ),
+        "runtime": lambda wildcards: max(
+            runtime_minutes(job_of(wildcards).seconds), resource(group, "runtime")
+        ),
+        **extra,
+    }
+
+
 def manifest_path(rule, *wildcards):
     """Where a job records what it wrote (modelvar.table_files; `modelvar verify` reads it)."""
     key = Path(*(f"{{{w}}}" for w in wildcards)).as_posix() if wildcards else "job"
@@ -247,6 +254,46 @@ def manifest_path(rule, *wildcards):
 
 
 TUNED = config["hparams"] == "tuned"
+
+
+# ----------------------------------------------------------------------------- the plan's jobs
+def fit_job(wildcards):
+    return PLAN.fit_job(wildcards.dataset, wildcards.classifier, wildcards.job)
+
+
+def metrics_job(wildcards):
+    return PLAN.metrics_job(wildcards.dataset, wildcards.classifier, wildcards.job)
+
+
+def classifier_plans():
+    """(dataset, classifier, its ClassifierPlan) of every planned dataset × classifier."""
+    for ds, dataset_plan in PLAN.datasets.items():
+        for clf, clf_plan in dataset_plan.classifiers.items():
+            yield ds, clf, clf_plan
+
+
+def predictions_file(dataset, classifier, job):
+    return tables.predictions_path(RESULTS, dataset, classifier, job)
+
+
+def table_file(table, dataset, classifier, job):
+    return tables.table_path(RESULTS, table, dataset, classifier, job)
+
+
+def dataset_tables(dataset, table):
+    """Every file of one table of a dataset: per (classifier, job) of the plan."""
+    plan = PLAN.datasets[dataset]
+    if table == "runs":
+        return [
+            table_file(table, dataset, clf, job.id)
+            for clf, clf_plan in plan.classifiers.items()
+            for job in clf_plan.fit_jobs
+        ]
+    return [
+        table_file(table, dataset, clf, job.id)
+        for clf, clf_plan in plan.classifiers.items()
+        for job in clf_plan.metrics_jobs
+    ]
 
 
 def get_fit_inputs(wildcards):
@@ -261,6 +308,29 @@ def get_fit_inputs(wildcards):
 def get_hparams_arg(wildcards, input):
     """`--hparams best.json` for tuned studies (a list, so that `:q` quotes each word)."""
     return ["--hparams", input.hparams] if TUNED else []
+
+
+def get_fit_job_args(wildcards):
+    """The cells, repeats, runs and probability form of a fit job, as CLI words."""
+    job = fit_job(wildcards)
+    return [
+        "--cells",
+        *job.cells,
+        "--repeats",
+        *map(str, job.repeats),
+        "--run-block",
+        *map(str, job.runs),
+        "--probabilities",
+        PLAN.datasets[wildcards.dataset].probabilities,
+    ]
+
+
+def get_metrics_predictions(wildcards):
+    job = metrics_job(wildcards)
+    return [
+        predictions_file(wildcards.dataset, wildcards.classifier, fit)
+        for fit in job.fit_jobs
+    ]
 
 
 def get_classifier_settings(wildcards):
@@ -288,57 +358,6 @@ def get_dataset_files(wildcards):
     return {"data": f"{base}.parquet", "meta": f"{base}.json"}
 
 
-def chunk_paths(kind, name):
-    """Paths of one chunk job's per-cell files, cell-major (`kind` = predictions, runs, metrics)."""
-    base = f"{RESULTS}/{{dataset}}/{{classifier}}/{{chunk}}"
-    if kind == "metrics":
-        return f"{RESULTS}/{{dataset}}/{{classifier}}/metrics/{{chunk}}/{name}.parquet"
-    if kind == "runs":
-        return [f"{base}_{tail}/runs.parquet" for tail in TAILS]
-    return [
-        f"{base}_{tail}/{kind}/repeat-{r}.parquet" for tail in TAILS for r in REPEATS
-    ]
-
-
-def get_chunk_cells(wildcards):
-    return [f"{wildcards.chunk}_{tail}" for tail in TAILS]
-
-
-def get_chunk_predictions(wildcards):
-    return [
-        p.format(
-            dataset=wildcards.dataset,
-            classifier=wildcards.classifier,
-            chunk=wildcards.chunk,
-        )
-        for p in chunk_paths("predictions", None)
-    ]
-
-
-def chunk_tables(dataset, table):
-    """One metric table per (classifier, chunk) of a dataset; each holds the chunk's cells."""
-    return [
-        f"{RESULTS}/{dataset}/{clf}/metrics/{chunk}/{table}.parquet"
-        for clf in CLASSIFIERS
-        for chunk in CHUNKS
-    ]
-
-
-def get_aggregate_inputs(wildcards):
-    ds = wildcards.dataset
-    files = {
-        t: chunk_tables(ds, t)
-        for t in ("summary", "per_run", "agreement", "per_sample")
-    }
-    files["runs"] = [
-        f"{RESULTS}/{ds}/{clf}/{cell}/runs.parquet"
-        for clf in CLASSIFIERS
-        for cell in CELLS
-    ]
-    return files
-
-
-AGGREGATED_TABLES = ["summary", "per_run", "agreement", "per_sample", "runs"]
 FIGURES = [
     "gross_accuracy_grid",
     "accuracy_by_data_perturbation",
@@ -348,28 +367,36 @@ FIGURES = [
     "repeat_ec_ranges",
     "per_sample_instability",
 ]
-
-
-def aggregated(dataset, table):
-    return f"{RESULTS}/aggregated/{table}/dataset={dataset}/part-0.parquet"
+FIGURE_TABLES = ("summary", "per_run", "agreement")
 
 
 def get_figure_inputs(wildcards):
-    return {
-        t: aggregated(wildcards.dataset, t)
-        for t in ("summary", "per_run", "per_sample")
-    }
+    return {t: dataset_tables(wildcards.dataset, t) for t in FIGURE_TABLES}
+
+
+def planned_tables():
+    """Every table and predictions file the plan's fit, metrics and grouped jobs write."""
+    out = []
+    for ds, clf, plan in classifier_plans():
+        for job in plan.fit_jobs:
+            out += [
+                predictions_file(ds, clf, job.id),
+                table_file("runs", ds, clf, job.id),
+            ]
+        names = tables.METRIC_TABLES + (tables.GROUPED_TABLES if ds in GROUPED else ())
+        out += [
+            table_file(t, ds, clf, job.id) for job in plan.metrics_jobs for t in names
+        ]
+    return out
 
 
 def dataset_outputs(ds):
-    out = [aggregated(ds, t) for t in AGGREGATED_TABLES]
-    out += [
+    out = [
         f"{RESULTS}/{ds}/figures/{fig}.{ext}"
         for fig in FIGURES
         for ext in ("png", "pdf")
     ]
     if ds in GROUPED:
-        out += [aggregated(ds, t) for t in ("grouped", "disparities")]
         out += [
             f"{RESULTS}/{ds}/figures/group_disparities.{ext}" for ext in ("png", "pdf")
         ]
@@ -385,6 +412,7 @@ def get_final_outputs():
             for clf in CLASSIFIERS
         ]
     out.append(f"{RESULTS}/datasets/overview.html")
+    out += planned_tables()
     for ds in DATASETS:
         out += dataset_outputs(ds)
     if SIMULATION.get("enabled", False):
@@ -405,17 +433,29 @@ def get_final_outputs():
 
 def start_run():
     """When jobs start (onstart; not for dry runs): one run per results folder, from any working
-    directory; the invocation is recorded for `modelvar verify`'s regenerate commands.
+    directory; the invocation is recorded for `modelvar verify`'s regenerate commands; tables
+    of jobs that a changed config removed from the plan are deleted (result_tables docstring).
     """
     from modelvar.pipeline.run_lock import start_run as start
 
     start(
         RESULTS, sys.argv[1:], workflow.main_snakefile, workflow.overwrite_configfiles
     )
+    stale = tables.remove_stale(
+        RESULTS,
+        planned_tables(),
+        [(ds, clf) for ds, clf, _ in classifier_plans()],
+    )
+    if stale:
+        print(
+            f"modelvar: removed {len(stale)} table(s) of jobs no longer in the plan "
+            f"(the config regrouped the fits), e.g. {stale[0]}",
+            file=sys.stderr,
+        )
 
 
 def run_summary():
-    """What the finished run holds: fits, fit time and files per dataset (printed on success)."""
-    from modelvar.pipeline.aggregate import study_summary
-
-    return study_summary(RESULTS, DATASETS)
+    """What the finished run holds: fits, fit time and accuracy per dataset (on success)."""
+    return tables.study_summary(
+        [p for ds in DATASETS for p in dataset_tables(ds, "runs")], RESULTS
+    )

@@ -1,42 +1,42 @@
-# CPU classifiers. MLP fits use the GPU-tagged copy `fit_mlp` below, so that cluster profiles can
-# map them onto GPU partitions by rule name.
+# One fit job = the cells, repeats and runs that the plan (modelvar.pipeline.plan) gives it: one
+# predictions file and one runs table. CPU classifiers here; MLP fits use the GPU-tagged copy
+# `fit_mlp` below, so that cluster profiles can map them onto GPU partitions by rule name.
 rule fit:
     input:
         unpack(get_fit_inputs),
     output:
-        predictions=chunk_paths("predictions", None),
-        runs=chunk_paths("runs", None),
+        predictions=predictions_file("{dataset}", "{classifier}", "{job}"),
+        runs=table_file("runs", "{dataset}", "{classifier}", "{job}"),
     log:
-        f"{RESULTS}/logs/fit/{{dataset}}/{{classifier}}/{{chunk}}.log",
+        f"{RESULTS}/logs/fit/{{dataset}}/{{classifier}}/{{job}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/fit/{{dataset}}/{{classifier}}/{{chunk}}.tsv"
+        f"{RESULTS}/benchmarks/fit/{{dataset}}/{{classifier}}/{{job}}.tsv"
     wildcard_constraints:
         classifier="lr-sgd|svm-sgd|xgb",
     conda:
         "../envs/fit.yaml"
     threads: threads_of("fit")
     resources:
-        **resources_of("fit"),
+        **planned_resources("fit", fit_job),
     params:
-        cells=get_chunk_cells,
-        repeats=[str(int(r)) for r in REPEATS],
+        job=get_fit_job_args,
         n_runs=config["split"]["runs"],
         test_fraction=config["split"].get("test_fraction", 0.25),
         root_seed=config["root_seed"],
         hparams=get_hparams_arg,
         settings=get_classifier_settings,
         warn_changed_below=config["perturbation"].get("warn_changed_below", 0.5),
-        manifest=manifest_path("fit", "dataset", "classifier", "chunk"),
+        manifest=manifest_path("fit", "dataset", "classifier", "job"),
         code=CODE["fit"],
     shell:
         modelvar_job(
             "fit --data {input.data:q} --meta {input.meta:q} --classifier "
-            "{wildcards.classifier:q} --cells {params.cells:q} --repeats {params.repeats:q} "
-            "--runs {params.n_runs:q} --test-fraction {params.test_fraction:q} --root-seed "
-            "{params.root_seed:q} --threads {threads} {params.hparams:q} --settings "
-            "{params.settings:q} --predictions {output.predictions:q} --runs-out "
-            "{output.runs:q} --manifest {params.manifest:q} --warn-changed-below "
-            "{params.warn_changed_below:q} 2> {log:q}",
+            "{wildcards.classifier:q} {params.job:q} --runs {params.n_runs:q} "
+            "--test-fraction {params.test_fraction:q} --root-seed {params.root_seed:q} "
+            "--threads {threads} {params.hparams:q} --settings {params.settings:q} "
+            "--predictions {output.predictions:q} --runs-out {output.runs:q} --manifest "
+            "{params.manifest:q} --warn-changed-below {params.warn_changed_below:q} 2> "
+            "{log:q}",
             blas_threads=True,
         )
 
@@ -50,7 +50,7 @@ use rule fit as fit_mlp with:
         "../envs/mlp.yaml"
     threads: threads_of("fit_mlp")
     resources:
-        **resources_of("fit_mlp", gpu=1),
+        **planned_resources("fit_mlp", fit_job, gpu=1),
 
 
 rule tune:

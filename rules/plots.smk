@@ -25,14 +25,14 @@ rule figures:
     shell:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} --summary {input.summary:q} --per-run "
-            "{input.per_run:q} --per-sample {input.per_sample:q} --out-dir {params.out_dir:q} "
+            "{input.per_run:q} --agreement {input.agreement:q} --out-dir {params.out_dir:q} "
             "2> {log:q}",
         )
 
 
 rule group_disparities_figure:
     input:
-        aggregated("{dataset}", "disparities"),
+        lambda wildcards: dataset_tables(wildcards.dataset, "disparities"),
     output:
         png=report(
             f"{RESULTS}/{{dataset}}/figures/group_disparities.png",

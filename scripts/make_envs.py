@@ -30,8 +30,7 @@ ENVS: dict[str, tuple[tuple[str, ...], str]] = {
     "fit": (("xgb",), "fit (lr-sgd, svm-sgd, xgb)"),
     "mlp": (("mlp",), "fit_mlp"),
     "tune": (("xgb", "mlp"), "tune"),
-    "metrics": ((), "pairwise_metrics, grouped_metrics, aggregate_dataset, aggregate_grouped, "
-                    "simulate_metrics"),
+    "metrics": ((), "pairwise_metrics, grouped_metrics, simulate_metrics"),
     "plots": (("plots",), "figures, group_disparities_figure, evaluate_simulation, "
                           "dirichlet_simulation"),
 }

@@ -37,8 +37,9 @@ def test_every_schema_error_with_its_key_path_and_allowed_values():
     problems = schema_problems(config, SCHEMA)
     assert problems == [
         "config: unknown key 'colour'; allowed keys: ['classifier_settings', 'classifiers', "
-        "'datasets', 'grouped', 'hparams', 'metrics', 'openml', 'perturbation', 'resources', "
-        "'results_dir', 'root_seed', 'simulation', 'split', 'tuning']",
+        "'datasets', 'design', 'grouped', 'hparams', 'jobs', 'metrics', 'openml', "
+        "'perturbation', 'predictions', 'resources', 'results_dir', 'root_seed', 'simulation', "
+        "'split', 'tuning']",
         "classifiers[0]: 'random-forest' is not one of ['lr-sgd', 'svm-sgd', 'xgb', 'mlp']",
         "datasets.mine: missing key 'target'",
         "perturbation.data[1].sig: 9 is greater than the maximum of 6",

@@ -132,3 +132,22 @@ def test_wide_datasets_build_without_warnings():
         warnings.simplefilter("error")
         ds = build("wide", frame, "y", [])
     assert ds.X.shape == (60, 857)
+
+
+@pytest.mark.parametrize("name", ["anneal", "credit-g", "vehicle"])
+def test_fit_jobs_read_the_same_arrays_without_pandas(tmp_path, name):
+    """read_arrays (pyarrow only: a fit job's start-up) gives what the pandas path gives."""
+    from modelvar.data.arrays import DataArrays, read_arrays
+
+    ds = load(name, {"source": "embedded"})
+    write(ds, tmp_path / "d.parquet", tmp_path / "d.json")
+    fast = read_arrays(tmp_path / "d.parquet", tmp_path / "d.json")
+    slow = DataArrays.from_dataset(read(tmp_path / "d.parquet", tmp_path / "d.json"))
+    assert fast.name == slow.name and fast.classes == slow.classes
+    np.testing.assert_array_equal(fast.y, slow.y)
+    for field in ("numeric", "codes"):
+        np.testing.assert_array_equal(getattr(fast.encoded, field), getattr(slow.encoded, field))
+    assert fast.encoded.levels == slow.encoded.levels
+    assert fast.encoded.numeric_columns == slow.encoded.numeric_columns
+    if name == "anneal":
+        assert (fast.encoded.codes == -1).any()  # missing categorical cells stay missing

@@ -57,14 +57,16 @@ def build_env_like_snakemake(env_file: Path, workdir: Path) -> Path:
 def test_metrics_env_runs_a_job_and_the_light_library_installs_without_the_heavy_stack(
         tmp_path):
     workdir = tmp_path / "study"
-    snakemake(workdir, CONFIGS / "tiny.yaml", "--cores", "2",
-              "results/vehicle/lr-sgd/metrics/dnone_cnone_hnone/summary.parquet")
-    metrics = workdir / "results/vehicle/lr-sgd/metrics/dnone_cnone_hnone"
-    before = {p.name: p.read_bytes() for p in metrics.glob("*.parquet")}
-    for path in metrics.glob("*.parquet"):
+    target = ("results/aggregated/summary/dataset=vehicle/classifier=lr-sgd/"
+              "dnone_cnone_hnone.parquet")
+    snakemake(workdir, CONFIGS / "tiny.yaml", "--cores", "2", target)
+    metrics = [workdir / "results/aggregated" / t / "dataset=vehicle/classifier=lr-sgd"
+               / "dnone_cnone_hnone.parquet"
+               for t in ("pairwise", "summary", "per_run", "agreement", "per_sample")]
+    before = {p: p.read_bytes() for p in metrics}
+    for path in metrics:
         path.unlink()
-    dry = snakemake(workdir, CONFIGS / "tiny.yaml", "-n", "-p", "--cores", "1",
-                    "results/vehicle/lr-sgd/metrics/dnone_cnone_hnone/summary.parquet")
+    dry = snakemake(workdir, CONFIGS / "tiny.yaml", "-n", "-p", "--cores", "1", target)
     command = next(line.strip().removeprefix("Shell command: ")
                    for line in dry.stdout.splitlines() if " -m modelvar pairwise " in line)
     env = build_env_like_snakemake(REPO / "envs" / "metrics.yaml", tmp_path)
@@ -75,7 +77,7 @@ def test_metrics_env_runs_a_job_and_the_light_library_installs_without_the_heavy
     run = subprocess.run(["bash", "-c", command], cwd=workdir, capture_output=True, text=True,
                          env=job_env)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert {p.name: p.read_bytes() for p in metrics.glob("*.parquet")} == before
+    assert {p: p.read_bytes() for p in metrics} == before
 
     # the library itself: pip install modelvar brings no torch, snakemake, xgboost or plots
     python = str(env / "bin" / "python")

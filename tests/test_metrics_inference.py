@@ -77,7 +77,15 @@ def test_null_formulas():
     assert null["ec_local"][0] == pytest.approx(0.02 / (0.3 - 0.02))
     assert null["ec_agree"][0] == pytest.approx(0.02 + 0.72)
     assert np.isnan(null["ec_local"][1])  # neither run errs
-    assert list(itertools.islice(null.columns, 3)) == ["ec_global", "ec_local", "ec_agree"]
+    assert list(itertools.islice(null, 3)) == ["ec_global", "ec_local", "ec_agree"]
+
+
+def test_t_quantile_equals_scipy():
+    from modelvar.metrics.student_t import t_quantile
+
+    for df in [*range(1, 60), 100, 200, 500, 1000, 2.5, 0.7]:
+        for p in (0.0013, 0.3, 0.5001, 0.6, 0.75, 0.9, 0.95, 0.975, 0.99, 0.995, 0.999):
+            assert t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), abs=2e-9), (p, df)
 
 
 def test_intervals_stay_in_the_metrics_range_and_keep_their_coverage():

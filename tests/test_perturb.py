@@ -274,7 +274,7 @@ def test_weak_data_perturbation_is_warned_about_naming_the_features(caplog, tmp_
     with caplog.at_level(logging.WARNING, logger="modelvar.fit"):
         fitting.fit_job(ds, classifier="lr-sgd", cells=[Cell(data=("pct", 0.1))], repeats=[0],
                         n_runs=2, test_fraction=0.25, root_seed=1,
-                        predictions_out=[tmp_path / "p.parquet"], runs_out=[tmp_path / "r.pq"])
+                        predictions_out=tmp_path / "p.parquet", runs_out=tmp_path / "r.pq")
     warning = next(r.message for r in caplog.records if "never changed" in r.message)
     assert "pct0p1" in warning and "warn_changed_below" in warning
     import pandas as pd

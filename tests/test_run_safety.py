@@ -37,13 +37,14 @@ def test_verify_finds_a_damaged_table_and_its_command_regenerates_it(tmp_path):
     snakemake(tmp_path, config, "--cores", "2")
     results = tmp_path / "results"
     assert verify(results)[0] == []
-    table = (results / "vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix/predictions"
-             / "repeat-001.parquet")
+    table = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.parquet"
     table.write_bytes(table.read_bytes()[:1500])
     # the reader names the file and the command
     proc = subprocess.run([sys.executable, "-m", "modelvar", "pairwise", "--predictions",
-                           str(table), "--cells", "dnone_cnone_hnone_down050_seedfix",
-                           "--out-dir", str(tmp_path / "x")], capture_output=True, text=True)
+                           str(table), "--meta", str(results / "datasets/vehicle.json"),
+                           "--results", str(tmp_path / "x"), "--dataset", "vehicle",
+                           "--classifier", "lr-sgd", "--job", "j"],
+                          capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert str(table) in proc.stderr and "truncated or corrupt" in proc.stderr
     problems, _ = verify(results)
@@ -88,7 +89,7 @@ def test_file_dataset_at_a_hostile_path_is_a_real_input(tmp_path):
     assert "wildcards: dataset=mine" in dry.stdout
     # and a whole study on that dataset runs through every rule
     snakemake(tmp_path, config, "--cores", "2", "results/aggregated/summary/dataset=mine/"
-              "part-0.parquet")
+              "classifier=lr-sgd/dnone_cnone_hnone.parquet")
     assert not list(tmp_path.rglob("PWNED"))
 
 
@@ -102,7 +103,7 @@ def test_every_value_in_a_shell_command_is_quoted():
                 if field != "threads" and not field.endswith(":q"):
                     unquoted.append(f"{smk.name}: {{{field}}}")
     text = "".join(p.read_text() for p in (REPO / "rules").glob("*.smk"))
-    assert commands == text.count("    shell:") == 13 and unquoted == []
+    assert commands == text.count("    shell:") == 11 and unquoted == []
 
 
 def test_jobs_run_the_workflows_interpreter_without_the_venv_on_path(tmp_path):

@@ -77,14 +77,13 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     assert "CUDA_VISIBLE_DEVICES=unset" in lr_log
     assert "runs done 6/6" in mlp_log
 
-    preds = sorted((results / "vehicle").glob("*/*/predictions/*.parquet"))
+    preds = sorted((results / "predictions").glob("*/*/*.parquet"))
     before = {p: p.stat().st_mtime_ns for p in preds}
-    assert len(before) == 2 * 2  # 2 classifiers x 2 repeats
+    assert len(before) == 2  # one fit job per classifier
 
-    # a job that fails on the cluster: a damaged predictions table (a bad configuration is
+    # a job that fails on the cluster: a damaged predictions file (a bad configuration is
     # refused before any job is submitted, so it cannot make a job fail)
-    damaged = results / "vehicle/lr-sgd/dnone_cnone_hnone_down100_seedrun/predictions"
-    damaged = damaged / "repeat-001.parquet"
+    damaged = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.parquet"
     damaged.write_bytes(damaged.read_bytes()[:500])
     proc = run_slurm(work, CONFIGS / "slurm.yaml")
     out = proc.stdout + proc.stderr
@@ -102,7 +101,7 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     counts = job_counts(proc.stdout + proc.stderr)
     assert counts.get("fit") == 2 and "fit_mlp" not in counts  # lr-sgd (damaged) and xgb
-    mlp_preds = [p for p in preds if "/mlp/" in str(p)]
+    mlp_preds = [p for p in preds if "classifier=mlp" in str(p)]
     assert {p: p.stat().st_mtime_ns for p in mlp_preds} == {p: before[p] for p in mlp_preds}
     summary = pd.read_parquet(results / "aggregated" / "summary")
     assert set(summary["classifier"]) == {"lr-sgd", "mlp", "xgb"}

@@ -126,12 +126,21 @@ def test_damaged_json_metadata_is_named(tmp_path, capsys):
 
     meta = tmp_path / "d.json"
     meta.write_text('{"name": "d", "classes": [')
-    code = main(["pairwise", "--predictions", str(tmp_path / "p.parquet"), "--meta", str(meta),
-                 "--cells", "x", "--out-dir", str(tmp_path)])
+    job = ["--results", str(tmp_path), "--dataset", "d", "--classifier", "xgb", "--job", "j"]
+    code = main(["pairwise", "--predictions", str(tmp_path / "p.parquet"), "--meta",
+                 str(tmp_path / "d.json"), *job])
     err = capsys.readouterr().err
-    assert code == 2 and "p.parquet: no such table" in err
+    assert code == 2 and "d.json: cannot be read" in err
+    meta.write_text('{"name": "d", "classes": ["a", "b"]}')
+    assert main(["pairwise", "--predictions", str(tmp_path / "p.parquet"), "--meta", str(meta),
+                 *job]) == 2
+    assert "p.parquet: no such table" in capsys.readouterr().err
     pd.DataFrame({"run": [0]}).to_parquet(tmp_path / "p.parquet")
     assert main(["pairwise", "--predictions", str(tmp_path / "p.parquet"), "--meta", str(meta),
-                 "--cells", "x", "--out-dir", str(tmp_path)]) == 2
+                 *job]) == 2
+    assert "not a predictions file of a modelvar fit job" in capsys.readouterr().err
+    meta.write_text('{"name": "d", "classes": [')
+    assert main(["pairwise", "--predictions", str(tmp_path / "p.parquet"), "--meta", str(meta),
+                 *job]) == 2
     err = capsys.readouterr().err
     assert f"{meta}: cannot be read, it is truncated or corrupt (JSONDecodeError" in err

@@ -14,20 +14,19 @@ pytestmark = pytest.mark.workflow
 
 def test_dry_run_job_counts(tmp_path):
     proc = snakemake(tmp_path, CONFIGS / "small.yaml", "-n", "--cores", "1")
-    # 3 datasets; 3 downsampling x 2 model-seed levels = 6 cells in one fit job; 1 classifier;
+    # 3 datasets; 3 downsampling x 2 model-seed levels = 6 cells (the one-at-a-time cells are
+    # among them), cheap enough for one fit job and one metrics job per dataset; 1 classifier;
     # grouped metrics for credit-g only
     assert job_counts(proc.stdout) == {
         "prepare_dataset": 3,
         "fit": 3,
         "pairwise_metrics": 3,
         "grouped_metrics": 1,
-        "aggregate_dataset": 3,
-        "aggregate_grouped": 1,
         "figures": 3,
         "group_disparities_figure": 1,
         "dataset_overview": 1,
         "all": 1,
-        "total": 20,
+        "total": 16,
     }
 
 
@@ -62,24 +61,40 @@ def tiny_run(tmp_path_factory):
     return workdir / "results"
 
 
+JOB = "dnone_cnone_hnone"  # the tiny study's one fit job and metrics job per classifier
+
+
+def table(results, name, classifier="lr-sgd", job=JOB):
+    return results / "aggregated" / name / "dataset=vehicle" / f"classifier={classifier}" / \
+        f"{job}.parquet"
+
+
+def predictions(results, classifier="lr-sgd", job=JOB):
+    return results / "predictions" / "dataset=vehicle" / f"classifier={classifier}" / \
+        f"{job}.parquet"
+
+
 def test_end_to_end_tables(tiny_run):
+    from modelvar.pipeline.predictions import read_predictions
+
     cells = ["dnone_cnone_hnone_down050_seedfix", "dnone_cnone_hnone_down100_seedfix"]
     meta = json.loads((tiny_run / "datasets" / "vehicle.json").read_text())
     assert meta["classes"] == ["bus", "opel", "saab", "van"]
+    assert table(tiny_run, "runs", "svm-sgd").exists()
+    preds_all = read_predictions(predictions(tiny_run))
+    runs_all = pd.read_parquet(table(tiny_run, "runs"))
     for cell in cells:
-        base = tiny_run / "vehicle" / "lr-sgd" / cell
-        assert (tiny_run / "vehicle" / "svm-sgd" / cell / "runs.parquet").exists()
         tests_sets = []
         for r in (0, 1):
-            preds = pd.read_parquet(base / "predictions" / f"repeat-{r:03d}.parquet")
-            runs = pd.read_parquet(base / "runs.parquet").query("repeat == @r")
-            assert set(preds["run"]) == {0, 1, 2} and (preds["repeat"] == r).all()
+            preds = preds_all.query("cell == @cell and repeat == @r")
+            runs = runs_all.query("cell == @cell and repeat == @r")
+            assert set(preds["run"]) == {0, 1, 2}
             # every run of a repeat predicts the same test set (25 % of 846, stratified)
             per_run = preds.groupby("run")["sample"].apply(lambda s: tuple(sorted(s)))
             assert per_run.nunique() == 1 and len(per_run.iloc[0]) == 212
             tests_sets.append(set(per_run.iloc[0]))
             proba = preds[[f"proba:{c}" for c in meta["classes"]]].to_numpy()
-            assert np.allclose(proba.sum(axis=1), 1.0) and (proba >= 0).all()
+            assert np.allclose(proba.sum(axis=1), 1.0, atol=1e-5) and (proba >= 0).all()
             assert set(preds["y_pred"]) <= set(meta["classes"])
             assert len(runs) == 3 and runs["accuracy"].between(0.5, 1.0).all()
             test_counts = preds[preds["run"] == 0]["y_true"].value_counts()
@@ -90,23 +105,39 @@ def test_end_to_end_tables(tiny_run):
             streams = json.loads(runs["streams"].iloc[0])
             assert streams["test-split"].endswith(f"dataset=vehicle/repeat={r}")
         assert tests_sets[0] != tests_sets[1]  # repeats draw different test sets
-        metrics = tiny_run / "vehicle" / "lr-sgd" / "metrics" / "dnone_cnone_hnone"
-        pairwise = pd.read_parquet(metrics / "pairwise.parquet").query("cell == @cell")
+        pairwise = pd.read_parquet(table(tiny_run, "pairwise")).query("cell == @cell")
         assert len(pairwise) == 2 * 2 * 3  # repeats x subsets x pairs
         for metric in ("ec_global", "ec_local", "pa"):
             values = pairwise[metric].dropna()
             assert values.between(0, 1).all()
-        summary = pd.read_parquet(metrics / "summary.parquet").query("cell == @cell")
+        summary = pd.read_parquet(table(tiny_run, "summary")).query("cell == @cell")
         acc = summary[summary["metric"] == "accuracy"]
         assert len(acc) == 2 and (acc["count"] == 3).all()
 
 
-def test_end_to_end_fixed_seed_full_pool_runs_are_identical(tiny_run):
-    # No perturbation at all (100 % of the pool, one model seed): runs must coincide.
-    table = pd.read_parquet(tiny_run / "vehicle/lr-sgd/metrics/dnone_cnone_hnone/pairwise.parquet")
-    table = table[table["subset"] == "all"]
-    assert (table[table["cell"].str.contains("down100")]["pa"] == 1.0).all()
-    assert (table[table["cell"].str.contains("down050")]["pa"] < 1.0).all()
+def test_prediction_files_are_compact(tiny_run):
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(predictions(tiny_run))
+    types = {f.name: str(f.type) for f in schema}
+    # labels as the smallest unsigned type, C - 1 float32 probabilities (the predicted class's
+    # is implied)
+    assert types["y_true"] == types["y_pred"] == "uint8"
+    assert [n for n in types if n.startswith("p_other:")] == ["p_other:0", "p_other:1",
+                                                                "p_other:2"]
+    assert {types[n] for n in types if n.startswith("p_other:")} == {"float"}
+    assert "dataset" not in types and "classifier" not in types  # partition keys, in the path
+
+
+def test_end_to_end_control_cell_runs_are_identical(tiny_run):
+    # The control cell (no perturbation, 100 % of the pool, one model seed): runs coincide.
+    pairs = pd.read_parquet(table(tiny_run, "pairwise")).query("subset == 'all'")
+    assert (pairs[pairs["cell"].str.contains("down100")]["pa"] == 1.0).all()
+    assert (pairs[pairs["cell"].str.contains("down050")]["pa"] < 1.0).all()
+    agreement = pd.read_parquet(table(tiny_run, "agreement"))
+    identical = agreement.set_index("cell")["all_runs_identical"]
+    assert identical[identical.index.str.contains("down100")].all()
+    assert not identical[identical.index.str.contains("down050")].any()
 
 
 FIGURES = ["gross_accuracy_grid", "accuracy_by_data_perturbation", "repeat_accuracy_ranges",
@@ -119,28 +150,29 @@ def test_end_to_end_figures_and_logs(tiny_run):
         fig = tiny_run / "vehicle" / "figures" / f"{name}.png"
         assert fig.stat().st_size > 10_000, name
         assert (fig.with_suffix(".pdf")).read_bytes().startswith(b"%PDF")
-    log = (tiny_run / "logs/fit/vehicle/lr-sgd/dnone_cnone_hnone.log").read_text()
+    log = (tiny_run / f"logs/fit/vehicle/lr-sgd/{JOB}.log").read_text()
     # one fit job: 2 cells x 2 repeats x 3 runs, with progress and ETA after every run
     assert "runs done 1/12" in log and "runs done 12/12" in log and "ETA" in log
     assert log.count("runs done") <= 3  # throttled: first, every 30 s, last
     assert "dnone_cnone_hnone_down050_seedfix: 2 repeats, mean accuracy" in log
     assert "fit job finished: 12 fits" in log
-    for rule in ("pairwise_metrics/vehicle/svm-sgd/dnone_cnone_hnone", "aggregate_dataset/vehicle",
-                 "figures/vehicle", "grouped_metrics/vehicle/lr-sgd/dnone_cnone_hnone"):
+    for rule in (f"pairwise_metrics/vehicle/svm-sgd/{JOB}", "figures/vehicle",
+                 f"grouped_metrics/vehicle/lr-sgd/{JOB}"):
         assert (tiny_run / "logs" / f"{rule}.log").exists(), rule
 
 
 def test_end_to_end_aggregated_dataset(tiny_run):
-    from modelvar.pipeline.aggregate import read_table
+    from modelvar.pipeline.result_tables import read_table
 
     summary = pd.read_parquet(tiny_run / "aggregated" / "summary")
     assert set(summary["dataset"].astype(str)) == {"vehicle"}
     assert set(summary["classifier"]) == {"lr-sgd", "svm-sgd"}
     assert set(summary["downsample"]) == {"down050", "down100"}
     assert set(summary["repeat"]) == {0, 1}
-    runs = read_table(tiny_run / "aggregated", "runs", "vehicle")
+    runs = read_table(tiny_run, "runs", "vehicle")
     assert len(runs) == 2 * 2 * 2 * 3  # classifiers x cells x repeats x runs
-    per_sample = read_table(tiny_run / "aggregated", "per_sample")
+    assert list(runs.columns[:2]) == ["dataset", "classifier"]
+    per_sample = read_table(tiny_run, "per_sample")
     assert per_sample.groupby(["classifier", "cell", "repeat"]).size().eq(212).all()
 
 
@@ -152,7 +184,7 @@ def test_end_to_end_grouped_metrics(tiny_run):
     per_run = grouped[(grouped["run"] >= 0) & (grouped["group"] != "overall")]
     # per-run accuracy by class, weighted by class sizes, gives the run's overall accuracy
     weighted = per_run.assign(w=per_run["value"] * per_run["n"]).groupby(
-        ["classifier", "cell", "repeat", "run"])[["w", "n"]].sum()
+        ["classifier", "cell", "repeat", "run"], observed=True)[["w", "n"]].sum()
     overall = grouped[(grouped["run"] >= 0) & (grouped["group"] == "overall")].set_index(
         ["classifier", "cell", "repeat", "run"])["value"]
     assert np.allclose(weighted["w"] / weighted["n"], overall.loc[weighted.index])
@@ -167,18 +199,37 @@ def test_end_to_end_grouped_metrics(tiny_run):
 
 
 def test_rerun_is_deterministic_and_nothing_to_do(tiny_run, tmp_path):
-    # a second workdir with the same config produces byte-identical prediction tables
-    snakemake(tmp_path, CONFIGS / "tiny.yaml", "--cores", "2",
-              "results/vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix/predictions/"
-              "repeat-000.parquet")
-    for r in ("000", "001"):
-        a = (tiny_run / "vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix/predictions"
-             / f"repeat-{r}.parquet")
-        b = (tmp_path / "results/vehicle/lr-sgd/dnone_cnone_hnone_down050_seedfix/predictions"
-             / f"repeat-{r}.parquet")
-        assert a.read_bytes() == b.read_bytes()
+    # a second workdir with the same config produces byte-identical prediction files
+    target = predictions(tiny_run).relative_to(tiny_run.parent)
+    snakemake(tmp_path, CONFIGS / "tiny.yaml", "--cores", "2", str(target))
+    assert predictions(tiny_run).read_bytes() == (tmp_path / target).read_bytes()
     proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_regrouped_jobs_replace_their_tables(tmp_path, tmp_config):
+    """A config that splits the fits into other jobs removes the old jobs' tables at the next
+    run, so that a partition never holds two plans' rows."""
+    config = tmp_config("tiny.yaml", lambda c: c.update(classifiers=["lr-sgd"]))
+    snakemake(tmp_path, config, "--cores", "2", "results/aggregated/summary/dataset=vehicle/"
+              f"classifier=lr-sgd/{JOB}.parquet")
+    # a tiny target (minutes) puts every fit in its own job
+    split = tmp_config("tiny.yaml", lambda c: c.update(classifiers=["lr-sgd"],
+                                                       jobs={"target_minutes": 0.0001}))
+    proc = snakemake(tmp_path, split, "--cores", "2")
+    results = tmp_path / "results"
+    summary = pd.read_parquet(results / "aggregated" / "summary")
+    counts = summary.groupby(["cell", "repeat", "metric", "subset"], observed=True).size()
+    assert (counts == 1).all()  # no row twice
+    assert "removed" in proc.stderr and "no longer in the plan" in proc.stderr
+    files = sorted(p.name for p in (results / "predictions/dataset=vehicle/classifier=lr-sgd")
+                   .iterdir())
+    assert JOB + ".parquet" not in files and len(files) == 2 * 2 * 3  # cells x repeats x runs
+    assert "dnone_cnone_hnone.c1.r0.k2-2.parquet" in files
+    from modelvar.table_files import verify
+
+    problems, _ = verify(results)
+    assert problems == []
 
 
 @pytest.mark.parametrize("ids", ["kadra.yaml", "seed-study.yaml"])
@@ -188,8 +239,10 @@ def test_openml_study_configs_dry_run(tmp_path, ids):
     proc = snakemake(tmp_path, CONFIGS / "tiny.yaml", "-n", "--cores", "1", "--configfile",
                      str(CONFIGS / "tiny.yaml"), str(REPO / "config" / "openml" / ids))
     counts = job_counts(proc.stdout)
-    assert counts["prepare_dataset"] == 37 and counts["fit"] == 37 * 2
-    assert counts["figures"] == 37
+    # cheap datasets get one fit job per classifier; dionis and aloi (355 and 1,000 classes)
+    # are split into jobs of at most jobs.target_minutes
+    assert counts["prepare_dataset"] == 37 and counts["figures"] == 37
+    assert 37 * 2 < counts["fit"] < 37 * 2 * 4
 
 
 # ------------------------------------------------------------------ exact partial re-execution
@@ -219,8 +272,7 @@ def test_editing_metrics_code_reruns_metrics_and_figures_not_fits(tiny_run, work
     counts = _dry_counts(tiny_run.parent, workflow_copy / "Snakefile", CONFIGS / "tiny.yaml")
     assert "fit" not in counts and "prepare_dataset" not in counts
     assert counts["pairwise_metrics"] == 2 and counts["grouped_metrics"] == 2
-    assert counts["aggregate_dataset"] == 1 and counts["figures"] == 1
-    assert counts["group_disparities_figure"] == 1
+    assert counts["figures"] == 1 and counts["group_disparities_figure"] == 1
 
 
 def test_editing_plotting_code_reruns_only_figures(tiny_run, workflow_copy):
@@ -238,7 +290,7 @@ def test_changing_one_classifiers_settings_reruns_only_its_jobs(tiny_run, workfl
     assert counts["fit"] == 1 and counts["pairwise_metrics"] == 1
     assert counts["grouped_metrics"] == 1
     assert "wildcards: dataset=vehicle, classifier=svm-sgd" in proc.stdout
-    assert "classifier=lr-sgd" not in proc.stdout
+    assert "wildcards: dataset=vehicle, classifier=lr-sgd" not in proc.stdout
 
 
 def test_adding_a_dataset_adds_only_its_jobs(tiny_run, tmp_config):
@@ -246,8 +298,8 @@ def test_adding_a_dataset_adds_only_its_jobs(tiny_run, tmp_config):
     proc = snakemake(tiny_run.parent, config, "-n", "--cores", "1")
     # the report's dataset overview lists the new dataset too
     assert job_counts(proc.stdout) == {
-        "prepare_dataset": 1, "fit": 2, "pairwise_metrics": 2, "aggregate_dataset": 1,
-        "figures": 1, "dataset_overview": 1, "all": 1, "total": 9,
+        "prepare_dataset": 1, "fit": 2, "pairwise_metrics": 2, "figures": 1,
+        "dataset_overview": 1, "all": 1, "total": 8,
     }
     assert "wildcards: dataset=vehicle" not in proc.stdout
 
@@ -283,15 +335,28 @@ def test_preliminary_and_full_study_configs_dry_run(tmp_path):
 
     proc = snakemake(tmp_path, REPO / "config" / "preliminary.yaml", "-n", "--cores", "1")
     counts = job_counts(proc.stdout)
-    # 2 datasets x 56 chunks (8 data x 7 hparam); MLP fits in the GPU-tagged rule
-    assert counts["fit"] == 2 * 3 * 56 and counts["fit_mlp"] == 2 * 56
+    # 2 datasets x 70 cells (8 data x 7 hparam levels, plus the control and the 13 sources
+    # alone with a fixed model seed); the cheap CPU classifiers in one job per dataset, the MLP
+    # (GPU-tagged rule) in jobs of at most an hour
+    assert counts["fit"] == 2 * 3 and counts["fit_mlp"] >= 2 * 2
+    assert "the categorical" not in proc.stderr  # no family collapses: nothing to warn
     proc = snakemake(tmp_path, REPO / "config" / "full-study.yaml", "-n", "--cores", "1",
                      "--configfile", str(REPO / "config" / "full-study.yaml"),
                      str(REPO / "config" / "openml" / "seed-study.yaml"))
     counts = job_counts(proc.stdout)
     assert counts["prepare_dataset"] == 37 and counts["tune"] == 37 * 4
-    assert counts["fit"] == 37 * 3 * 12 and counts["fit_mlp"] == 37 * 12
-    assert counts["total"] <= 10_000
+    assert counts["total"] <= 5_000
+    # `modelvar plan` counts the same jobs as the workflow makes
+    from modelvar.pipeline.plan_report import job_counts as planned_counts
+    from modelvar.pipeline.plan_report import plan_of_command_line
+
+    plan, config = plan_of_command_line(["--configfile", str(REPO / "config/full-study.yaml"),
+                                         str(REPO / "config/openml/seed-study.yaml")])
+    planned = planned_counts(plan, config)
+    assert {rule: counts[rule] for rule in planned} == planned
+    # every all-numeric dataset's categorical levels collapse, once each, and are said so
+    assert proc.stderr.count("categorical perturbation levels cannot act") == 24
+    assert "car: no numeric features, so its data perturbation levels" in proc.stderr
 
 
 def test_every_column_is_documented(tiny_run):
@@ -300,18 +365,18 @@ def test_every_column_is_documented(tiny_run):
 
     doc = (REPO / "docs" / "results.md").read_text()
     sections = dict(re.findall(r"^### (\w+)\n(.*?)(?=^##)", doc + "\n##", re.S | re.M))
-    cell = tiny_run / "vehicle" / "lr-sgd" / "dnone_cnone_hnone_down050_seedfix"
-    metrics = tiny_run / "vehicle" / "lr-sgd" / "metrics" / "dnone_cnone_hnone"
-    tables = {"predictions": cell / "predictions" / "repeat-000.parquet",
-              "runs": cell / "runs.parquet",
-              **{t: metrics / f"{t}.parquet" for t in ("pairwise", "summary", "per_run",
-                                                        "agreement", "per_sample", "grouped",
-                                                        "disparities")}}
-    keys = {"dataset", "classifier", "cell", "repeat", "run"}
+    tables = {"predictions": predictions(tiny_run),
+              **{t: table(tiny_run, t) for t in ("runs", "pairwise", "summary", "per_run",
+                                                 "agreement", "per_sample", "grouped",
+                                                 "disparities")}}
+    # keys and level columns are documented once, above the tables
+    keys = {"dataset", "classifier", "cell", "repeat", "run", "data", "categorical", "hparam",
+            "downsample", "model_seed"}
+    assert all(f"`{k}`" in doc.split("### predictions")[0] for k in keys)
     missing = []
     for name, path in tables.items():
         for column in pd.read_parquet(path).columns:
-            shown = "`proba:<class>`" if column.startswith("proba:") else f"`{column}`"
+            shown = "`p_other:<i>`" if column.startswith("p_other:") else f"`{column}`"
             if column not in keys and shown not in sections[name]:
                 missing.append(f"{name}.{column}")
     assert missing == []

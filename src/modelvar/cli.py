@@ -86,6 +86,16 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             f"{args.min_class_size} samples the split needs. A truncated or mis-parsed file "
             "often makes such a class; if the data is right, set split.rare_classes: keep to "
             "keep them in every training pool (they are never tested)")
+    if spec.get("profile"):
+        from modelvar.data.schema import profile_problems
+
+        problems, warnings = profile_problems(
+            args.name, spec["profile"], n_rows=len(ds.y), n_numeric=len(ds.numeric_columns),
+            n_categorical=len(ds.categorical_columns), n_classes=len(ds.classes))
+        for warning in warnings:
+            log.warning("%s", warning)
+        if problems:
+            raise DatasetError("; ".join(problems))
     if rare:
         ds.provenance["rare_classes"] = {"kept": rare, "min_class_size": args.min_class_size}
         log.warning("%s: keeping rare class(es) %s (fewer than %d samples): their rows stay in "
@@ -101,12 +111,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_fit(args: argparse.Namespace) -> int:
-    from modelvar.data import read
-    from modelvar.pipeline.cells import Cell
-    from modelvar.pipeline.fitting import fit_job
-
-    ds = read(args.data, args.meta)
+def _base_hparams(args: argparse.Namespace, settings: dict) -> dict | None:
+    """Tuned hparams (--hparams), overridden by the classifier settings' ``hparams``."""
     base = None
     if args.hparams:
         tuned = _read_json(args.hparams)
@@ -114,12 +120,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
                              f"not {args.classifier!r}")
         base = tuned["hparams"]
-    logging.getLogger("modelvar.fit").info(
-        "%s fit job: %d cells x %d repeats x %d runs; CUDA_VISIBLE_DEVICES=%s; SLURM_JOB_ID=%s",
-        args.classifier, len(args.cells), len(args.repeats), args.runs,
-        os.environ.get("CUDA_VISIBLE_DEVICES", "unset"), os.environ.get("SLURM_JOB_ID", "none"),
-    )
-    settings = json.loads(args.settings) if args.settings else {}
     unknown = sorted(set(settings) - {"hparams", "epochs"})
     if unknown:
         raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs)")
@@ -132,19 +132,42 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.classifier}: unknown hyperparameter(s) {bad} in "
                              f"classifier_settings; known: {sorted(names)}")
         base = {**(base or {}), **settings["hparams"]}
+    return base
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from modelvar.data.arrays import read_arrays
+    from modelvar.pipeline.cells import Cell
+    from modelvar.pipeline.fitting import fit_job
+
+    data = read_arrays(args.data, args.meta)
+    settings = json.loads(args.settings) if args.settings else {}
+    base = _base_hparams(args, settings)
+    runs = tuple(args.run_block) if args.run_block else (0, args.runs)
+    if not 0 <= runs[0] < runs[1] <= args.runs:
+        raise ValueError(f"--run-block {runs[0]} {runs[1]} is not a block of runs 0 to "
+                         f"{args.runs}")
+    logging.getLogger("modelvar.fit").info(
+        "%s fit job: %d cells x %d repeats x runs %d-%d; CUDA_VISIBLE_DEVICES=%s; "
+        "SLURM_JOB_ID=%s", args.classifier, len(args.cells), len(args.repeats), runs[0],
+        runs[1] - 1, os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+        os.environ.get("SLURM_JOB_ID", "none"),
+    )
     rule = "fit_mlp" if args.classifier == "mlp" else "fit"
-    with _manifest(args, rule, dataset=ds.name, classifier=args.classifier,
-                   cells=args.cells) as manifest:
+    with _manifest(args, rule, dataset=data.name, classifier=args.classifier,
+                   cells=args.cells, repeats=args.repeats, runs=list(runs)) as manifest:
         fit_job(
-            ds,
+            data,
             classifier=args.classifier,
             cells=[Cell.parse(c) for c in args.cells],
             repeats=args.repeats,
             n_runs=args.runs,
+            runs=runs,
             test_fraction=args.test_fraction,
             root_seed=args.root_seed,
-            predictions_out=[Path(p) for p in args.predictions],
-            runs_out=[Path(p) for p in args.runs_out],
+            predictions_out=Path(args.predictions),
+            runs_out=Path(args.runs_out),
+            form=args.probabilities,
             base_hparams=base,
             threads=args.threads,
             epochs=settings.get("epochs"),
@@ -169,81 +192,54 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_tables(tables: dict[str, pd.DataFrame], paths: dict[str, Path], manifest) -> None:
-    for name, path in paths.items():
-        manifest.write_table(tables[name], path)
-    logging.getLogger("modelvar.metrics").info(
-        "%s", ", ".join(f"{name}: {len(t)} rows" for name, t in tables.items())
-    )
+def _job_tables(args: argparse.Namespace, names) -> dict[str, Path]:
+    from modelvar.pipeline.result_tables import table_path
+
+    return {t: Path(table_path(args.results, t, args.dataset, args.classifier, args.job))
+            for t in names}
 
 
-def _by_cell(frame: pd.DataFrame, cells: list[str]) -> list[pd.DataFrame]:
-    """The predictions of each expected cell, refusing missing or unexpected cells."""
+def _check_predictions_belong(args: argparse.Namespace) -> None:
+    """The prediction files are this dataset's and classifier's (their metadata says so)."""
     from modelvar.metrics.pairwise import MetricInputError
+    from modelvar.pipeline.predictions import file_metadata
 
-    present = set(frame["cell"].unique())
-    missing = [c for c in cells if c not in present]
-    extra = sorted(present - set(cells))
-    if missing or extra:
-        raise MetricInputError(
-            f"the predictions' cells do not match --cells: missing {missing}, unexpected {extra}"
-        )
-    return [frame[frame["cell"] == cell] for cell in cells]
+    for path in args.predictions:
+        head, _ = file_metadata(path)
+        if (head["dataset"], head["classifier"]) != (args.dataset, args.classifier):
+            raise MetricInputError(
+                f"{path} holds predictions of {head['dataset']}/{head['classifier']}, not "
+                f"{args.dataset}/{args.classifier}")
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from modelvar.pipeline.metric_tables import TABLES, metrics_job
 
-    from modelvar.pipeline.metric_tables import TABLES, repeat_tables
-
-    frame = _read_tables(args.predictions)
-    classes = _read_json(args.meta)["classes"] if args.meta else None
-    parts = [repeat_tables(part, classes=classes, ec_local_undefined=args.ec_local_undefined)
-             for part in _by_cell(frame, args.cells)]
-    tables = {t: pd.concat([p[t] for p in parts], ignore_index=True) for t in TABLES}
-    out_dir = Path(args.out_dir)
-    with _manifest(args, "pairwise_metrics", cells=args.cells) as manifest:
-        _write_tables(tables, {t: out_dir / f"{t}.parquet" for t in TABLES}, manifest)
+    classes = _read_json(args.meta)["classes"]
+    _check_predictions_belong(args)
+    with _manifest(args, "pairwise_metrics", dataset=args.dataset, classifier=args.classifier,
+                   job=args.job) as manifest:
+        rows = metrics_job(args.predictions, _job_tables(args, TABLES), classes=classes,
+                           ec_local_undefined=args.ec_local_undefined, manifest=manifest)
+    logging.getLogger("modelvar.metrics").info(
+        "%s", ", ".join(f"{name}: {n} rows" for name, n in rows.items()))
     return 0
 
 
 def cmd_grouped(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from modelvar.pipeline.grouped_tables import grouped_job
+    from modelvar.pipeline.result_tables import GROUPED_TABLES
 
-    from modelvar.pipeline.grouped_tables import grouped_tables
-
-    frame = _read_tables(args.predictions)
     meta = _read_json(args.meta)
-    categorical = {f["name"] for f in meta["features"] if f["type"] == "categorical"}
-    data = _read_tables([args.data])
-    groupings = json.loads(args.groupings)
-    parts = [
-        grouped_tables(part, data, groupings=groupings, metrics=args.metrics,
-                       categorical=categorical, classes=meta["classes"],
-                       ec_local_undefined=args.ec_local_undefined)
-        for part in _by_cell(frame, args.cells)
-    ]
-    tables = {t: pd.concat([p[t] for p in parts], ignore_index=True)
-              for t in ("grouped", "disparities")}
-    out_dir = Path(args.out_dir)
-    with _manifest(args, "grouped_metrics", cells=args.cells) as manifest:
-        _write_tables(tables, {t: out_dir / f"{t}.parquet" for t in tables}, manifest)
-    return 0
-
-
-def cmd_aggregate(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.aggregate import combine, write_partition
-
-    tables = {name: getattr(args, name) for name in
-              ("summary", "per_run", "agreement", "per_sample", "runs", "grouped", "disparities")}
-    log = logging.getLogger("modelvar.aggregate")
-    with _manifest(args, "aggregate", dataset=args.dataset) as manifest:
-        for name, paths in tables.items():
-            if not paths:
-                continue
-            frame = combine(paths, args.dataset)
-            path = write_partition(frame, args.out_dir, name, args.dataset, manifest=manifest)
-            log.info("%s: %d rows from %d files -> %s", name, len(frame), len(paths), path)
+    _check_predictions_belong(args)
+    with _manifest(args, "grouped_metrics", dataset=args.dataset, classifier=args.classifier,
+                   job=args.job) as manifest:
+        rows = grouped_job(args.predictions, args.data, meta,
+                           _job_tables(args, GROUPED_TABLES),
+                           groupings=json.loads(args.groupings), metrics=args.metrics,
+                           ec_local_undefined=args.ec_local_undefined, manifest=manifest)
+    logging.getLogger("modelvar.metrics").info(
+        "%s", ", ".join(f"{name}: {n} rows" for name, n in rows.items()))
     return 0
 
 
@@ -271,18 +267,19 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_figures(args: argparse.Namespace) -> int:
+    from modelvar.pipeline.result_tables import read_tables
     from modelvar.plots.study import FIGURE_FUNCTIONS, group_disparities
 
     out_dir = Path(args.out_dir)
     if args.disparities:
-        group_disparities(_read_tables([args.disparities]), args.dataset,
+        group_disparities(read_tables(args.disparities), args.dataset,
                           [out_dir / f"group_disparities.{ext}" for ext in args.formats])
         return 0
-    tables = {"summary": args.summary, "per_run": args.per_run, "per_sample": args.per_sample}
-    missing = [name for name, path in tables.items() if not path]
+    given = {"summary": args.summary, "per_run": args.per_run, "agreement": args.agreement}
+    missing = [name for name, paths in given.items() if not paths]
     if missing:
         raise ValueError(f"figures: missing --{', --'.join(m.replace('_', '-') for m in missing)}")
-    frames = {name: _read_tables([path]) for name, path in tables.items()}
+    frames = {name: read_tables(paths) for name, paths in given.items()}
     for name, (table, func) in FIGURE_FUNCTIONS.items():
         func(frames[table], args.dataset, [out_dir / f"{name}.{ext}" for ext in args.formats])
         logging.getLogger("modelvar.figures").info("%s: %s done", args.dataset, name)
@@ -395,12 +392,30 @@ def cmd_unlock_stale(args: argparse.Namespace) -> int:
     from modelvar.pipeline.run_lock import unlock_if_stale
     from modelvar.pipeline.workflow_config import resolve, workflow_options
 
-    argv = list(args.snakemake_args)
-    if argv[:1] == ["--"]:
-        argv = argv[1:]
+    argv = _snakemake_argv(args)
     message = unlock_if_stale(resolve(argv).workdir, workflow_options(argv))
     if message:
         print(message, file=sys.stderr)
+    return 0
+
+
+def _snakemake_argv(args: argparse.Namespace) -> list[str]:
+    argv = list(args.snakemake_args)
+    return argv[1:] if argv[:1] == ["--"] else argv
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from modelvar.pipeline.plan_report import (
+        calibrate_from_results,
+        format_plan,
+        plan_of_command_line,
+    )
+
+    if args.calibrate:
+        print(calibrate_from_results(args.calibrate, args.out))
+        return 0
+    plan, config = plan_of_command_line(_snakemake_argv(args))
+    print(format_plan(plan, config, top=args.top))
     return 0
 
 
@@ -409,10 +424,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
     from modelvar.pipeline.workflow_config import get_key, resolve
 
-    argv = list(args.snakemake_args)
-    if argv[:1] == ["--"]:
-        argv = argv[1:]
-    resolved = resolve(argv)
+    resolved = resolve(_snakemake_argv(args))
     if args.report_path:
         if resolved.executes:
             print(resolved.results_dir / "report.html")
@@ -508,6 +520,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
                    help="Snakemake's arguments, after --")
 
+    p = _command(sub, "plan", "the study's jobs, compute time, memory and storage, before it runs",
+                 cmd_plan,
+                 description="Print the plan of the study that a Snakemake command line would "
+                 "run: jobs per rule; per dataset its shape, cells, fits, estimated CPU "
+                 "core-hours and MLP hours, storage, the largest job memory and the longest "
+                 "job; totals and the biggest items. Snakemake's options follow, e.g. `modelvar "
+                 "plan --configfile config/full-study.yaml config/openml/seed-study.yaml`. With "
+                 "--calibrate, fit the cost model to a finished run instead.")
+    p.add_argument("--top", type=int, default=5, help="how many biggest items to list")
+    p.add_argument("--calibrate", metavar="RESULTS",
+                   help="fit the cost model to this finished run's runs tables and write it to "
+                   "--out (use it with the config key jobs.cost_model)")
+    p.add_argument("--out", default="cost-model.json", help="where --calibrate writes")
+    p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                   help="Snakemake's arguments (configfile, config, profile)")
+
     _command(sub, "datasets", "list the datasets available offline (embedded, scikit-learn)",
              cmd_datasets)
 
@@ -547,13 +575,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="perturbation cell ids (modelvar.pipeline.cells)")
     p.add_argument("--repeats", type=int, nargs="+", required=True, help="repeat indices")
     p.add_argument("--runs", type=int, required=True, help="runs per repeat")
+    p.add_argument("--run-block", type=int, nargs=2, metavar=("START", "STOP"),
+                   help="fit only runs START to STOP - 1 of each repeat (default: all)")
     p.add_argument("--test-fraction", type=float, required=True,
                    help="fraction of rows in each repeat's test set")
     p.add_argument("--root-seed", type=int, required=True,
                    help="root of every named random stream")
-    p.add_argument("--predictions", nargs="+", required=True,
-                   help="one predictions table per (cell, repeat), cell-major")
-    p.add_argument("--runs-out", nargs="+", required=True, help="one runs table per cell")
+    p.add_argument("--probabilities", choices=("dense", "compact", "none"), default="dense",
+                   help="store every class's probability, or the per-sample statistics the "
+                   "probabilistic metrics need (modelvar.pipeline.predictions)")
+    p.add_argument("--predictions", required=True, help="the predictions file to write")
+    p.add_argument("--runs-out", required=True, help="the runs table to write")
     p.add_argument("--hparams", help="tuned hyperparameters (best.json of the tune command)")
     p.add_argument("--settings", help='classifier settings as JSON: {"hparams": {...} '
                    '(override the defaults or tuned values), "epochs": N (mlp)}')
@@ -580,45 +612,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials-out", required=True, help="the table of all trials to write")
     p.add_argument("--best-out", required=True, help="the best trial's JSON to write")
 
-    p = _command(sub, "pairwise", "(job) metric tables of the workflow's prediction tables",
-                 cmd_pairwise, parents=[recorded])
-    p.add_argument("--predictions", nargs="+", required=True, help="prediction tables")
-    p.add_argument("--meta", help="dataset metadata JSON (fixes the class order)")
-    p.add_argument("--cells", nargs="+", required=True, help="cell ids to expect")
-    p.add_argument("--out-dir", required=True,
-                   help="writes {pairwise,summary,per_run,agreement,per_sample}.parquet "
-                   "(all cells) there")
+    job = argparse.ArgumentParser(add_help=False)
+    job.add_argument("--predictions", nargs="+", required=True,
+                     help="the prediction files of the job's fit jobs")
+    job.add_argument("--meta", required=True, help="the dataset's JSON metadata")
+    job.add_argument("--results", required=True, help="the study's results folder")
+    job.add_argument("--dataset", required=True, help="the dataset")
+    job.add_argument("--classifier", required=True, choices=CLASSIFIERS, help="the classifier")
+    job.add_argument("--job", required=True, help="the metrics job's id (names its tables)")
+
+    p = _command(sub, "pairwise", "(job) metric tables of a group of fit jobs' predictions",
+                 cmd_pairwise, parents=[recorded, job],
+                 description="Read the predictions one repeat at a time and write the "
+                 "pairwise, summary, per_run, agreement and per_sample tables to "
+                 "RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet.")
     _ec_local(p)
 
     p = _command(sub, "grouped", "(job) metrics and reproducibility by group, per repeat",
-                 cmd_grouped, parents=[recorded])
-    p.add_argument("--predictions", nargs="+", required=True, help="prediction tables")
+                 cmd_grouped, parents=[recorded, job],
+                 description="Read the predictions one repeat at a time and write the grouped "
+                 "and disparities tables to RESULTS/aggregated/TABLE/dataset=D/classifier=K/"
+                 "JOB.parquet.")
     p.add_argument("--data", required=True, help="canonical dataset parquet (grouping columns)")
-    p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--cells", nargs="+", required=True, help="cell ids to expect")
     p.add_argument("--groupings", required=True,
                    help='JSON list: column names, "@class", or lists of them (intersections)')
     p.add_argument("--metrics", nargs="+", default=["ec_global", "pa"],
                    help="pairwise metrics computed by group")
     _ec_local(p)
-    p.add_argument("--out-dir", required=True,
-                   help="writes {grouped,disparities}.parquet (all cells) there")
-
-    p = _command(sub, "aggregate", "(job) one dataset's tables into the partitioned dataset",
-                 cmd_aggregate, parents=[recorded])
-    p.add_argument("--dataset", required=True, help="the dataset")
-    p.add_argument("--out-dir", required=True, help="the aggregated dataset's folder")
-    for name in ("summary", "per-run", "agreement", "per-sample", "runs", "grouped",
-                 "disparities"):
-        p.add_argument(f"--{name}", nargs="+", default=[], metavar="TABLE",
-                       help=f"the {name} tables to combine")
 
     p = _command(sub, "figures", "(job) the figure set of one dataset", cmd_figures)
     p.add_argument("--dataset", required=True, help="the dataset")
-    p.add_argument("--summary", help="aggregated summary table")
-    p.add_argument("--per-run", help="aggregated per_run table")
-    p.add_argument("--per-sample", help="aggregated per_sample table")
-    p.add_argument("--disparities", help="draw only the group-disparity figure from this table")
+    for name in ("summary", "per-run", "agreement"):
+        p.add_argument(f"--{name}", nargs="+", metavar="TABLE",
+                       help=f"the dataset's {name} tables")
+    p.add_argument("--disparities", nargs="+", metavar="TABLE",
+                   help="draw only the group-disparity figure from these tables")
     p.add_argument("--out-dir", required=True, help="where the figures go")
     p.add_argument("--formats", nargs="+", default=["png", "pdf"], help="file formats")
 
@@ -656,11 +684,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from modelvar.data.canonical import DatasetError
+    from modelvar.data.errors import DatasetError
     from modelvar.metrics.pairwise import MetricInputError
     from modelvar.table_files import TableReadError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # Snakemake's options of the commands that take a Snakemake command line
+        if not hasattr(args, "snakemake_args"):
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.snakemake_args = [*unknown, *args.snakemake_args]
     _setup_logging(args.log)
     try:
         return args.func(args)

@@ -34,8 +34,10 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 STATE_DIR = ".modelvar"
 MANIFEST_DIR = "manifests"
@@ -95,6 +97,49 @@ def write_text(text: str, path: str | Path) -> Path:
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     """Parquet, or CSV when the path ends in ``.csv``."""
     return (write_csv if Path(path).suffix.lower() == ".csv" else write_parquet)(frame, path)
+
+
+class TableStream:
+    """A table written batch by batch (``write`` a dict of columns per batch, then ``close``):
+    bounded memory, renamed into place only when complete, recorded in the manifest."""
+
+    def __init__(self, path: str | Path, manifest: Manifest | None = None):
+        self.path, self.manifest = Path(path), manifest
+        self.rows = 0
+        self._writer = self._tmp = self._schema = None
+
+    def write(self, columns: dict) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table(columns)
+        if self._writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=TMP_SUFFIX,
+                                        dir=self.path.parent)
+            os.close(fd)
+            self._tmp, self._schema = Path(name), table.schema
+            self._writer = pq.ParquetWriter(self._tmp, self._schema, compression="zstd")
+        else:
+            table = table.select(self._schema.names).cast(self._schema)
+        self._writer.write_table(table)
+        self.rows += table.num_rows
+
+    def close(self) -> int:
+        if self._writer is None:
+            raise ValueError(f"{self.path}: nothing was written")
+        self._writer.close()
+        os.chmod(self._tmp, 0o644)
+        self._tmp.replace(self.path)
+        if self.manifest is not None:
+            self.manifest.record(self.path, self.rows)
+        return self.rows
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------------------- manifests
@@ -192,6 +237,8 @@ def regenerate_hint(path: str | Path) -> str:
 def read_parquet(path: str | Path, **kwargs) -> pd.DataFrame:
     """``pandas.read_parquet`` that names the file, and how to regenerate it, when it cannot be
     read (missing, truncated, corrupt)."""
+    import pandas as pd
+
     try:
         return pd.read_parquet(path, **kwargs)
     except FileNotFoundError as exc:

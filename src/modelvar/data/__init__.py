@@ -8,16 +8,20 @@ before a model sees them.
 * :mod:`~modelvar.data.preprocess`: preprocessing fit on training rows only.
 """
 
-from modelvar.data.canonical import CATEGORICAL, NUMERIC, Dataset, DatasetError, read, write
-from modelvar.data.sources import list_available, load
+# Loaded on first use, so that importing modelvar.data.errors (every job does) or the arrays of
+# a dataset does not import pandas.
+_EXPORTS = {
+    "CATEGORICAL": "modelvar.data.canonical", "NUMERIC": "modelvar.data.canonical",
+    "Dataset": "modelvar.data.canonical", "read": "modelvar.data.canonical",
+    "write": "modelvar.data.canonical", "DatasetError": "modelvar.data.errors",
+    "list_available": "modelvar.data.sources", "load": "modelvar.data.sources",
+}
+__all__ = sorted(_EXPORTS)
 
-__all__ = [
-    "CATEGORICAL",
-    "NUMERIC",
-    "Dataset",
-    "DatasetError",
-    "list_available",
-    "load",
-    "read",
-    "write",
-]
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'modelvar.data' has no attribute {name!r}")

@@ -19,15 +19,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from modelvar.data.errors import DatasetError
 from modelvar.labels import sort_labels
 from modelvar.table_files import Manifest, read_json, sha256_file
 
 NUMERIC = "numeric"
 CATEGORICAL = "categorical"
-
-
-class DatasetError(ValueError):
-    """A dataset cannot be read or is not a valid classification dataset."""
 
 
 @dataclass

@@ -56,7 +56,6 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 
 
 def _info(before: np.ndarray, after: np.ndarray, scale: np.ndarray) -> dict:
@@ -136,6 +135,8 @@ def nearest_neighbour(X: np.ndarray, c: float, rng: np.random.Generator):
     n, dim = X.shape
     if n < 2 or dim == 0:
         return X.copy(), {"scheme": f"nn{c:g}", **_info(X, X, _sd(X)), "mean_radius_sd": 0.0}
+    from sklearn.neighbors import NearestNeighbors
+
     center = np.nanmedian(X, axis=0)
     center = np.where(np.isnan(center), 0.0, center)
     sd = _sd(X)

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from modelvar.data.canonical import Dataset
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from modelvar.data.canonical import Dataset
 
 MISSING_LEVEL = "<missing>"
 
@@ -45,6 +48,8 @@ class EncodedDataset:
 
     @classmethod
     def from_frame(cls, ds: Dataset, X: pd.DataFrame) -> EncodedDataset:
+        import pandas as pd
+
         num = ds.numeric_columns
         cat = ds.categorical_columns
         numeric = X[num].to_numpy(np.float64) if num else np.empty((len(X), 0))

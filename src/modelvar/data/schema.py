@@ -32,6 +32,8 @@ class DatasetSchema:
     feature_types: dict[str, str] | None = None   # feature → numeric | categorical
     n_rows: int | None = None
     class_counts: dict[str, int] | None = None
+    levels: dict[str, int] | None = None           # categorical feature → number of levels
+    n_classes: int | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -40,6 +42,15 @@ class DatasetSchema:
 
     def columns_of(self, kind: str) -> list[str]:
         return [c for c, t in (self.feature_types or {}).items() if t == kind]
+
+    @property
+    def encoded_width(self) -> int | None:
+        """Columns of the design matrix: numeric features + one-hot levels (+ <missing>)."""
+        if self.feature_types is None:
+            return None
+        levels = self.levels or {}
+        return sum(1 if t == NUMERIC else levels.get(c, 2) + 1
+                   for c, t in self.feature_types.items())
 
 
 def _types_from_arff(attributes, target: str, name: str, where: str) -> dict[str, str]:
@@ -108,7 +119,13 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
             attributes = arff_attributes(path, fmt.gzip)
         except Exception as exc:  # liac-arff's parse errors
             raise DatasetError(f"{name}: cannot read the ARFF header of {path}: {exc}") from exc
-        return DatasetSchema(name, target, _types_from_arff(attributes, target, name, str(path)))
+        schema = DatasetSchema(name, target, _types_from_arff(attributes, target, name,
+                                                              str(path)))
+        kinds = dict(attributes)
+        schema.levels = {c: len(kinds[c]) for c in schema.columns_of(CATEGORICAL)}
+        schema.n_classes = len(kinds[target]) if isinstance(kinds[target], list) else None
+        schema.n_rows = _arff_rows(path, fmt.gzip)
+        return schema
     if fmt.kind == "parquet":
         import pyarrow.parquet as pq
 
@@ -121,17 +138,56 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
         schema = DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
                                                                str(path)))
         schema.n_rows = pf.metadata.num_rows
+        schema.levels = {c: int(frame[c].nunique()) for c in categorical}
+        schema.n_classes = int(frame[target].nunique())
         return schema
     frame = read_delimited(path, fmt, name, text_columns=[target, *categorical],
                            nrows=SAMPLE_ROWS)
-    return DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
-                                                         str(path)))
+    schema = DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
+                                                           str(path)))
+    schema.levels = {c: int(frame[c].nunique()) for c in categorical}
+    schema.n_classes = int(frame[target].nunique())
+    schema.n_rows = len(frame) if len(frame) < SAMPLE_ROWS else _estimate_rows(
+        path, len(frame), fmt.gzip)
+    return schema
 
 
 def _from_dataset(ds) -> DatasetSchema:
     counts = ds.y.value_counts()
     return DatasetSchema(ds.name, ds.target, dict(ds.feature_types), len(ds.y),
-                         {c: int(counts.get(c, 0)) for c in ds.classes})
+                         {c: int(counts.get(c, 0)) for c in ds.classes},
+                         levels={c: len(v) for c, v in ds.categories.items()},
+                         n_classes=len(ds.classes))
+
+
+def _arff_rows(path: Path, gz: bool) -> int:
+    """Data rows of an ARFF file (lines after @data that are not blank or comments)."""
+    import gzip
+
+    opener = gzip.open if gz else open
+    rows, data = 0, False
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            text = line.strip()
+            if data:
+                rows += bool(text) and not text.startswith("%")
+            elif text.lower().startswith("@data"):
+                data = True
+    return rows
+
+
+def _estimate_rows(path: Path, sample_rows: int, gz: bool) -> int:
+    """Rows of a delimited-text file: counted when small, else from the sample's mean line size
+    (a stable estimate, since a plan must not change between the loads of one run)."""
+    size = path.stat().st_size
+    if size <= 64 << 20 and not gz:
+        with open(path, "rb") as fh:
+            return max(sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+                       - 1, 0)
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 20)
+    lines = max(head.count(b"\n"), 1)
+    return int(size / (len(head) / lines)) if not gz else sample_rows
 
 
 def peek(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml"
@@ -168,3 +224,35 @@ def peek(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml"
         raise DatasetError(f"{name}: unknown dataset source {source!r}")
     schema.name = name
     return schema
+
+
+#: a profile's row count may differ from the data by this share (OpenML sizes as recalled)
+PROFILE_ROW_TOLERANCE = 0.1
+
+
+def profile_problems(name: str, profile: dict, *, n_rows: int, n_numeric: int,
+                     n_categorical: int, n_classes: int) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of a config ``profile`` against the prepared data.
+
+    A problem is what would change the plan's cells or probability form (which families can act,
+    the number of classes), so the workflow would have built the wrong jobs; other differences
+    (row counts beyond :data:`PROFILE_ROW_TOLERANCE`, feature counts) only change estimates and
+    are warnings."""
+    problems, warnings = [], []
+    fix = f"correct datasets.{name}.profile and run again"
+    for what, said, actual in (("numeric", profile["numeric"], n_numeric),
+                               ("categorical", profile["categorical"], n_categorical)):
+        if (said > 0) != (actual > 0):
+            problems.append(f"{name}: the profile says {said} {what} features, the data has "
+                            f"{actual}: the plan's perturbation cells are wrong; {fix}")
+        elif said != actual:
+            warnings.append(f"{name}: the profile says {said} {what} features, the data has "
+                            f"{actual} (cost estimates only)")
+    if profile["classes"] != n_classes:
+        problems.append(f"{name}: the profile says {profile['classes']} classes, the data has "
+                        f"{n_classes}: the plan chose the probability storage for the wrong "
+                        f"number; {fix}")
+    if abs(profile["rows"] - n_rows) > PROFILE_ROW_TOLERANCE * n_rows:
+        warnings.append(f"{name}: the profile says {profile['rows']} rows, the data has "
+                        f"{n_rows} (cost estimates only)")
+    return problems, warnings

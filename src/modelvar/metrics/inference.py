@@ -42,8 +42,8 @@ the excess would be biased (it went down to −0.017 for global EC).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
-from scipy import stats
+
+from modelvar.metrics.student_t import t_quantile
 
 NULL_METRICS = (
     "ec_local", "ec_global", "ec_agree", "ec_corr", "ec_kappa",
@@ -78,15 +78,16 @@ def jackknife_ci(
         return np.nan, np.nan, np.nan
     se = float(np.sqrt((len(theta) - 1) / len(theta) * np.sum((theta - theta.mean()) ** 2)))
     mean = total / count
-    half = stats.t.ppf(0.5 + level / 2, df=k - 2) * se
+    half = t_quantile(0.5 + level / 2, k - 2) * se
     low, high = bounds
     return se, float(max(mean - half, low)), float(min(mean + half, high))
 
 
 def independence_null(
     acc_i: np.ndarray, acc_j: np.ndarray, n_classes: int | None = None
-) -> pd.DataFrame:
-    """Per-pair values of each metric under independent errors (see module docstring)."""
+) -> dict[str, np.ndarray]:
+    """Per-pair values of each metric under independent errors (see module docstring), as
+    arrays keyed by metric, in the order of :data:`NULL_METRICS`."""
     pi, pj = 1.0 - np.asarray(acc_i, float), 1.0 - np.asarray(acc_j, float)
     ai, aj = 1.0 - pi, 1.0 - pj
     both = pi * pj
@@ -106,4 +107,4 @@ def independence_null(
     if n_classes is not None and n_classes >= 2:
         pa = ai * aj + both / (n_classes - 1)
         out["pa"], out["churn"] = pa, 1.0 - pa
-    return pd.DataFrame(out)
+    return out

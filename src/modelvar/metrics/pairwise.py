@@ -40,9 +40,12 @@ which not all k runs predict the same label (``subset="disagree"``), whose size 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ERROR_METRICS = (
     "ec_local",
@@ -144,6 +147,8 @@ def encode_labels(
     y_true: Sequence, preds: Sequence[Sequence]
 ) -> tuple[np.ndarray, np.ndarray, list]:
     """Map arbitrary labels to class indices shared by truth and predictions."""
+    import pandas as pd
+
     y_true = np.asarray(y_true, dtype=object)
     preds = np.asarray(preds, dtype=object)
     if pd.isna(y_true).any() or pd.isna(preds).any():
@@ -257,6 +262,24 @@ def pairwise_metrics(
     ec_local_undefined: str = "nan",
     run_ids: Sequence | None = None,
 ) -> pd.DataFrame:
+    """:func:`pairwise_arrays` as a DataFrame (see there for the parameters and columns)."""
+    import pandas as pd
+
+    return pd.DataFrame(pairwise_arrays(
+        y_true, preds, n_classes=n_classes, metrics=metrics, subset=subset,
+        ec_local_undefined=ec_local_undefined, run_ids=run_ids))
+
+
+def pairwise_arrays(
+    y_true: np.ndarray,
+    preds: np.ndarray,
+    *,
+    n_classes: int | None = None,
+    metrics: Sequence[str] = ALL_METRICS,
+    subset: str = "all",
+    ec_local_undefined: str = "nan",
+    run_ids: Sequence | None = None,
+) -> dict[str, np.ndarray]:
     """All pairwise metrics for k runs (rows of ``preds``) sharing truth ``y_true``.
 
     Parameters
@@ -272,8 +295,8 @@ def pairwise_metrics(
 
     Returns
     -------
-    DataFrame with one row per pair i < j: ``run_i``, ``run_j``, ``subset``, ``n`` (samples used),
-    ``acc_i``, ``acc_j`` (accuracies on the samples used), and one column per metric.
+    Columns (arrays, one value per pair i < j): ``run_i``, ``run_j``, ``subset``, ``n`` (samples
+    used), ``acc_i``, ``acc_j`` (accuracies on the samples used), and one column per metric.
     """
     y_true, preds, n_classes = check_runs(y_true, preds, n_classes)
     unknown = [m for m in metrics if m not in ALL_METRICS]
@@ -315,4 +338,4 @@ def pairwise_metrics(
         table.update(_label_metrics(preds, n_classes))
     cols = ["run_i", "run_j", "subset", "n", "acc_i", "acc_j"]
     cols += [m for m in ALL_METRICS if m in wanted]
-    return pd.DataFrame({c: table[c] for c in cols})
+    return {c: table[c] for c in cols}

@@ -1,26 +1,33 @@
-"""The fit job: for one (dataset, classifier, cell), fit k runs in each of a list of repeats.
+"""The fit job: for one dataset × classifier, fit the runs of several repeats of several cells.
 
 For repeat r: the test set comes from :func:`modelvar.data.splits.split_test_set`; for run j the
-training rows are the (downsampled) pool, preprocessing is fit on those rows only, the classifier
-is fit with its model seed, and the test set is predicted. One job fits many runs so that the cost
-of starting Python and importing the ML stack is paid once per job, not once per fit.
+training rows are the (downsampled) pool, perturbed by the cell (:mod:`modelvar.data.perturb`,
+training rows only), preprocessing is fit on those rows only, the classifier is fit with its
+model seed, and the test set is predicted. One job fits many runs so that the cost of starting
+Python and importing the ML stack is paid once per job, not once per fit; it reads the dataset
+and writes its tables with pyarrow (no pandas: its start-up is the classifier library's import).
+
+A job writes one predictions file (:class:`~modelvar.pipeline.predictions.PredictionsWriter`, one
+row group per (cell, repeat, runs)) and one runs table, one row per run, with the cell's levels.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import logging
 import math
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from modelvar import __version__
-from modelvar.data.canonical import Dataset
+from modelvar.data.arrays import DataArrays
 from modelvar.data.perturb import (
     categorical_label_level,
     categorical_sample_level,
@@ -35,11 +42,16 @@ from modelvar.data.splits import downsample, split_test_set
 from modelvar.models import hparams as hp
 from modelvar.models.classifiers import make_classifier
 from modelvar.pipeline.cells import Cell
-from modelvar.pipeline.predictions import PROBA_PREFIX
+from modelvar.pipeline.predictions import PROBA_PREFIX, PredictionsWriter
 from modelvar.seeding import stream
-from modelvar.table_files import Manifest
+from modelvar.table_files import Manifest, TableStream
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("modelvar.fit")
+LIBRARIES = {"lr-sgd": ("scikit-learn",), "svm-sgd": ("scikit-learn",),
+             "xgb": ("scikit-learn", "xgboost"), "mlp": ("torch",)}
 
 
 def _duration(seconds: float) -> str:
@@ -50,23 +62,10 @@ def _duration(seconds: float) -> str:
 
 
 def library_versions(classifier: str) -> dict[str, str]:
-    import sklearn
-
-    out = {
-        "modelvar": __version__,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "pandas": pd.__version__,
-        "scikit-learn": sklearn.__version__,
-    }
-    if classifier == "xgb":
-        import xgboost
-
-        out["xgboost"] = xgboost.__version__
-    if classifier == "mlp":
-        import torch
-
-        out["torch"] = torch.__version__
+    """Versions of what a run used, from the installed packages' metadata (no imports)."""
+    out = {"modelvar": __version__, "python": platform.python_version()}
+    for package in ("numpy", "pyarrow", *LIBRARIES.get(classifier, ())):
+        out[package] = importlib.metadata.version(package)
     return out
 
 
@@ -115,7 +114,7 @@ _CAT_FUNCS = {
 
 
 def perturb_training_rows(
-    ds: Dataset, enc: EncodedDataset, rows: np.ndarray, cell: Cell, *, root_seed: int,
+    ds, enc: EncodedDataset, rows: np.ndarray, cell: Cell, *, root_seed: int,
     repeat: int, run: int,
 ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
     """Apply the cell's data and categorical perturbations to the training rows only.
@@ -150,8 +149,104 @@ def perturb_training_rows(
     return num, codes, info, streams
 
 
+def _as_arrays(data) -> DataArrays:
+    return data if isinstance(data, DataArrays) else DataArrays.from_dataset(data)
+
+
+@dataclass
+class RepeatFit:
+    """What the runs of one repeat predicted: ``preds`` (k, n) class indices and ``proba``
+    (k, n, C) for the test ``samples`` (n,) with truth ``y_true`` (n,); one runs-table row per
+    run."""
+
+    samples: np.ndarray
+    y_true: np.ndarray
+    runs: np.ndarray
+    preds: np.ndarray
+    proba: np.ndarray
+    run_rows: list[dict]
+
+
+def fit_repeat_arrays(
+    data: DataArrays,
+    *,
+    classifier: str,
+    cell: Cell,
+    repeat: int,
+    runs: Sequence[int],
+    n_runs: int,
+    test_fraction: float,
+    root_seed: int,
+    base_hparams: dict | None = None,
+    threads: int = 1,
+    on_run_done: Callable[[int], None] | None = None,
+    epochs: int | None = None,
+    versions: str | None = None,
+) -> RepeatFit:
+    """Fit the given runs (of ``n_runs``) of one repeat of one cell (module docstring)."""
+    base = {**hp.defaults(classifier), **(base_hparams or {})}
+    y_all = data.y
+    n_classes = len(data.classes)
+    pool, test = split_test_set(y_all, test_fraction, root_seed=root_seed, dataset=data.name,
+                                repeat=repeat, labels=data.classes)
+    enc = data.encoded
+    versions = versions or json.dumps(library_versions(classifier), sort_keys=True)
+    preds, probas, run_rows = [], [], []
+    for run in runs:
+        rows = downsample(y_all[pool], pool, cell.downsample, root_seed=root_seed,
+                          dataset=data.name, repeat=repeat, run=run)
+        num_train, codes_train, perturbation, p_streams = perturb_training_rows(
+            data, enc, rows, cell, root_seed=root_seed, repeat=repeat, run=run)
+        X_train, X_test, _ = transform_run(enc, rows, test, num_train=num_train,
+                                           codes_train=codes_train)
+        mstream = model_stream(root_seed, cell, data.name, classifier, repeat, run)
+        realised, h_streams = run_hparams(classifier, base, cell, dataset=data.name,
+                                          root_seed=root_seed, repeat=repeat, run=run,
+                                          n_runs=n_runs)
+        model = make_classifier(classifier, realised, seed=mstream.int_seed(), threads=threads,
+                                epochs=epochs)
+        t0 = time.perf_counter()
+        model.fit(X_train, y_all[rows], n_classes)
+        proba = model.predict_proba(X_test)
+        pred = model.predict(X_test)
+        fit_seconds = time.perf_counter() - t0
+        preds.append(pred)
+        probas.append(proba)
+        streams = {
+            "test-split": str(stream(root_seed, "test-split", dataset=data.name, repeat=repeat)),
+            "downsample": str(stream(root_seed, "downsample", dataset=data.name,
+                                     repeat=repeat, run=run)),
+            "model": {"name": str(mstream), "int_seed": mstream.int_seed()},
+            **p_streams,
+            **h_streams,
+        }
+        run_rows.append({
+            "cell": cell.id, "repeat": repeat, "run": run, "n_train": len(rows),
+            "n_test": len(test), "accuracy": float(np.mean(pred == y_all[test])),
+            "fit_seconds": fit_seconds,
+            "data_changed_frac": perturbation.get("data", {}).get("changed_frac", 0.0),
+            "data_mean_abs_shift_sd": perturbation.get("data", {}).get("mean_abs_shift_sd", 0.0),
+            "data_per_feature": json.dumps(perturbation.pop("data_per_feature", {})),
+            "cat_changed_frac": perturbation.get("categorical", {}).get("changed_frac", 0.0),
+            "cat_missing_to_level_frac": perturbation.get("categorical", {}).get(
+                "missing_to_level", 0.0),
+            "cat_level_to_missing_frac": perturbation.get("categorical", {}).get(
+                "level_to_missing", 0.0),
+            "perturbation": json.dumps(perturbation, sort_keys=True),
+            "hparams": json.dumps(model.hparams, sort_keys=True),
+            "device": model.device,
+            "streams": json.dumps(streams, sort_keys=True),
+            "versions": versions,
+        })
+        if on_run_done is not None:
+            on_run_done(run)
+    return RepeatFit(samples=test.astype(np.int64), y_true=y_all[test], runs=np.asarray(runs),
+                     preds=np.array(preds, dtype=np.int64), proba=np.array(probas),
+                     run_rows=run_rows)
+
+
 def fit_repeat(
-    ds: Dataset,
+    ds,
     *,
     classifier: str,
     cell: Cell,
@@ -161,119 +256,50 @@ def fit_repeat(
     root_seed: int,
     base_hparams: dict | None = None,
     threads: int = 1,
-    on_run_done: Callable[[int], None] | None = None,
-    encoded: EncodedDataset | None = None,
     epochs: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Fit every run of one repeat; return (predictions, runs) tables.
+    """Every run of one repeat as (predictions, runs) DataFrames: labels and every class's
+    probability, one row per (run, test sample); one row per run (the runs table's columns)."""
+    import pandas as pd
 
-    ``base_hparams`` update the classifier's defaults (tuned values, config overrides);
-    ``epochs`` sets the MLP's training length (default
-    :data:`modelvar.models.classifiers.MLP_EPOCHS`)."""
-    base = {**hp.defaults(classifier), **(base_hparams or {})}
-    y_all = ds.class_index()
-    n_classes = len(ds.classes)
-    classes = np.asarray(ds.classes, dtype=object)
-    pool, test = split_test_set(
-        y_all, test_fraction, root_seed=root_seed, dataset=ds.name, repeat=repeat,
-        labels=ds.classes,
-    )
-    enc = encoded if encoded is not None else EncodedDataset.from_dataset(ds)
-    versions = json.dumps(library_versions(classifier), sort_keys=True)
-    pred_frames, run_rows = [], []
-    for run in range(n_runs):
-        rows = downsample(
-            y_all[pool], pool, cell.downsample,
-            root_seed=root_seed, dataset=ds.name, repeat=repeat, run=run,
-        )
-        num_train, codes_train, perturbation, p_streams = perturb_training_rows(
-            ds, enc, rows, cell, root_seed=root_seed, repeat=repeat, run=run
-        )
-        X_train, X_test, _ = transform_run(enc, rows, test, num_train=num_train,
-                                           codes_train=codes_train)
-        mstream = model_stream(root_seed, cell, ds.name, classifier, repeat, run)
-        realised, h_streams = run_hparams(
-            classifier, base, cell, dataset=ds.name, root_seed=root_seed, repeat=repeat,
-            run=run, n_runs=n_runs,
-        )
-        model = make_classifier(classifier, realised, seed=mstream.int_seed(), threads=threads,
-                                epochs=epochs)
-        t0 = time.perf_counter()
-        model.fit(X_train, y_all[rows], n_classes)
-        proba = model.predict_proba(X_test)
-        pred = model.predict(X_test)
-        fit_seconds = time.perf_counter() - t0
-        frame = pd.DataFrame(
-            {
-                "dataset": ds.name,
-                "classifier": classifier,
-                "cell": cell.id,
-                "repeat": np.int32(repeat),
-                "run": np.int32(run),
-                "sample": test.astype(np.int64),
-                "y_true": classes[y_all[test]],
-                "y_pred": classes[pred],
-            }
-        )
-        for c, name in enumerate(ds.classes):
-            frame[f"{PROBA_PREFIX}{name}"] = proba[:, c]
-        pred_frames.append(frame)
-        streams = {
-            "test-split": str(stream(root_seed, "test-split", dataset=ds.name, repeat=repeat)),
-            "downsample": str(stream(root_seed, "downsample", dataset=ds.name,
-                                     repeat=repeat, run=run)),
-            "model": {"name": str(mstream), "int_seed": mstream.int_seed()},
-            **p_streams,
-            **h_streams,
-        }
-        run_rows.append(
-            {
-                "dataset": ds.name,
-                "classifier": classifier,
-                "cell": cell.id,
-                "repeat": repeat,
-                "run": run,
-                "n_train": len(rows),
-                "n_test": len(test),
-                "accuracy": float(np.mean(pred == y_all[test])),
-                "fit_seconds": fit_seconds,
-                "data_changed_frac": perturbation.get("data", {}).get("changed_frac", 0.0),
-                "data_mean_abs_shift_sd": perturbation.get("data", {}).get(
-                    "mean_abs_shift_sd", 0.0),
-                "data_per_feature": json.dumps(perturbation.pop("data_per_feature", {})),
-                "cat_changed_frac": perturbation.get("categorical", {}).get("changed_frac", 0.0),
-                "cat_missing_to_level_frac": perturbation.get("categorical", {}).get(
-                    "missing_to_level", 0.0),
-                "cat_level_to_missing_frac": perturbation.get("categorical", {}).get(
-                    "level_to_missing", 0.0),
-                "perturbation": json.dumps(perturbation, sort_keys=True),
-                "hparams": json.dumps(model.hparams, sort_keys=True),
-                "device": model.device,
-                "streams": json.dumps(streams, sort_keys=True),
-                "versions": versions,
-            }
-        )
-        if on_run_done is not None:
-            on_run_done(run)
-    return pd.concat(pred_frames, ignore_index=True), pd.DataFrame(run_rows)
+    data = _as_arrays(ds)
+    fit = fit_repeat_arrays(data, classifier=classifier, cell=cell, repeat=repeat,
+                            runs=range(n_runs), n_runs=n_runs, test_fraction=test_fraction,
+                            root_seed=root_seed, base_hparams=base_hparams, threads=threads,
+                            epochs=epochs)
+    k, n = fit.preds.shape
+    labels = np.asarray(data.classes, dtype=object)
+    frame = pd.DataFrame({"dataset": data.name, "classifier": classifier, "cell": cell.id,
+                          "repeat": np.int32(repeat), "run": np.repeat(fit.runs, n).astype(
+                              np.int32), "sample": np.tile(fit.samples, k),
+                          "y_true": labels[np.tile(fit.y_true, k)],
+                          "y_pred": labels[fit.preds.ravel()]})
+    for c, name in enumerate(data.classes):
+        frame[f"{PROBA_PREFIX}{name}"] = fit.proba[:, :, c].ravel()
+    runs = pd.DataFrame(fit.run_rows)
+    runs.insert(0, "classifier", classifier)
+    runs.insert(0, "dataset", data.name)
+    return frame, runs
 
 
-def weak_features(runs: pd.DataFrame, threshold: float) -> dict[str, float]:
+def weak_features(runs, threshold: float) -> dict[str, float]:
     """Features whose cells a data perturbation changed in fewer than ``threshold`` of the
-    cases, over the given runs (from the runs table's ``data_per_feature``)."""
+    cases, over the given runs (their ``data_per_feature`` records)."""
+    records = runs["data_per_feature"] if not isinstance(runs, list) else \
+        [r["data_per_feature"] for r in runs]
     shares: dict[str, list[float]] = {}
-    for record in runs["data_per_feature"]:
+    for record in records:
         for feature, (changed, _shift) in json.loads(record).items():
             shares.setdefault(feature, []).append(changed)
     return {f: float(np.mean(v)) for f, v in shares.items() if np.mean(v) < threshold}
 
 
-def _warn_weak_data_perturbation(dataset: str, cell: Cell, runs: pd.DataFrame,
+def _warn_weak_data_perturbation(dataset: str, cell: Cell, run_rows: list[dict],
                                  threshold: float) -> None:
-    share = float(runs["data_changed_frac"].mean())
+    share = float(np.mean([r["data_changed_frac"] for r in run_rows]))
     if share >= threshold:
         return
-    weak = weak_features(runs, threshold)
+    weak = weak_features(run_rows, threshold)
     listed = ", ".join(f"{f} ({v:.0%})" for f, v in sorted(weak.items(), key=lambda t: t[1]))
     log.warning(
         "%s: data perturbation %s changes %.0f%% of the numeric training cells (below "
@@ -284,7 +310,7 @@ def _warn_weak_data_perturbation(dataset: str, cell: Cell, runs: pd.DataFrame,
 
 
 def fit_job(
-    ds: Dataset,
+    data,
     *,
     classifier: str,
     cells: list[Cell],
@@ -292,8 +318,10 @@ def fit_job(
     n_runs: int,
     test_fraction: float,
     root_seed: int,
-    predictions_out: list[Path],
-    runs_out: list[Path],
+    predictions_out: Path,
+    runs_out: Path,
+    runs: tuple[int, int] | None = None,
+    form: str = "dense",
     base_hparams: dict | None = None,
     threads: int = 1,
     epochs: int | None = None,
@@ -301,24 +329,20 @@ def fit_job(
     progress_seconds: float = 30.0,
     warn_changed_below: float = 0.5,
 ) -> None:
-    """Fit every (cell, repeat) of a job: one predictions table per (cell, repeat), one runs
-    table per cell (all its repeats), each written atomically and recorded in ``manifest``.
+    """Fit every (cell, repeat) of a job — the runs ``runs`` = [start, stop) of each repeat
+    (default all ``n_runs``) — into one predictions file and one runs table, each written
+    atomically and recorded in ``manifest``.
 
-    ``predictions_out`` is cell-major: entry ``c * len(repeats) + r`` is cell ``c``, repeat ``r``;
-    ``runs_out`` has one path per cell. Progress (runs done / total, elapsed, ETA) goes to the
-    log after the first run, then at most every ``progress_seconds``, and after the last; each
-    cell's accuracy over its repeats gets one line, and a data perturbation that changes fewer
-    than ``warn_changed_below`` of the numeric training cells is warned about once per cell,
-    naming the features it (almost) never changes.
+    Progress (runs done / total, elapsed, ETA) goes to the log after the first run, then at most
+    every ``progress_seconds``, and after the last; each cell's accuracy over its repeats gets one
+    line, and a data perturbation that changes fewer than ``warn_changed_below`` of the numeric
+    training cells is warned about once per cell, naming the features it (almost) never changes.
     """
-    n_tables = len(cells) * len(repeats)
-    if n_tables != len(predictions_out) or len(cells) != len(runs_out):
-        raise ValueError(
-            f"{len(cells)} cells × {len(repeats)} repeats need {n_tables} predictions paths and "
-            f"{len(cells)} runs paths, got {len(predictions_out)} and {len(runs_out)}"
-        )
-    total = n_tables * n_runs
-    encoded = EncodedDataset.from_dataset(ds)  # once per job: shared by all its runs
+    data = _as_arrays(data)
+    start_run, stop_run = runs or (0, n_runs)
+    run_ids = list(range(start_run, stop_run))
+    total = len(cells) * len(repeats) * len(run_ids)
+    versions = json.dumps(library_versions(classifier), sort_keys=True)
     done, logged = 0, -math.inf
     start = time.perf_counter()
 
@@ -334,22 +358,34 @@ def fit_job(
                      _duration(elapsed / done * (total - done)))
 
     manifest = manifest if manifest is not None else Manifest(None, rule="fit")
-    paths = iter(predictions_out)
-    for cell, runs_path in zip(cells, runs_out, strict=True):
-        run_tables = []
-        for repeat in repeats:
-            preds, runs = fit_repeat(
-                ds, classifier=classifier, cell=cell, repeat=repeat, n_runs=n_runs,
-                test_fraction=test_fraction, root_seed=root_seed, base_hparams=base_hparams,
-                threads=threads, on_run_done=progress, encoded=encoded, epochs=epochs,
-            )
-            manifest.write_parquet(preds, next(paths))
-            run_tables.append(runs)
-            if repeat == repeats[0] and cell.data is not None:
-                _warn_weak_data_perturbation(ds.name, cell, runs, warn_changed_below)
-        runs = pd.concat(run_tables, ignore_index=True)
-        manifest.write_parquet(runs, runs_path)
-        by_repeat = runs.groupby("repeat")["accuracy"].mean()
-        log.info("%s: %d repeats, mean accuracy %.4f (repeat means %.4f to %.4f)", cell.id,
-                 len(by_repeat), by_repeat.mean(), by_repeat.min(), by_repeat.max())
+    writer = PredictionsWriter(predictions_out, dataset=data.name, classifier=classifier,
+                               classes=data.classes, form=form, n_rows=len(data.y))
+    runs_table = TableStream(runs_out, manifest=manifest)
+    try:
+        for cell in cells:
+            levels = cell.levels()
+            accuracies = []
+            for repeat in repeats:
+                fit = fit_repeat_arrays(
+                    data, classifier=classifier, cell=cell, repeat=repeat, runs=run_ids,
+                    n_runs=n_runs, test_fraction=test_fraction, root_seed=root_seed,
+                    base_hparams=base_hparams, threads=threads, on_run_done=progress,
+                    epochs=epochs, versions=versions)
+                writer.write(cell.id, repeat, fit.runs, fit.samples, fit.y_true, fit.preds,
+                             fit.proba)
+                rows = fit.run_rows
+                runs_table.write({**{c: [r[c] for r in rows] for c in rows[0]},
+                                  **{f: [v] * len(rows) for f, v in levels.items()}})
+                accuracies.append(np.mean([r["accuracy"] for r in rows]))
+                if repeat == repeats[0] and cell.data is not None:
+                    _warn_weak_data_perturbation(data.name, cell, rows, warn_changed_below)
+            log.info("%s: %d repeats, mean accuracy %.4f (repeat means %.4f to %.4f)", cell.id,
+                     len(accuracies), np.mean(accuracies), np.min(accuracies),
+                     np.max(accuracies))
+        manifest.record(writer.close(), writer.rows)
+        runs_table.close()
+    except BaseException:
+        writer.abort()
+        runs_table.abort()
+        raise
     log.info("fit job finished: %d fits in %.1f s", total, time.perf_counter() - start)

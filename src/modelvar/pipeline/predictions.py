@@ -1,65 +1,325 @@
-"""Prediction tables: the long-format record of what every run predicted for every test sample.
+"""Prediction tables: what every run predicted for every test sample, compactly.
 
-Per (dataset, classifier, cell) the fit job writes one predictions table per repeat and one runs
-table:
+Each fit job writes **one** parquet file, ``RESULTS/predictions/dataset=D/classifier=K/JOB.parquet``
+(a hive-partitioned dataset: ``pandas.read_parquet("RESULTS/predictions")`` reads them all), with
+one row group per (cell, repeat, block of runs), rows sorted by run then sample. Deterministic:
+byte-identical on rerun.
 
-``predictions/repeat-RRR.parquet`` — one row per (run, test sample), sorted by run then sample;
-deterministic (byte-identical on rerun):
+==================  =============  ===========================================================
+column              type           meaning
+==================  =============  ===========================================================
+(dataset,           partition      the dataset and classifier: in the path (hive partitions),
+classifier)                        and in the file's metadata
+cell                dictionary     perturbation cell id (:mod:`modelvar.pipeline.cells`)
+                    string
+repeat, run         int16          repeat index (one test set each), run index within the repeat
+sample              int32 / int64  row id in the canonical dataset
+y_true, y_pred      uint8 / 16     the class, as an index into the dataset's classes (the file's
+                    / 32           metadata ``modelvar.classes``, and the dataset's JSON); the
+                                   smallest unsigned type that holds C classes
+p_other:<i>         float32        *dense form*, while C ≤ ``predictions.max_dense_classes``:
+                                   the probability of every class except the predicted one, in
+                                   class order (column i is class i below ``y_pred``, class
+                                   i + 1 from it on); the predicted class's probability is 1
+                                   minus their sum
+p_true, sum_sq,     float32        *compact form*, for more classes: per sample, the probability
+entropy,                           of the true class, Σ_c p_c², the normalised entropy and the
+confusion_index                    confusion index — everything every probabilistic metric needs
+                                   (:func:`modelvar.metrics.probabilistic.probability_stats`)
+==================  =============  ===========================================================
 
-==============  ========  =========================================================
-column          type      meaning
-==============  ========  =========================================================
-dataset         string    dataset name (config key)
-classifier      string    classifier name
-cell            string    perturbation cell id (:mod:`modelvar.pipeline.cells`)
-repeat          int32     repeat index (one test set per repeat)
-run             int32     run index within the repeat
-sample          int64     row id in the canonical dataset
-y_true          string    true label
-y_pred          string    predicted label
-proba:<class>   float64   predicted probability of each class, in the dataset's class
-                          order (see :mod:`modelvar.models.classifiers` for what hinge losses hold)
-==============  ========  =========================================================
+Leaving out the *predicted* class's probability (not a fixed one) keeps every probability
+exact to float32's relative precision: a tiny probability is stored as it is, and the one
+restored as 1 minus the others is the largest (≥ 1/C), so its rounding error stays relative too.
+(Leaving out the last class instead gave log losses off by 4e-6 when that class had p ≈ 1e-10.)
 
-``runs.parquet`` (one per cell, all repeats) — one row per run: ``dataset, classifier, cell,
-repeat, run, n_train, n_test, accuracy, fit_seconds`` and JSON strings ``hparams`` (realised),
-``streams`` (every random stream the run drew from, with its int seed) and ``versions``
-(library versions).
-Fit times vary, so this table is not byte-identical on rerun; the predictions table is.
+``predictions.probabilities: dense`` keeps dense probabilities for any C, ``compact`` always
+stores the statistics. The file's metadata ``modelvar.row_groups`` lists each row group's
+(cell, repeat, first run, last run + 1), so a reader finds a repeat without scanning the data.
+:func:`read_predictions` gives a file back as a DataFrame with labels and every probability column.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from modelvar.labels import sort_labels
 from modelvar.metrics.pairwise import MetricInputError
+from modelvar.metrics.probabilistic import STAT_COLUMNS, probability_stats
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KEY_COLUMNS = ("dataset", "classifier", "cell", "repeat")
 PROBA_PREFIX = "proba:"
+OTHER_PREFIX = "p_other:"
+META_KEY = "modelvar"
+FORMS = ("dense", "compact", "none")
 
 
 def proba_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c.startswith(PROBA_PREFIX)]
 
 
+def label_type(n_classes: int):
+    import pyarrow as pa
+
+    return pa.uint8() if n_classes <= 2**8 else pa.uint16() if n_classes <= 2**16 \
+        else pa.uint32()
+
+
 @dataclass
 class RunsMatrix:
-    """One repeat's predictions as arrays: ``preds[run_index, sample_index]`` class indices."""
+    """One repeat's predictions as arrays: ``preds[run_index, sample_index]`` class indices,
+    with the dense probabilities ``proba`` (k, n, C) and/or their per-sample ``stats``
+    (name → (k, n)), when the runs had probabilities."""
 
     y_true: np.ndarray
     preds: np.ndarray
     runs: np.ndarray
     samples: np.ndarray
-    classes: list[str]
-    proba: np.ndarray | None = None  # (k, n, C) when probability columns exist
+    classes: list
+    proba: np.ndarray | None = None
+    stats: dict[str, np.ndarray] | None = None
+    keys: dict = field(default_factory=dict)
+
+    def probability_stats(self) -> dict[str, np.ndarray] | None:
+        if self.stats is None and self.proba is not None:
+            self.stats = probability_stats(self.y_true, self.proba)
+        return self.stats
 
 
-def to_runs_matrix(frame: pd.DataFrame, classes: list[str] | None = None) -> RunsMatrix:
-    """Pivot one repeat's long table into arrays, checking that every run covers every sample."""
+# ----------------------------------------------------------------------------- writing
+class PredictionsWriter:
+    """One fit job's predictions file: call :meth:`write` per (cell, repeat) in order, then
+    :meth:`close`, which renames the finished file into place (nothing on failure)."""
+
+    def __init__(self, path: str | Path, *, dataset: str, classifier: str, classes: Sequence,
+                 form: str, n_rows: int):
+        import pyarrow as pa
+
+        if form not in FORMS:
+            raise ValueError(f"probability form must be one of {FORMS}, got {form!r}")
+        self.path, self.form = Path(path), form
+        self.classes = [str(c) for c in classes]
+        self.dataset, self.classifier = dataset, classifier
+        labels = label_type(len(self.classes))
+        fields = [("cell", pa.dictionary(pa.int32(), pa.string())),
+                  ("repeat", pa.int16()), ("run", pa.int16()),
+                  ("sample", pa.int32() if n_rows < 2**31 else pa.int64()),
+                  ("y_true", labels), ("y_pred", labels)]
+        if form == "dense":
+            fields += [(f"{OTHER_PREFIX}{i}", pa.float32()) for i in range(len(classes) - 1)]
+        elif form == "compact":
+            fields += [(s, pa.float32()) for s in STAT_COLUMNS]
+        self.schema = pa.schema(fields, metadata={META_KEY: json.dumps({
+            "dataset": dataset, "classifier": classifier, "classes": self.classes,
+            "probabilities": form, "layout": 2})})
+        self.groups: list[list] = []
+        self.rows = 0
+        self._writer = None
+        self._tmp: Path | None = None
+
+    def _open(self):
+        import tempfile
+
+        import pyarrow.parquet as pq
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                    dir=self.path.parent)
+        import os
+
+        os.close(fd)
+        self._tmp = Path(name)
+        self._writer = pq.ParquetWriter(
+            self._tmp, self.schema, compression="zstd",
+            use_dictionary=["cell", "y_true", "y_pred", "run", "repeat"],
+            column_encoding={"sample": "DELTA_BINARY_PACKED"})
+
+    def write(self, cell: str, repeat: int, runs: np.ndarray, samples: np.ndarray,
+              y_true: np.ndarray, preds: np.ndarray, proba: np.ndarray | None) -> None:
+        """One repeat's (block of) runs: ``preds`` (k, n) and ``proba`` (k, n, C) class-indexed,
+        ``samples``/``y_true`` (n,) sorted by sample."""
+        import pyarrow as pa
+
+        if self._writer is None:
+            self._open()
+        k, n = preds.shape
+        rows = k * n
+        columns = {
+            "cell": pa.DictionaryArray.from_arrays(np.zeros(rows, np.int32), [cell]),
+            "repeat": np.full(rows, repeat, np.int16),
+            "run": np.repeat(np.asarray(runs, np.int16), n),
+            "sample": np.tile(samples, k),
+            "y_true": np.tile(y_true, k),
+            "y_pred": preds.ravel(),
+        }
+        if self.form == "dense":
+            others = _without_predicted(proba.reshape(rows, -1), preds.ravel())
+            for i in range(others.shape[1]):
+                columns[f"{OTHER_PREFIX}{i}"] = others[:, i]
+        elif self.form == "compact":
+            stats = probability_stats(y_true, proba)
+            columns.update({s: stats[s].ravel().astype(np.float32) for s in STAT_COLUMNS})
+        arrays = [pa.array(columns[f.name], type=f.type) if not isinstance(
+            columns[f.name], pa.Array) else columns[f.name] for f in self.schema]
+        self._writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema),
+                                 row_group_size=rows)
+        self.groups.append([cell, int(repeat), int(runs[0]), int(runs[-1]) + 1])
+        self.rows += rows
+
+    def close(self) -> Path:
+        if self._writer is None:
+            self._open()
+        self._writer.add_key_value_metadata({f"{META_KEY}.row_groups": json.dumps(self.groups)})
+        self._writer.close()
+        self._tmp.replace(self.path)
+        return self.path
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+
+
+def _without_predicted(proba: np.ndarray, preds: np.ndarray) -> np.ndarray:
+    """(rows, C) probabilities → (rows, C − 1) float32, each row without its predicted class."""
+    keep = np.ones(proba.shape, dtype=bool)
+    keep[np.arange(len(proba)), preds] = False
+    return proba[keep].reshape(len(proba), -1).astype(np.float32)
+
+
+def _with_predicted(others: np.ndarray, preds: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`_without_predicted` in float64: the predicted class's probability is
+    1 minus the others (clipped at 0)."""
+    rows, width = others.shape
+    full = np.empty((rows, width + 1))
+    keep = np.ones(full.shape, dtype=bool)
+    keep[np.arange(rows), preds] = False
+    full[keep] = others.ravel()
+    full[np.arange(rows), preds] = np.clip(1.0 - others.sum(axis=1), 0.0, 1.0)
+    return full
+
+
+# ----------------------------------------------------------------------------- reading
+def file_metadata(path: str | Path) -> tuple[dict, list[list]]:
+    """(the file's modelvar metadata, its row groups' [cell, repeat, run start, run stop])."""
+    import pyarrow.parquet as pq
+
+    from modelvar.table_files import TableReadError, regenerate_hint
+
+    if not Path(path).is_file():
+        raise TableReadError(f"{path}: no such table; {regenerate_hint(path)}")
+    try:
+        meta = pq.ParquetFile(path).metadata.metadata or {}
+    except Exception as exc:  # pyarrow raises many types for damaged files
+        raise TableReadError(f"{path}: cannot be read, it is truncated or corrupt "
+                             f"({type(exc).__name__}: {exc}); {regenerate_hint(path)}") from exc
+    try:
+        head = json.loads(meta[META_KEY.encode()])
+        groups = json.loads(meta[f"{META_KEY}.row_groups".encode()])
+    except (KeyError, ValueError) as exc:
+        raise TableReadError(
+            f"{path}: not a predictions file of a modelvar fit job (its parquet metadata lacks "
+            f"{META_KEY!r} and {META_KEY + '.row_groups'!r}); for a table of your own, use "
+            "`modelvar metrics`") from exc
+    return head, groups
+
+
+def iter_repeats(paths: Sequence[str | Path],
+                 classes: Sequence | None = None) -> Iterator[RunsMatrix]:
+    """The repeats of one or more prediction files, one (cell, repeat) at a time (bounded
+    memory), its run blocks from several files put together in run order."""
+    import pyarrow.parquet as pq
+
+    from modelvar.table_files import TableReadError, regenerate_hint
+
+    index: dict[tuple, list] = {}
+    heads = {}
+    for path in paths:
+        head, groups = file_metadata(path)
+        heads[str(path)] = head
+        for rg, (cell, repeat, start, _stop) in enumerate(groups):
+            index.setdefault((cell, repeat), []).append((start, str(path), rg))
+    for (cell, repeat), parts in index.items():
+        blocks = []
+        for _start, path, rg in sorted(parts):
+            try:
+                blocks.append(pq.ParquetFile(path).read_row_group(rg))
+            except Exception as exc:
+                raise TableReadError(
+                    f"{path}: cannot be read, it is truncated or corrupt "
+                    f"({type(exc).__name__}: {exc}); {regenerate_hint(path)}") from exc
+        head = heads[parts[0][1]]
+        yield _runs_matrix(blocks, head, cell, repeat, classes)
+
+
+def _runs_matrix(blocks, head: dict, cell: str, repeat: int, classes) -> RunsMatrix:
+    runs = np.concatenate([b.column("run").to_numpy() for b in blocks]).astype(np.int64)
+    samples_all = np.concatenate([b.column("sample").to_numpy() for b in blocks])
+    run_ids = np.unique(runs)
+    k = len(run_ids)
+    n = len(samples_all) // k
+    samples = samples_all[:n].astype(np.int64)
+    y_true = blocks[0].column("y_true").to_numpy()[:n].astype(np.int64)
+    preds = np.concatenate([b.column("y_pred").to_numpy() for b in blocks]).astype(
+        np.int64).reshape(k, n)
+    file_classes = head["classes"]
+    if classes is not None and [str(c) for c in classes] != file_classes:
+        raise MetricInputError(f"the predictions' classes {file_classes} are not the dataset's "
+                               f"{[str(c) for c in classes]}")
+    matrix = RunsMatrix(y_true=y_true, preds=preds, runs=run_ids, samples=samples,
+                        classes=list(file_classes),
+                        keys={"dataset": head["dataset"], "classifier": head["classifier"],
+                              "cell": cell, "repeat": int(repeat)})
+    form = head["probabilities"]
+    if form == "dense":
+        cols = [f"{OTHER_PREFIX}{i}" for i in range(len(file_classes) - 1)]
+        others = np.column_stack([np.concatenate([b.column(c).to_numpy() for b in blocks])
+                                  for c in cols]).astype(np.float64)
+        matrix.proba = _with_predicted(others, preds.ravel()).reshape(k, n, len(file_classes))
+    elif form == "compact":
+        matrix.stats = {s: np.concatenate([b.column(s).to_numpy() for b in blocks]).astype(
+            np.float64).reshape(k, n) for s in STAT_COLUMNS}
+    return matrix
+
+
+def read_predictions(path: str | Path) -> pd.DataFrame:
+    """A predictions file as a DataFrame: labels instead of class indices and, in the dense
+    form, every class's probability (``proba:<class>``)."""
+    import pandas as pd
+
+    frames = []
+    for m in iter_repeats([path]):
+        k, n = m.preds.shape
+        labels = np.asarray(m.classes, dtype=object)
+        frame = pd.DataFrame({**{key: value for key, value in m.keys.items()},
+                              "run": np.repeat(m.runs, n), "sample": np.tile(m.samples, k),
+                              "y_true": labels[np.tile(m.y_true, k)],
+                              "y_pred": labels[m.preds.ravel()]})
+        if m.proba is not None:
+            for c, name in enumerate(m.classes):
+                frame[f"{PROBA_PREFIX}{name}"] = m.proba[:, :, c].ravel()
+        if m.stats is not None:
+            for s in STAT_COLUMNS:
+                frame[s] = m.stats[s].ravel()
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+# ----------------------------------------------------------------------------- user frames
+def to_runs_matrix(frame: pd.DataFrame, classes: list | None = None) -> RunsMatrix:
+    """Pivot one repeat's long table (a user's own predictions) into arrays, checking that
+    every run covers every sample."""
+    from modelvar.labels import sort_labels
+
     for col in ("run", "sample", "y_true", "y_pred"):
         if col not in frame.columns:
             raise MetricInputError(f"predictions lack the required column {col!r}")

@@ -216,15 +216,10 @@ def repeat_ec_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[Path])
     save_figure(fig, out_paths)
 
 
-def per_sample_instability(per_sample: pd.DataFrame, dataset: str,
+def per_sample_instability(agreement: pd.DataFrame, dataset: str,
                            out_paths: list[Path]) -> None:
     """Per repeat: fraction of test samples whose predicted label changes across runs."""
-    keys = ["classifier", "cell", "repeat", *[f for f in FAMILY_LABELS if f in per_sample]]
-    per_repeat = (
-        per_sample.assign(unstable=per_sample["n_labels"] > 1)
-        .groupby(keys, observed=True)["unstable"].mean().rename("value").reset_index()
-    )
-    data = _prepared(per_repeat)
+    data = _prepared(agreement.rename(columns={"unstable_frac": "value"}))
     fig = _facet_violins(
         data, x="data", y="value", row="hparam", col="downsample",
         title=f"{dataset}: fraction of test samples predicted differently by some run, "
@@ -260,5 +255,5 @@ FIGURE_FUNCTIONS = {
     "ec_distributions": ("summary", ec_distributions),
     "repeat_ec_means": ("summary", repeat_means_violin),
     "repeat_ec_ranges": ("summary", repeat_ec_ranges),
-    "per_sample_instability": ("per_sample", per_sample_instability),
+    "per_sample_instability": ("agreement", per_sample_instability),
 }

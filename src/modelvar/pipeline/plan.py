@@ -1,0 +1,369 @@
+"""The study plan: which jobs run, how long each takes, and how much memory and storage they need.
+
+The workflow builds its jobs from this plan, and ``modelvar plan`` prints it before anything runs
+(seed 004, "Runtime Considerations": *what is worth running, compute-wise?*).
+
+**Shapes.** A dataset's rows, encoded columns d (numeric + one-hot levels), classes C, and whether
+it has numeric and categorical features come from the data itself where it is at hand (embedded,
+scikit-learn and file datasets, cheaply: :mod:`modelvar.data.schema`), and from the config's
+``profile`` for OpenML datasets, which are only downloaded by their prepare job. The prepare job
+checks a profile against the data. The plan never depends on files the run itself writes, so every
+load of the workflow in one run (dry runs, SLURM job steps) makes the same jobs.
+
+**Fit jobs.** The cells of a dataset (:mod:`modelvar.pipeline.design`) form *chunks* of cells that
+share their data, categorical and hparam levels. Each fit's cost comes from the cost model
+(:mod:`modelvar.pipeline.cost_model`: training rows, d, C, epochs; plus the nearest-neighbour
+search of ``nn`` levels). A chunk whose repeats fit in ``jobs.target_minutes`` is one job (id: the
+chunk, e.g. ``rel0p2_cnone_hnone``), and consecutive cheap chunks share a job up to that target
+(``dnone_cnone_hnone+3``: four chunks), which amortises Python's start-up; a dearer chunk is split
+into blocks of repeats (``….r0-4``), a repeat that alone exceeds the target into blocks of runs
+(``….r3.k0-4``), and a chunk whose one run of every cell exceeds it into blocks of cells first
+(``….c1.r3.k0-0``), so no job outgrows the target (and a SLURM time limit set from it) unless a
+single fit does.
+
+**Metrics jobs.** One per fit job, reading its predictions one repeat at a time; for the run blocks
+of one repeat, one per repeat (``….r3``, ``….c1.r3``), reading all of them.
+
+**Resources.** A job's ``runtime`` is twice its estimate plus 10 minutes (the cost model's
+predictions are within 2× of measured fits); ``mem_mb`` comes from the data it holds (the encoded
+dataset and one repeat of predictions for a fit job; one repeat of predictions and the label tables
+for a metrics job) plus the libraries' own footprint. The config's ``resources`` raise them, never
+lower them.
+
+**Storage.** Bytes per prediction row: the ids and labels, plus float32 probabilities — C − 1
+columns while C ≤ ``predictions.max_dense_classes`` (the last class's probability is 1 minus the
+others), else four per-sample statistics (:mod:`modelvar.pipeline.predictions`); constants measured
+on real prediction files (``make bench-storage``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from modelvar.data.schema import DatasetSchema
+from modelvar.pipeline.cells import Cell
+from modelvar.pipeline.cost_model import CostModel
+from modelvar.pipeline.cost_model import load as load_cost_model
+from modelvar.pipeline.design import Reach, dataset_cells
+
+TARGET_MINUTES = 60.0
+MAX_DENSE_CLASSES = 10
+#: bytes per prediction row: ids + labels, each float32 probability column, the compact statistics
+BYTES_IDS, BYTES_PROBA_COLUMN, BYTES_COMPACT = 0.8, 4.3, 16.5
+#: bytes of metric tables per (cell, repeat): per test sample, per pair of runs, and fixed
+BYTES_PER_SAMPLE, BYTES_PER_PAIR, BYTES_PER_REPEAT = 9.0, 180.0, 9_000.0
+#: memory of a job beyond its data: the Python libraries it imports (MB)
+LIBRARY_MB = {"lr-sgd": 300, "svm-sgd": 300, "xgb": 450, "mlp": 900, "metrics": 250}
+#: seconds of the nearest-neighbour search per training row² × feature (benchmarks/bench_perturb)
+NN_SECONDS = 6.2e-11
+#: per-fit work besides fit + predict (split, perturbation, preprocessing, writing), seconds
+FIT_OVERHEAD_SECONDS = 0.004
+#: a metrics job's seconds per (run pair × test sample), and per (cell, repeat)
+METRICS_SECONDS_PER_PAIR_SAMPLE, METRICS_SECONDS_PER_REPEAT = 6e-8, 0.05
+#: a Python process with the ML stack imported
+STARTUP_SECONDS = 1.5
+
+
+class PlanError(ValueError):
+    """The plan cannot be made (e.g. an OpenML dataset without the profile the plan needs)."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    n_rows: int
+    d: int
+    n_classes: int
+    numeric: bool | None
+    categorical: bool | None
+    basis: str  # "data" (read from the data) or "profile" (the config's profile)
+
+
+def dataset_shape(name: str, spec: dict, schema: DatasetSchema | None) -> Shape:
+    """What the plan needs of a dataset (see module docstring)."""
+    profile = spec.get("profile")
+    if spec.get("source") == "openml":
+        if not profile:
+            raise PlanError(
+                f"datasets.{name}: an OpenML dataset needs a `profile` (rows, numeric, "
+                "categorical, classes) for the plan, since it is only downloaded by its prepare "
+                "job; config/openml/*.yaml have them for the study's datasets")
+        d = profile.get("encoded", profile["numeric"] + 3 * profile["categorical"])
+        return Shape(profile["rows"], d, profile["classes"], profile["numeric"] > 0,
+                     profile["categorical"] > 0, "profile")
+    if schema is None or schema.n_rows is None or schema.feature_types is None:
+        raise PlanError(f"datasets.{name}: its shape could not be read")
+    return Shape(schema.n_rows, max(schema.encoded_width or 1, 1),
+                 schema.n_classes or len(schema.class_counts or {}) or 2,
+                 bool(schema.columns_of("numeric")), bool(schema.columns_of("categorical")),
+                 "data")
+
+
+@dataclass(frozen=True)
+class FitJob:
+    id: str
+    cells: tuple[str, ...]
+    repeats: tuple[int, ...]
+    runs: tuple[int, int]  # [start, stop)
+    seconds: float         # estimated fitting seconds (GPU seconds for the MLP)
+    mem_mb: int
+    metrics_job: str
+
+    @property
+    def fits(self) -> int:
+        return len(self.cells) * len(self.repeats) * (self.runs[1] - self.runs[0])
+
+
+@dataclass(frozen=True)
+class MetricsJob:
+    id: str
+    fit_jobs: tuple[str, ...]
+    cells: tuple[str, ...]
+    repeats: tuple[int, ...]
+    seconds: float
+    mem_mb: int
+
+
+@dataclass
+class ClassifierPlan:
+    classifier: str
+    fit_jobs: list[FitJob] = field(default_factory=list)
+    metrics_jobs: list[MetricsJob] = field(default_factory=list)
+    prediction_rows: int = 0
+    prediction_bytes: float = 0.0
+    table_bytes: float = 0.0
+
+    _indexes: dict = field(default_factory=dict, repr=False)
+
+    def index(self, kind: str) -> dict:
+        """Job id → job, for ``fit`` or ``metrics`` jobs."""
+        if kind not in self._indexes:
+            jobs = self.fit_jobs if kind == "fit" else self.metrics_jobs
+            self._indexes[kind] = {job.id: job for job in jobs}
+        return self._indexes[kind]
+
+    @property
+    def fits(self) -> int:
+        return sum(j.fits for j in self.fit_jobs)
+
+    @property
+    def fit_seconds(self) -> float:
+        return sum(j.seconds for j in self.fit_jobs)
+
+
+@dataclass
+class DatasetPlan:
+    name: str
+    shape: Shape
+    cells: list[Cell]
+    collapsed: list[str]
+    probabilities: str  # "dense" or "compact"
+    classifiers: dict[str, ClassifierPlan] = field(default_factory=dict)
+
+
+@dataclass
+class StudyPlan:
+    datasets: dict[str, DatasetPlan]
+    repeats: int
+    runs: int
+    target_minutes: float
+    gpu_speedup: float
+    cost_source: str
+
+    def warnings(self) -> list[str]:
+        """One line per dataset whose perturbation families collapse to ``none``."""
+        out = []
+        for name, plan in self.datasets.items():
+            for family in plan.collapsed:
+                what = {"data": "no numeric features", "categorical": "no categorical "
+                        "features"}[family]
+                out.append(f"{name}: {what}, so its {family} perturbation levels cannot act "
+                           f"on it and collapse to none ({len(plan.cells)} cells are fitted)")
+        return out
+
+    def _job(self, kind: str, dataset: str, classifier: str, job_id: str):
+        try:
+            jobs = self.datasets[dataset].classifiers[classifier].index(kind)
+            return jobs[job_id]
+        except KeyError:
+            raise KeyError(f"the plan has no {kind} job {job_id!r} for {dataset}/{classifier}"
+                           ) from None
+
+    def fit_job(self, dataset: str, classifier: str, job_id: str) -> FitJob:
+        return self._job("fit", dataset, classifier, job_id)
+
+    def metrics_job(self, dataset: str, classifier: str, job_id: str) -> MetricsJob:
+        return self._job("metrics", dataset, classifier, job_id)
+
+
+def chunk_of(cell: Cell) -> str:
+    """The data, categorical and hparam levels of a cell: what a fit job's cells share."""
+    return "_".join(cell.id.split("_")[:3])
+
+
+def probability_form(n_classes: int, config: dict) -> str:
+    settings = config.get("predictions", {})
+    mode = settings.get("probabilities", "auto")
+    if mode != "auto":
+        return mode
+    limit = settings.get("max_dense_classes", MAX_DENSE_CLASSES)
+    return "dense" if n_classes <= limit else "compact"
+
+
+def bytes_per_row(n_classes: int, form: str) -> float:
+    return BYTES_IDS + (BYTES_PROBA_COLUMN * (n_classes - 1) if form == "dense"
+                        else BYTES_COMPACT)
+
+
+def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
+                 epochs: int, gpu_speedup: float) -> float:
+    """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work)."""
+    test_fraction = config["split"].get("test_fraction", 0.25)
+    n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
+    seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs)
+    if classifier == "mlp":
+        seconds /= gpu_speedup
+    if cell.data is not None and cell.data[0] == "nn":
+        seconds += NN_SECONDS * n_train ** 2 * shape.d
+    return seconds + FIT_OVERHEAD_SECONDS
+
+
+def _mem_fit(classifier: str, shape: Shape, config: dict, form: str) -> int:
+    n_test = shape.n_rows * config["split"].get("test_fraction", 0.25)
+    runs = config["split"]["runs"]
+    columns = (shape.n_classes - 1 if form == "dense" else 4) + 6
+    data = 5 * shape.n_rows * shape.d * 8 + 3 * runs * n_test * columns * 8
+    return int(LIBRARY_MB[classifier] + 1.5 * data / 2**20)
+
+
+def _mem_metrics(shape: Shape, config: dict, form: str) -> int:
+    n_test = shape.n_rows * config["split"].get("test_fraction", 0.25)
+    k = config["split"]["runs"]
+    columns = (shape.n_classes if form == "dense" else 4) + 4
+    data = 8 * k * n_test * columns * 8 + 5 * 8 * (k - 1) * shape.n_classes ** 2
+    return int(LIBRARY_MB["metrics"] + 1.5 * data / 2**20)
+
+
+def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
+    k = config["split"]["runs"]
+    n_test = shape.n_rows * config["split"].get("test_fraction", 0.25)
+    per = METRICS_SECONDS_PER_REPEAT + METRICS_SECONDS_PER_PAIR_SAMPLE * k * (k - 1) / 2 * n_test
+    return STARTUP_SECONDS / 3 + n_units * per
+
+
+def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape, config: dict,
+                     cost: CostModel, target: float, gpu_speedup: float,
+                     form: str) -> ClassifierPlan:
+    repeats = config["split"]["repeats"]
+    runs = config["split"]["runs"]
+    epochs = config.get("classifier_settings", {}).get("mlp", {}).get("epochs", 20)
+    plan = ClassifierPlan(classifier)
+    chunks: dict[str, list[Cell]] = {}
+    for cell in cells:
+        chunks.setdefault(chunk_of(cell), []).append(cell)
+    per_fit = {chunk: [_fit_seconds(cost, classifier, c, shape, config, epochs, gpu_speedup)
+                       for c in members] for chunk, members in chunks.items()}
+    mem_fit = _mem_fit(classifier, shape, config, form)
+    mem_metrics = _mem_metrics(shape, config, form)
+    n_test = math.ceil(shape.n_rows * config["split"].get("test_fraction", 0.25))
+    all_repeats = tuple(range(repeats))
+
+    def add(job_id, chunk_cells, reps, run_range, seconds, group):
+        plan.fit_jobs.append(FitJob(job_id, tuple(c.id for c in chunk_cells), tuple(reps),
+                                    run_range, seconds, mem_fit, group))
+
+    pending: list[str] = []  # cheap chunks waiting to share a job
+
+    def flush():
+        if not pending:
+            return
+        job_id = pending[0] if len(pending) == 1 else f"{pending[0]}+{len(pending) - 1}"
+        members = [c for ch in pending for c in chunks[ch]]
+        seconds = sum(sum(per_fit[ch]) for ch in pending) * repeats * runs
+        add(job_id, members, all_repeats, (0, runs), seconds, job_id)
+        pending.clear()
+
+    for chunk, members in chunks.items():
+        per_repeat = sum(per_fit[chunk]) * runs
+        whole = per_repeat * repeats
+        if whole <= target:
+            so_far = sum(sum(per_fit[ch]) for ch in pending) * repeats * runs
+            if pending and so_far + whole > target:
+                flush()
+            pending.append(chunk)
+            continue
+        flush()
+        if per_repeat <= target:
+            block = max(1, int(target // per_repeat))
+            for start in range(0, repeats, block):
+                reps = all_repeats[start:start + block]
+                job_id = f"{chunk}.r{reps[0]}-{reps[-1]}"
+                add(job_id, members, reps, (0, runs), per_repeat * len(reps), job_id)
+            continue
+        # one run of every cell exceeds the target: split the cells into blocks (.c0, .c1 …)
+        # whose run fits in it, then each repeat of a block into blocks of runs
+        blocks = _cell_blocks(list(zip(members, per_fit[chunk], strict=True)), target) \
+            if per_repeat / runs > target else [list(zip(members, per_fit[chunk], strict=True))]
+        for b, block_cells in enumerate(blocks):
+            name = chunk if len(blocks) == 1 else f"{chunk}.c{b}"
+            block_members = [c for c, _ in block_cells]
+            per_run = sum(sec for _, sec in block_cells)
+            size = max(1, int(target // per_run))
+            for r in all_repeats:
+                for start in range(0, runs, size):
+                    stop = min(runs, start + size)
+                    add(f"{name}.r{r}.k{start}-{stop - 1}", block_members, (r,), (start, stop),
+                        per_run * (stop - start), f"{name}.r{r}")
+    flush()
+    groups: dict[str, list[FitJob]] = {}
+    for job in plan.fit_jobs:
+        groups.setdefault(job.metrics_job, []).append(job)
+    for group, jobs in groups.items():
+        units = len(jobs[0].cells) * len(jobs[0].repeats)
+        plan.metrics_jobs.append(MetricsJob(
+            group, tuple(j.id for j in jobs), jobs[0].cells, jobs[0].repeats,
+            _metrics_seconds(shape, config, units), mem_metrics))
+    n_units = len(cells) * repeats
+    plan.prediction_rows = n_units * runs * n_test
+    plan.prediction_bytes = plan.prediction_rows * bytes_per_row(shape.n_classes, form)
+    plan.table_bytes = n_units * (BYTES_PER_REPEAT + 2 * BYTES_PER_SAMPLE * n_test
+                                  + BYTES_PER_PAIR * runs * (runs - 1))
+    return plan
+
+
+def _cell_blocks(cells: list[tuple[Cell, float]], target: float) -> list[list]:
+    """Consecutive cells, with their seconds per fit, in blocks of at most ``target`` seconds
+    (a cell dearer than that alone)."""
+    blocks: list[list] = [[]]
+    for cell, seconds in cells:
+        if blocks[-1] and sum(s for _, s in blocks[-1]) + seconds > target:
+            blocks.append([])
+        blocks[-1].append((cell, seconds))
+    return blocks
+
+
+def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyPlan:
+    """The plan of a (validated) config, given the datasets' peeked schemas."""
+    jobs = config.get("jobs", {})
+    cost = load_cost_model(jobs.get("cost_model"))
+    target = 60.0 * jobs.get("target_minutes", TARGET_MINUTES)
+    gpu_speedup = float(jobs.get("gpu_speedup", 1.0))
+    study = StudyPlan({}, config["split"]["repeats"], config["split"]["runs"], target / 60,
+                      gpu_speedup, cost.source)
+    for name, spec in config["datasets"].items():
+        shape = dataset_shape(name, spec, schemas.get(name))
+        cells, collapsed = dataset_cells(config.get("perturbation", {}),
+                                         config.get("design", "factorial"),
+                                         Reach(shape.numeric, shape.categorical))
+        form = probability_form(shape.n_classes, config)
+        plan = DatasetPlan(name, shape, cells, collapsed, form)
+        for clf in config["classifiers"]:
+            plan.classifiers[clf] = _plan_classifier(name, clf, cells, shape, config, cost,
+                                                     target, gpu_speedup, form)
+        study.datasets[name] = plan
+    return study
+
+
+def runtime_minutes(seconds: float) -> int:
+    """A job's time limit: twice its estimate plus 10 minutes."""
+    return int(math.ceil(2 * (seconds + STARTUP_SECONDS) / 60 + 10))

@@ -1,0 +1,227 @@
+"""``modelvar plan``: the study's compute plan as text, before anything runs.
+
+For the jobs that :mod:`modelvar.pipeline.plan` makes, it prints the jobs per rule; per dataset
+its shape, cells, fits, estimated CPU core-hours (fits, tuning and metrics) and MLP hours, storage
+(prediction files and metric tables), the largest declared memory of a job and the longest job;
+the totals; and the biggest items (the datasets that cost most time and storage, the longest jobs).
+Estimates come from the cost model; check them against a finished run with
+``benchmarks/bench_plan.py`` and recalibrate with ``modelvar plan --calibrate``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from modelvar.pipeline.plan import STARTUP_SECONDS, StudyPlan
+
+#: rules besides the plan's fit and metrics jobs: one job per dataset (or per study)
+PER_DATASET_RULES = ("prepare_dataset", "figures")
+
+
+def _hours(seconds: float) -> str:
+    hours = seconds / 3600
+    return f"{hours:,.0f} h" if hours >= 100 else f"{hours:,.1f} h" if hours >= 0.1 else \
+        f"{seconds / 60:.1f} min"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+@dataclass
+class DatasetTotals:
+    name: str
+    rows: int
+    d: int
+    classes: int
+    form: str
+    cells: int
+    collapsed: list[str]
+    fits: int = 0
+    fit_jobs: int = 0
+    metrics_jobs: int = 0
+    cpu_seconds: float = 0.0   # CPU classifiers' fits, tuning, metrics
+    mlp_seconds: float = 0.0   # MLP fits (GPU seconds at jobs.gpu_speedup)
+    storage: float = 0.0       # bytes: predictions + tables
+    prediction_bytes: float = 0.0
+    max_mem_mb: int = 0
+    longest: tuple[float, str] = (0.0, "")
+    per_classifier: dict[str, float] = field(default_factory=dict)
+
+
+def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str) -> float:
+    """Random-search tuning: trials × folds fits on (1 − 1/folds) of the tuning pool."""
+    from modelvar.pipeline.cost_model import load
+
+    if config.get("hparams") != "tuned":
+        return 0.0
+    tuning = config.get("tuning", {})
+    trials, folds = tuning.get("trials", 20), tuning.get("folds", 3)
+    shape = plan.datasets[dataset].shape
+    n = shape.n_rows * (1 - config["split"].get("test_fraction", 0.25)) * (1 - 1 / folds)
+    cost = load(config.get("jobs", {}).get("cost_model"))
+    epochs = config.get("classifier_settings", {}).get("mlp", {}).get("epochs", 20)
+    return trials * folds * cost.seconds(classifier, n, shape.d, shape.n_classes, epochs)
+
+
+def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
+    out = []
+    for name, ds in plan.datasets.items():
+        t = DatasetTotals(name, ds.shape.n_rows, ds.shape.d, ds.shape.n_classes,
+                          ds.probabilities, len(ds.cells), ds.collapsed)
+        for clf, cp in ds.classifiers.items():
+            tune = tuning_seconds(plan, config, name, clf)
+            fit = cp.fit_seconds + STARTUP_SECONDS * len(cp.fit_jobs)
+            metrics = sum(j.seconds for j in cp.metrics_jobs)
+            if clf == "mlp":
+                t.mlp_seconds += fit + tune
+            else:
+                t.cpu_seconds += fit + tune
+            t.cpu_seconds += metrics
+            t.per_classifier[clf] = fit + tune
+            t.fits += cp.fits
+            t.fit_jobs += len(cp.fit_jobs)
+            t.metrics_jobs += len(cp.metrics_jobs)
+            t.prediction_bytes += cp.prediction_bytes
+            t.storage += cp.prediction_bytes + cp.table_bytes
+            for job in [*cp.fit_jobs, *cp.metrics_jobs]:
+                t.max_mem_mb = max(t.max_mem_mb, job.mem_mb)
+            for job in cp.fit_jobs:
+                if job.seconds > t.longest[0]:
+                    t.longest = (job.seconds, f"{clf} {job.id}")
+        out.append(t)
+    return out
+
+
+def job_counts(plan: StudyPlan, config: dict) -> dict[str, int]:
+    grouped = config.get("grouped", {}).get("by", {})
+    counts: dict[str, int] = {"prepare_dataset": len(plan.datasets)}
+    if config.get("hparams") == "tuned":
+        counts["tune"] = len(plan.datasets) * len(config["classifiers"])
+    for name, ds in plan.datasets.items():
+        for clf, cp in ds.classifiers.items():
+            rule = "fit_mlp" if clf == "mlp" else "fit"
+            counts[rule] = counts.get(rule, 0) + len(cp.fit_jobs)
+            counts["pairwise_metrics"] = counts.get("pairwise_metrics", 0) + len(cp.metrics_jobs)
+            if name in grouped:
+                counts["grouped_metrics"] = counts.get("grouped_metrics", 0) + \
+                    len(cp.metrics_jobs)
+    counts["figures"] = len(plan.datasets)
+    return counts
+
+
+def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
+    """The plan as text (module docstring)."""
+    totals = dataset_totals(plan, config)
+    counts = job_counts(plan, config)
+    n_clf = len(config["classifiers"])
+    lines = [
+        f"modelvar plan: {len(plan.datasets)} dataset(s) x {n_clf} classifier(s), design "
+        f"{config.get('design', 'both')}, {plan.repeats} repeats x {plan.runs} runs",
+        f"  cost model: {plan.cost_source}",
+        f"  fit jobs sized to <= {plan.target_minutes:g} min of estimated fitting "
+        "(jobs.target_minutes); a job's runtime limit is 2 x its estimate + 10 min",
+        "",
+        "jobs per rule: " + ", ".join(f"{rule} {n:,}" for rule, n in counts.items())
+        + f" (plan's jobs: {sum(counts.values()):,}, plus the report's few)",
+        "",
+        f"{'dataset':<28}{'rows':>9}{'d':>6}{'C':>6} {'probs':<8}{'cells':>6}{'fits':>10}"
+        f"{'jobs':>7}{'CPU':>10}{'MLP':>10}{'storage':>11}{'mem/job':>9}  longest fit job",
+    ]
+    for t in totals:
+        note = f" ({', '.join(t.collapsed)} collapsed)" if t.collapsed else ""
+        lines.append(
+            f"{t.name[:27]:<28}{t.rows:>9,}{t.d:>6,}{t.classes:>6} {t.form:<8}{t.cells:>6}"
+            f"{t.fits:>10,}{t.fit_jobs + t.metrics_jobs:>7,}{_hours(t.cpu_seconds):>10}"
+            f"{_hours(t.mlp_seconds):>10}{_bytes(t.storage):>11}{t.max_mem_mb:>7,}MB  "
+            f"{_hours(t.longest[0])} ({t.longest[1]}){note}")
+    cpu = sum(t.cpu_seconds for t in totals)
+    mlp = sum(t.mlp_seconds for t in totals)
+    storage = sum(t.storage for t in totals)
+    predictions = sum(t.prediction_bytes for t in totals)
+    longest = max(totals, key=lambda t: t.longest[0])
+    mem = max(totals, key=lambda t: t.max_mem_mb)
+    gpu = "GPU" if plan.gpu_speedup != 1 else "CPU core (jobs.gpu_speedup = 1: no GPU speed-up)"
+    lines += [
+        "",
+        f"total: {sum(t.fits for t in totals):,} fits; CPU {_hours(cpu)} (core-hours: fits, "
+        f"tuning, metrics); MLP {_hours(mlp)} on one {gpu}; storage {_bytes(storage)} "
+        f"({_bytes(predictions)} of predictions); largest job memory {mem.max_mem_mb:,} MB "
+        f"({mem.name}); longest fit job {_hours(longest.longest[0])} ({longest.name} "
+        f"{longest.longest[1]})",
+        "",
+        "biggest items:",
+    ]
+    for label, key, fmt in (("CPU time", lambda t: t.cpu_seconds, _hours),
+                            ("MLP time", lambda t: t.mlp_seconds, _hours),
+                            ("storage", lambda t: t.storage, _bytes)):
+        whole = sum(key(t) for t in totals)
+        if whole <= 0:
+            continue
+        ranked = sorted(totals, key=key, reverse=True)[:top]
+        lines.append(f"  {label}: " + ", ".join(
+            f"{t.name} {fmt(key(t))} ({100 * key(t) / whole:.0f} %)" for t in ranked))
+    return "\n".join(lines)
+
+
+def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
+    """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
+    does (:mod:`modelvar.pipeline.workflow_config`), checked and completed with the schema's
+    defaults as the workflow does, then planned."""
+    import yaml
+    from snakemake.utils import validate
+
+    import modelvar
+    from modelvar.pipeline.config_check import check_config
+    from modelvar.pipeline.plan import plan_study
+    from modelvar.pipeline.workflow_config import resolve
+
+    workflow_dir = Path(modelvar.__file__).resolve().parents[2]
+    resolved = resolve(argv, snakefile_dir=None)
+    schema_path = workflow_dir / "workflow" / "schemas" / "config.schema.yaml"
+    if not schema_path.is_file():
+        raise FileNotFoundError(f"{schema_path}: the workflow's config schema is missing (run "
+                                "modelvar plan from a checkout of the modelvar repository)")
+    config = resolved.config
+    study = check_config(config, yaml.safe_load(schema_path.read_text()))
+    validate(config, schema=str(schema_path))
+    return plan_study(config, study.schemas), config
+
+
+def calibrate_from_results(results: str | Path, out: str | Path) -> str:
+    """Fit the cost model to a finished run's runs tables and dataset metadata; write it to
+    ``out`` and return a summary of how well it predicts the measured fits."""
+    import json
+
+    import numpy as np
+
+    from modelvar.pipeline.cost_model import calibrate
+    from modelvar.pipeline.result_tables import read_table
+    from modelvar.table_files import write_text
+
+    results = Path(results)
+    runs = read_table(results, "runs")
+    shapes = {}
+    for name in runs["dataset"].unique():
+        meta = json.loads((results / "datasets" / f"{name}.json").read_text())
+        shapes[name] = {"d": encoded_width(meta), "n_classes": len(meta["classes"])}
+    model = calibrate(runs, shapes, source=f"calibrated on {results} ({len(runs)} fits)")
+    write_text(model.to_json(), out)
+    ratios = []
+    for row in runs[["dataset", "classifier", "n_train", "fit_seconds"]].itertuples():
+        shape = shapes[row.dataset]
+        ratios.append(model.seconds(row.classifier, row.n_train, shape["d"],
+                                    shape["n_classes"]) / max(row.fit_seconds, 1e-6))
+    q = np.quantile(ratios, [0.05, 0.5, 0.95])
+    return (f"cost model of {len(runs)} fits written to {out}; predicted / measured fit "
+            f"seconds: median {q[1]:.2f}, 90 % between {q[0]:.2f} and {q[2]:.2f}")
+
+
+def encoded_width(meta: dict) -> int:
+    """Design-matrix columns of a prepared dataset: numeric features + one-hot levels (each
+    categorical feature also gets a missing-value column)."""
+    return sum(1 if f["type"] == "numeric" else len(f["levels"]) + 1 for f in meta["features"])

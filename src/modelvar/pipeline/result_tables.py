@@ -1,0 +1,159 @@
+"""Where a study's tables live, and reading them back.
+
+Every job writes its tables straight into two hive-partitioned parquet datasets (no job
+gathers them afterwards, so no table is written twice):
+
+* ``RESULTS/predictions/dataset=D/classifier=K/JOB.parquet``: one file per fit job
+  (:mod:`modelvar.pipeline.predictions`);
+* ``RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet``: the ``runs`` table of each
+  fit job, and the metric tables (``pairwise``, ``summary``, ``per_run``, ``agreement``,
+  ``per_sample``; ``grouped`` and ``disparities`` for grouped datasets) of each metrics job
+  (:mod:`modelvar.pipeline.metric_tables`), every row with its cell's perturbation levels as
+  columns (``data``, ``categorical``, ``hparam``, ``downsample``, ``model_seed``);
+* ``RESULTS/aggregated/study/TABLE.parquet``: the study-level findings tables
+  (:mod:`modelvar.findings`).
+
+``dataset`` and ``classifier`` are in the path, not in the files (their partition keys):
+``pandas.read_parquet("RESULTS/aggregated/summary")`` (or pyarrow, polars, duckdb) gives them back
+as columns. JOB names the job (:mod:`modelvar.pipeline.plan`). When a changed config (e.g.
+``jobs.target_minutes``) regroups the fits of a dataset × classifier into other jobs, the run
+removes the files of jobs that are no longer in the plan from that partition
+(:func:`stale_files`), so a folder never mixes two plans' tables; partitions of datasets or
+classifiers the config no longer names are left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from modelvar.table_files import read_parquet
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+METRIC_TABLES = ("pairwise", "summary", "per_run", "agreement", "per_sample")
+GROUPED_TABLES = ("grouped", "disparities")
+FIT_TABLES = ("runs",)
+PARTITIONED_TABLES = (*FIT_TABLES, *METRIC_TABLES, *GROUPED_TABLES)
+PARTITION_KEYS = ("dataset", "classifier")
+
+
+def partition(dataset: str, classifier: str) -> str:
+    return f"dataset={dataset}/classifier={classifier}"
+
+
+def table_path(results: str | Path, table: str, dataset: str, classifier: str,
+               job: str) -> str:
+    """Where a job writes one table (a string with ``/``: also a Snakemake pattern)."""
+    return f"{results}/aggregated/{table}/{partition(dataset, classifier)}/{job}.parquet"
+
+
+def predictions_path(results: str | Path, dataset: str, classifier: str, job: str) -> str:
+    return f"{results}/predictions/{partition(dataset, classifier)}/{job}.parquet"
+
+
+def study_table_path(results: str | Path, table: str) -> str:
+    return f"{results}/aggregated/study/{table}.parquet"
+
+
+def partition_values(path: str | Path) -> dict[str, str]:
+    """The hive partition values in a path: ``{"dataset": …, "classifier": …}``."""
+    out = {}
+    for part in Path(path).parts:
+        key, sep, value = part.partition("=")
+        if sep and key in PARTITION_KEYS:
+            out[key] = value
+    return out
+
+
+def read_tables(paths: Sequence[str | Path], columns: list[str] | None = None) -> pd.DataFrame:
+    """Exactly these table files as one DataFrame, with ``dataset`` and ``classifier`` from their
+    paths (first columns); a file that cannot be read is named with its regenerate command."""
+    import pandas as pd
+
+    if not paths:
+        raise ValueError("no tables to read")
+    frames = []
+    for path in paths:
+        frame = read_parquet(path, columns=columns)
+        keys = partition_values(path)
+        for i, key in enumerate(k for k in PARTITION_KEYS if k in keys):
+            frame.insert(i, key, keys[key])
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_table(results: str | Path, table: str, dataset: str | None = None) -> pd.DataFrame:
+    """Every file of one table (of one dataset, or all), for your own analysis."""
+    root = Path(results) / "aggregated" / table
+    if dataset is not None:
+        root = root / f"dataset={dataset}"
+    paths = sorted(p for p in root.glob("**/*.parquet") if not p.name.startswith((".", "_")))
+    if not paths:
+        raise FileNotFoundError(f"{root}: no tables (has the study run?)")
+    return read_tables(paths)
+
+
+def stale_files(results: str | Path, planned: Iterable[str | Path],
+                partitions: Iterable[tuple[str, str]]) -> list[Path]:
+    """Table and prediction files in the planned (dataset, classifier) partitions that no job
+    of the plan writes (a changed config regrouped the fits into other jobs)."""
+    results = Path(results)
+    keep = {Path(p).resolve() for p in planned}
+    roots = [results / "predictions"] + [results / "aggregated" / t for t in PARTITIONED_TABLES]
+    out = []
+    for dataset, classifier in partitions:
+        for root in roots:
+            folder = root / partition(dataset, classifier)
+            if folder.is_dir():
+                out += [p for p in sorted(folder.glob("*.parquet"))
+                        if p.resolve() not in keep and not p.name.startswith((".", "_"))]
+    return out
+
+
+def remove_stale(results: str | Path, planned: Iterable[str | Path],
+                 partitions: Iterable[tuple[str, str]]) -> list[Path]:
+    """Delete :func:`stale_files` and the job manifests that list them; return the files."""
+    import json
+
+    from modelvar.table_files import MANIFEST_DIR, STATE_DIR
+
+    stale = stale_files(results, planned, partitions)
+    if not stale:
+        return []
+    gone = {p.resolve() for p in stale}
+    root = Path(results).resolve()
+    for manifest in (root / STATE_DIR / MANIFEST_DIR).glob("**/*.json"):
+        try:
+            files = json.loads(manifest.read_text())["files"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if any((root / f["path"]).resolve() in gone for f in files):
+            manifest.unlink()
+    for path in stale:
+        path.unlink()
+    return stale
+
+
+def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path) -> str:
+    """A short text summary of a finished run from its runs tables (printed on success; a run
+    of chosen targets may not have made them all)."""
+    present = [p for p in runs_tables if Path(p).is_file()]
+    lines = ["modelvar run summary" + (f" ({len(present)} of the study's {len(runs_tables)} "
+                                       "fit jobs are done)" if len(present) < len(runs_tables)
+                                       else "")]
+    if not present:
+        return "\n".join(lines)
+    runs = read_tables(present, columns=["cell", "repeat", "accuracy", "fit_seconds"])
+    for dataset, part in runs.groupby("dataset", sort=False):
+        by_clf = part.groupby("classifier")["accuracy"].mean()
+        lines.append(
+            f"  {dataset}: {len(part)} fits ({part['cell'].nunique()} cells × "
+            f"{part['repeat'].nunique()} repeats), fit time {part['fit_seconds'].sum():.1f} s; "
+            "mean accuracy " + ", ".join(f"{c} {a:.3f}" for c, a in by_clf.items()))
+    lines.append(f"  total: {len(runs)} fits, {runs['fit_seconds'].sum():.1f} s of fitting")
+    lines.append(f"  report: {results_dir}/report.html (scripts/run.sh makes it); tables: "
+                 f"{results_dir}/aggregated/")
+    return "\n".join(lines)

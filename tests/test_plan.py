@@ -1,0 +1,160 @@
+"""The study design (control, one-at-a-time, collapsed families) and the plan of jobs: every fit
+exactly once, no job past the target unless one fit is, metrics jobs over whole repeats
+(issues 13, 14, 15)."""
+
+import re
+from itertools import product
+
+import pytest
+
+from conftest import REPO
+from modelvar.data.schema import profile_problems
+from modelvar.pipeline.cells import Cell
+from modelvar.pipeline.design import CONTROL, Reach, active_sources, dataset_cells
+from modelvar.pipeline.plan import PlanError, plan_study, probability_form
+from modelvar.pipeline.plan_report import format_plan, job_counts
+
+GRID = {"data": ["none", {"rel": 0.2}], "categorical": ["none", {"label": 0.1}],
+        "hparam": ["none", {"rel": 0.1}], "downsample": [0.5, 1.0], "model_seed": ["per-run"]}
+
+
+def ids(cells):
+    return [c.id for c in cells]
+
+
+def test_one_at_a_time_is_the_control_and_each_source_alone():
+    cells, collapsed = dataset_cells(GRID, "one-at-a-time")
+    assert collapsed == []
+    assert ids(cells) == [
+        "dnone_cnone_hnone_down100_seedfix",  # the control
+        "rel0p2_cnone_hnone_down100_seedfix", "dnone_label0p1_hnone_down100_seedfix",
+        "dnone_cnone_hrel0p1_down100_seedfix", "dnone_cnone_hnone_down050_seedfix",
+        "dnone_cnone_hnone_down100_seedrun"]
+    assert CONTROL.id == cells[0].id and active_sources(CONTROL) == []
+    assert [active_sources(c) for c in cells[1:]] == [["data"], ["categorical"], ["hparam"],
+                                                     ["downsample"], ["model_seed"]]
+
+
+def test_both_adds_only_what_the_grid_lacks():
+    factorial, _ = dataset_cells(GRID, "factorial")
+    both, _ = dataset_cells(GRID, "both")
+    assert len(factorial) == 2 * 2 * 2 * 2 * 1
+    assert ids(both)[:len(factorial)] == ids(factorial)
+    # the seed-per-run alone cell is in the grid already; the five fixed-seed cells are not
+    assert len(both) == len(factorial) + 5 and len(set(ids(both))) == len(both)
+    grid_with_control = {**GRID, "model_seed": ["fixed", "per-run"]}
+    full, _ = dataset_cells(grid_with_control, "factorial")
+    assert len(dataset_cells(grid_with_control, "both")[0]) == len(full)  # nothing to add
+
+
+@pytest.mark.parametrize(("reach", "collapsed", "n"), [
+    (Reach(numeric=True, categorical=False), ["categorical"], 8 + 4),   # vehicle
+    (Reach(numeric=False, categorical=True), ["data"], 8 + 4),          # kr-vs-kp, car
+    (Reach(numeric=True, categorical=True), [], 16 + 5),
+])
+def test_families_that_cannot_act_collapse_to_none(reach, collapsed, n):
+    cells, found = dataset_cells(GRID, "both", reach)
+    assert found == collapsed and len(cells) == n
+    for family in collapsed:
+        assert all(getattr(c, family) is None for c in cells)
+    assert len(set(ids(cells))) == len(cells)  # no duplicate cells, so no duplicate fits
+
+
+def openml(rows, numeric, categorical, classes):
+    return {"source": "openml", "data_id": 1,
+            "profile": {"rows": rows, "numeric": numeric, "categorical": categorical,
+                        "classes": classes}}
+
+
+def study(**over):
+    config = {
+        "datasets": {"small": openml(800, 10, 2, 2), "big": openml(400_000, 60, 0, 355),
+                     "cats": openml(3000, 0, 36, 2)},
+        "classifiers": ["lr-sgd", "xgb", "mlp"],
+        "split": {"test_fraction": 0.25, "repeats": 10, "runs": 10},
+        "perturbation": GRID, "design": "both", "jobs": {"target_minutes": 30},
+    }
+    config.update(over)
+    return config
+
+
+JOB_ID = re.search(r'job=r"([^"]+)"', (REPO / "rules" / "common.smk").read_text()).group(1)
+
+
+def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
+    config = study()
+    plan = plan_study(config, {})
+    target = 30 * 60
+    for name, ds in plan.datasets.items():
+        for clf, cp in ds.classifiers.items():
+            fits = [(cell, r, k) for job in cp.fit_jobs for cell in job.cells
+                    for r in job.repeats for k in range(*job.runs)]
+            want = list(product(ids(ds.cells), range(10), range(10)))
+            assert sorted(fits) == sorted(want), (name, clf)
+            for job in cp.fit_jobs:
+                assert re.fullmatch(JOB_ID, job.id), job.id
+                assert job.seconds <= target * 1.0001 or job.fits == 1, (name, clf, job)
+            # each metrics job reads whole repeats: all runs of its cells
+            covered = {job.id for m in cp.metrics_jobs for job in
+                       (plan.fit_job(name, clf, f) for f in m.fit_jobs)}
+            assert covered == {job.id for job in cp.fit_jobs}
+            for m in cp.metrics_jobs:
+                assert re.fullmatch(JOB_ID, m.id)
+                runs = sorted(k for f in m.fit_jobs
+                              for k in range(*plan.fit_job(name, clf, f).runs))
+                assert runs == list(range(10))
+    small = plan.datasets["small"].classifiers["lr-sgd"]
+    assert len(small.fit_jobs) == 1 and "+" in small.fit_jobs[0].id  # cheap: one job
+    big = plan.datasets["big"].classifiers["lr-sgd"]
+    assert any(".k" in job.id for job in big.fit_jobs)  # dear: runs split across jobs
+    assert plan.datasets["big"].collapsed == ["categorical"]
+    assert plan.datasets["cats"].collapsed == ["data"]
+    assert plan.datasets["big"].probabilities == "compact"
+    assert plan.datasets["small"].probabilities == "dense"
+
+
+def test_a_chunk_whose_one_run_is_too_long_is_split_by_cells():
+    plan = plan_study(study(jobs={"target_minutes": 5}), {})
+    jobs = plan.datasets["big"].classifiers["lr-sgd"].fit_jobs
+    assert any(".c1." in job.id for job in jobs)
+    assert all(len(job.cells) * (job.runs[1] - job.runs[0]) == 1 or job.seconds <= 300
+               for job in jobs)
+
+
+def test_plan_needs_a_profile_for_openml_and_respects_settings():
+    config = study()
+    del config["datasets"]["small"]["profile"]
+    with pytest.raises(PlanError, match="small: an OpenML dataset needs a `profile`"):
+        plan_study(config, {})
+    assert probability_form(11, {}) == "compact" and probability_form(10, {}) == "dense"
+    assert probability_form(3, {"predictions": {"probabilities": "compact"}}) == "compact"
+    assert probability_form(500, {"predictions": {"max_dense_classes": 1000}}) == "dense"
+
+
+def test_the_plan_report_names_totals_and_biggest_items():
+    config = study()
+    plan = plan_study(config, {})
+    text = format_plan(plan, config)
+    assert "jobs per rule: prepare_dataset 3, fit " in text
+    assert "total: " in text and "biggest items:" in text and "CPU time: big" in text
+    assert "(data collapsed)" in text and "(categorical collapsed)" in text
+    counts = job_counts(plan, config)
+    assert counts["fit_mlp"] == len(plan.datasets["big"].classifiers["mlp"].fit_jobs) + sum(
+        len(plan.datasets[d].classifiers["mlp"].fit_jobs) for d in ("small", "cats"))
+
+
+def test_a_profile_that_would_change_the_plan_stops_the_prepare_job():
+    profile = {"rows": 1000, "numeric": 5, "categorical": 0, "classes": 2}
+    problems, warnings = profile_problems("d", profile, n_rows=1000, n_numeric=5,
+                                          n_categorical=0, n_classes=2)
+    assert problems == warnings == []
+    problems, warnings = profile_problems("d", profile, n_rows=1500, n_numeric=6,
+                                          n_categorical=3, n_classes=4)
+    assert len(problems) == 2 and "3 categorical" not in problems[0]
+    assert any("categorical" in p for p in problems) and any("4" in p for p in problems)
+    assert len(warnings) == 2  # rows and the numeric count only change estimates
+
+
+def test_cell_ids_of_the_design_parse_back():
+    cells, _ = dataset_cells(GRID, "both")
+    assert [Cell.parse(c.id) for c in cells] == cells
