@@ -2,14 +2,16 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun
+.PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
+	bench-storage bench-memory bench-startup bench-mlp bench-plan calibrate
 setup:
 	bash scripts/setup-venv.sh
 run:
 	bash scripts/run.sh
 test:
 	bash scripts/test.sh
-bench: bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun
+bench: bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun bench-storage \
+	bench-memory bench-startup bench-mlp
 bench-metrics: setup
 	$(PY) benchmarks/bench_metrics.py
 bench-perturb: setup
@@ -20,3 +22,17 @@ bench-simulation: setup
 	$(PY) benchmarks/bench_simulation.py
 bench-dryrun: setup
 	$(PY) benchmarks/bench_dryrun.py
+bench-storage: setup
+	$(PY) benchmarks/bench_storage.py
+bench-memory: setup
+	$(PY) benchmarks/bench_memory.py
+bench-startup: setup
+	$(PY) benchmarks/bench_startup.py
+bench-mlp: setup
+	$(PY) benchmarks/bench_mlp.py
+# the plan against a finished run (default: results/ of `bash scripts/run.sh`)
+bench-plan: setup
+	$(PY) benchmarks/bench_plan.py
+# re-fit the shipped cost model on this machine (writes src/modelvar/pipeline/cost_model.json)
+calibrate: setup
+	$(PY) benchmarks/calibrate_cost_model.py --write

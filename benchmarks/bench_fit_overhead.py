@@ -20,16 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from modelvar.data import load, write
-from modelvar.data.preprocess import (
-    EncodedDataset,
-    fit_transform,
-)
+from modelvar.data.arrays import DataArrays
+from modelvar.data.preprocess import transform_run
 from modelvar.data.splits import downsample, split_test_set
 from modelvar.models.classifiers import make_classifier, torch_device
 from modelvar.pipeline.cells import Cell
-from modelvar.pipeline.fitting import fit_repeat, model_stream
-from modelvar.pipeline.predictions import write_parquet
+from modelvar.pipeline.fitting import fit_job, model_stream
 
 REPEATS, RUNS, ROOT = 10, 10, 1
 CELL = Cell(downsample=0.75, model_seed="per-run")
@@ -40,42 +39,39 @@ def job_seconds(tmp: Path, dataset: str, classifier: str) -> float:
     cmd = [sys.executable, "-m", "modelvar", "fit", "--data", str(tmp / f"{dataset}.parquet"),
            "--meta", str(tmp / f"{dataset}.json"), "--classifier", classifier,
            "--cells", CELL.id, "--repeats", *reps, "--runs", str(RUNS), "--test-fraction", "0.25",
-           "--root-seed", str(ROOT),
-           "--predictions", *[str(tmp / f"p{r}.parquet") for r in reps],
+           "--root-seed", str(ROOT), "--predictions", str(tmp / "p.parquet"),
            "--runs-out", str(tmp / "runs.parquet")]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
     return time.perf_counter() - t0
 
 
-def bare_seconds(ds, classifier: str) -> float:
-    y = ds.class_index()
+def bare_seconds(data: DataArrays, classifier: str) -> float:
+    y = data.y
     total = 0.0
     for r in range(REPEATS):
-        pool, test = split_test_set(y, 0.25, root_seed=ROOT, dataset=ds.name, repeat=r)
+        pool, test = split_test_set(y, 0.25, root_seed=ROOT, dataset=data.name, repeat=r)
         for run in range(RUNS):
-            rows = downsample(y[pool], pool, CELL.downsample, root_seed=ROOT, dataset=ds.name,
-                              repeat=r, run=run)
-            Xtr, Xte, _ = fit_transform(ds, ds.X.iloc[rows], ds.X.iloc[test])
-            seed = model_stream(ROOT, CELL, ds.name, classifier, r, run).int_seed()
+            rows = downsample(y[pool], pool, CELL.downsample, root_seed=ROOT,
+                              dataset=data.name, repeat=r, run=run)
+            Xtr, Xte, _ = transform_run(data.encoded, rows, test)
+            seed = model_stream(ROOT, CELL, data.name, classifier, r, run).int_seed()
             t0 = time.perf_counter()
-            model = make_classifier(classifier, seed=seed).fit(Xtr, y[rows], len(ds.classes))
+            model = make_classifier(classifier, seed=seed).fit(Xtr, y[rows], len(data.classes))
             model.predict_proba(Xte)
             model.predict(Xte)
             total += time.perf_counter() - t0
     return total / (REPEATS * RUNS)
 
 
-def in_job_seconds(tmp: Path, ds, classifier: str) -> float:
+def in_job_seconds(tmp: Path, data: DataArrays, classifier: str) -> float:
     """The job's work without process start-up: splits, perturbation, preprocessing, fits,
     predictions, tables and their writes, in this (warm) process."""
-    enc = EncodedDataset.from_dataset(ds)
     t0 = time.perf_counter()
-    for r in range(REPEATS):
-        preds, runs = fit_repeat(ds, classifier=classifier, cell=CELL, repeat=r, n_runs=RUNS,
-                                 test_fraction=0.25, root_seed=ROOT, encoded=enc)
-        write_parquet(preds, tmp / "x.parquet")
-        write_parquet(runs, tmp / "y.parquet")
+    fit_job(data, classifier=classifier, cells=[CELL], repeats=list(range(REPEATS)),
+            n_runs=RUNS, test_fraction=0.25, root_seed=ROOT,
+            predictions_out=tmp / "x.parquet", runs_out=tmp / "y.parquet",
+            progress_seconds=1e9)
     return time.perf_counter() - t0
 
 
@@ -91,9 +87,10 @@ def main():
         for dataset in ("anneal", "vehicle"):
             ds = load(dataset, {"source": "embedded"})
             write(ds, tmp / f"{dataset}.parquet", tmp / f"{dataset}.json")
+            data = DataArrays.from_dataset(ds)
             for classifier in ("lr-sgd", "svm-sgd", "xgb"):
-                bare = bare_seconds(ds, classifier)
-                inside = in_job_seconds(tmp, ds, classifier) / fits
+                bare = bare_seconds(data, classifier)
+                inside = in_job_seconds(tmp, data, classifier) / fits
                 wall = job_seconds(tmp, dataset, classifier)
                 startup = max(wall - inside * fits, 0.0)
                 spare = 1.5 * bare - inside
@@ -101,12 +98,13 @@ def main():
                 print(f"{dataset:8s} {classifier:10s} {wall / fits * 1e3:6.1f} ms "
                       f"{inside * 1e3:6.1f} ms {bare * 1e3:6.1f} ms {wall / fits / bare:9.2f} "
                       f"{inside / bare:11.2f} {startup:7.2f} s {needed:>13s}")
-        ds = load("vehicle", {"source": "embedded"})
-        y = ds.class_index()
-        Xtr, _, _ = fit_transform(ds, ds.X, ds.X.iloc[:10])
+        data = DataArrays.from_dataset(load("vehicle", {"source": "embedded"}))
+        rows = np.arange(len(data.y))
+        Xtr, _, _ = transform_run(data.encoded, rows, rows[:10])
         for device in ["cpu"] + (["cuda"] if torch_device() == "cuda" else []):
-            model = make_classifier("mlp", seed=0, device=device).fit(Xtr, y, len(ds.classes))
-            print(f"mlp on vehicle ({len(y)} rows, batch 64, widths 512/256) on {device}: "
+            model = make_classifier("mlp", seed=0, device=device).fit(Xtr, data.y,
+                                                                       len(data.classes))
+            print(f"mlp on vehicle ({len(data.y)} rows, batch 64, widths 512/256) on {device}: "
                   f"{1 / model.epoch_seconds:.1f} epochs/s")
 
 

@@ -62,7 +62,7 @@ DIRICHLET_FIGURES = ["class_densities", "h_ci_densities", "ci_vs_h"]
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     classifier=r"lr-sgd|svm-sgd|xgb|mlp",
-    job=r"[a-z0-9_]+(\+\d+)?(\.c\d+)?(\.r\d+(-\d+|\.k\d+-\d+)?)?",
+    job=r"[a-z0-9_]+(\+\d+)?(\.c\d+)?(\.r\d+(-\d+|\.k\d+-\d+))?",
     n_classes=r"\d+",
 
 

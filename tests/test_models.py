@@ -57,11 +57,21 @@ def test_hinge_svm_probability_columns_are_one_hot(vehicle):
 
 
 def test_mlp_uses_its_width_and_dropout(vehicle):
-    model, _, _ = split_fit(vehicle, "mlp", hp={"width1": 40, "width2": 33, "dropout": 0.3})
-    linears = [m for m in model.model.modules() if m.__class__.__name__ == "Linear"]
-    assert linears[0].out_features == 40 and linears[-1].in_features == 33
-    drops = {m.p for m in model.model.modules() if m.__class__.__name__ == "Dropout"}
-    assert drops == {0.3}
+    import torch
+
+    from modelvar.models.mlp import _dropout_masks
+
+    model, Xte, _ = split_fit(vehicle, "mlp", hp={"width1": 40, "width2": 33, "dropout": 0.3})
+    params = model.model.params
+    assert params["in.w"].shape[2] == 40 and params["out.w"].shape[1] == 33
+    assert params["r2b.w"].shape[1:] == (33, 33)
+    masks = _dropout_masks([torch.Generator().manual_seed(0)], np.array([0.3]), 2000, (40, 33),
+                           "cpu", torch.float32)
+    kept = masks["r1a"][0]
+    np.testing.assert_allclose(np.unique(kept.numpy()), [0.0, 1 / 0.7], rtol=1e-6)
+    assert abs((kept > 0).float().mean().item() - 0.7) < 0.01
+    plain, _, _ = split_fit(vehicle, "mlp", hp={"width1": 40, "width2": 33, "dropout": 0.0})
+    assert not np.allclose(model.predict_proba(Xte), plain.predict_proba(Xte))
 
 
 def test_unknown_classifier_and_hparam():

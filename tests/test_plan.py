@@ -94,15 +94,18 @@ def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
             for job in cp.fit_jobs:
                 assert re.fullmatch(JOB_ID, job.id), job.id
                 assert job.seconds <= target * 1.0001 or job.fits == 1, (name, clf, job)
-            # each metrics job reads whole repeats: all runs of its cells
-            covered = {job.id for m in cp.metrics_jobs for job in
-                       (plan.fit_job(name, clf, f) for f in m.fit_jobs)}
-            assert covered == {job.id for job in cp.fit_jobs}
+            # each fit job is read by one metrics job, which gets whole repeats: every run of
+            # each of its repeats, for all its cells
+            read = [f for m in cp.metrics_jobs for f in m.fit_jobs]
+            assert sorted(read) == sorted(job.id for job in cp.fit_jobs)
             for m in cp.metrics_jobs:
                 assert re.fullmatch(JOB_ID, m.id)
-                runs = sorted(k for f in m.fit_jobs
-                              for k in range(*plan.fit_job(name, clf, f).runs))
-                assert runs == list(range(10))
+                fits = [plan.fit_job(name, clf, f) for f in m.fit_jobs]
+                assert {job.cells for job in fits} == {m.cells}
+                for r in m.repeats:
+                    runs = sorted(k for job in fits if r in job.repeats
+                                  for k in range(*job.runs))
+                    assert runs == list(range(10))
     small = plan.datasets["small"].classifiers["lr-sgd"]
     assert len(small.fit_jobs) == 1 and "+" in small.fit_jobs[0].id  # cheap: one job
     big = plan.datasets["big"].classifiers["lr-sgd"]

@@ -128,3 +128,31 @@ def test_a_failed_write_leaves_nothing(tmp_path):
                  np.zeros(3, int), np.zeros((2, 3), int), np.full((2, 3, 2), 0.5))
     writer.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_metrics_and_cpu_fit_jobs_start_without_pandas(tmp_path):
+    """pyarrow would import pandas (≈ 0.15 s of CPU) on its first array conversion: jobs that
+    do not need it run without it (issue 13's start-up goal), and still do their work."""
+    import json
+    import subprocess
+    import sys
+
+    from modelvar.data import load, write
+
+    write(load("vehicle", {"source": "embedded"}), tmp_path / "v.parquet", tmp_path / "v.json")
+    preds = tmp_path / "p.parquet"
+    fit = ["fit", "--data", str(tmp_path / "v.parquet"), "--meta", str(tmp_path / "v.json"),
+           "--classifier", "lr-sgd", "--cells", "dnone_cnone_hnone_down100_seedrun",
+           "--repeats", "0", "--runs", "3", "--test-fraction", "0.25", "--root-seed", "1",
+           "--predictions", str(preds), "--runs-out", str(tmp_path / "r.parquet")]
+    pairwise = ["pairwise", "--predictions", str(preds), "--meta", str(tmp_path / "v.json"),
+                "--results", str(tmp_path / "res"), "--dataset", "vehicle", "--classifier",
+                "lr-sgd", "--job", "j"]
+    for argv in (fit, pairwise):
+        code = (f"import sys; from modelvar.cli import main; rc = main({json.dumps(argv)}); "
+                "print(rc, 'pandas' in sys.modules)")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert out.stdout.split()[-2:] == ["0", "False"], out.stderr[-2000:]
+    summary = pd.read_parquet(tmp_path / "res/aggregated/summary/dataset=vehicle/"
+                              "classifier=lr-sgd/j.parquet")
+    assert (summary["metric"] == "ec_global").any()

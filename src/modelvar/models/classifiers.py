@@ -13,12 +13,11 @@ absent from a run's training rows (its column is then 0).
   uncalibrated "probabilities" whose entropy is 0 and whose log loss is large when wrong.
 * ``xgb``: ``XGBClassifier(tree_method="hist", n_estimators=100)``, ``n_jobs`` = the job's
   threads, ``device="cuda"`` when a GPU is visible.
-* ``mlp``: the PyTorch network of arXiv 1705.03098 as the original study used it (see
-  :class:`ResidualMLP`), with its widths and dropout hyperparameters actually used; AdamW with a
-  cosine learning-rate schedule over ``epochs``; int64 targets; batches of 64 (≥ 10,000 training
-  rows: 1024); the last training batch is merged into the previous one if it would hold a single
-  sample (BatchNorm cannot train on it) — no sample is dropped, and prediction covers every test
-  row. CUDA when available, else CPU with deterministic algorithms.
+* ``mlp``: the PyTorch network of arXiv 1705.03098 as the original study used it, with its widths
+  and dropout hyperparameters actually used; AdamW with a cosine learning-rate schedule over
+  ``epochs``; batches of 64 (≥ 10,000 training rows: 1024), no sample dropped
+  (:mod:`modelvar.models.mlp`, which also trains several runs as one batched model). CUDA when
+  available, else CPU with deterministic algorithms.
 
 Model-seed: ``seed`` sets SGD's shuffling, XGBoost's subsampling and the MLP's initialisation and
 batch order (``perturbation.model_seed`` decides whether it varies per run).
@@ -32,10 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from modelvar.models.hparams import defaults, space
+from modelvar.models.mlp import MLP_EPOCHS
 
 CLASSIFIERS = ("lr-sgd", "svm-sgd", "xgb", "mlp")
-#: fixed settings that are not hyperparameters of the study
-MLP_EPOCHS = 20
 
 
 def _full_proba(partial: np.ndarray, present: np.ndarray, n_classes: int) -> np.ndarray:
@@ -116,30 +114,6 @@ class XGBModel:
         return self.predict_proba(X).argmax(axis=1).astype(np.int64)
 
 
-def _build_mlp(n_in: int, n_out: int, width1: int, width2: int, dropout: float):
-    import torch
-    from torch import nn
-
-    class Residual(nn.Module):
-        def __init__(self, width: int):
-            super().__init__()
-            self.body = nn.Sequential(
-                nn.Linear(width, width), nn.BatchNorm1d(width), nn.LeakyReLU(), nn.Dropout(dropout),
-                nn.Linear(width, width), nn.BatchNorm1d(width), nn.LeakyReLU(), nn.Dropout(dropout),
-            )
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return x + self.body(x)
-
-    return nn.Sequential(
-        nn.Linear(n_in, width1, bias=False), nn.BatchNorm1d(width1), nn.LeakyReLU(),
-        Residual(width1),
-        nn.Linear(width1, width2), nn.BatchNorm1d(width2), nn.LeakyReLU(),
-        Residual(width2),
-        nn.Linear(width2, n_out),
-    )
-
-
 def torch_device() -> str:
     import torch
 
@@ -148,9 +122,9 @@ def torch_device() -> str:
 
 @dataclass
 class MLPModel:
-    """``ResidualMLP``: Linear(in→w1, no bias) → BN → LeakyReLU → residual block(w1) →
-    Linear(w1→w2) → BN → LeakyReLU → residual block(w2) → Linear(w2→C); a residual block is
-    x + [Linear → BN → LeakyReLU → Dropout → Linear → BN → LeakyReLU → Dropout]."""
+    """The residual MLP (:mod:`modelvar.models.mlp`), one model; a fit job trains the runs of a
+    repeat that share its widths together (:func:`modelvar.models.mlp.train`), which gives each
+    the same model as this."""
 
     hparams: dict
     seed: int
@@ -164,50 +138,20 @@ class MLPModel:
     def fit(self, X, y, n_classes):
         import torch
 
+        from modelvar.models.mlp import train
+
         torch.set_num_threads(self.threads)
-        if self.device == "cpu":
-            torch.use_deterministic_algorithms(True)
         self.n_classes = n_classes
-        gen = torch.Generator().manual_seed(self.seed)
-        torch.manual_seed(self.seed)
-        h = self.hparams
-        net = _build_mlp(X.shape[1], n_classes, int(h["width1"]), int(h["width2"]),
-                         float(h["dropout"])).to(self.device)
-        opt = torch.optim.AdamW(net.parameters(), lr=h["lr"], weight_decay=h["weight_decay"])
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=self.epochs)
-        Xt = torch.as_tensor(X, dtype=torch.float32, device=self.device)
-        yt = torch.as_tensor(y, dtype=torch.int64, device=self.device)
-        n = len(Xt)
-        batch = 1024 if n >= 10_000 else 64
-        loss_fn = torch.nn.CrossEntropyLoss()
-        net.train()
         start = time.perf_counter()
-        for _ in range(self.epochs):
-            order = torch.randperm(n, generator=gen).to(self.device)
-            bounds = list(range(0, n, batch)) + [n]
-            if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
-                bounds.pop(-2)  # merge a 1-sample tail into the previous batch
-            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-                idx = order[lo:hi]
-                if len(idx) < 2:
-                    continue  # only possible when the whole training set is one sample
-                opt.zero_grad()
-                loss_fn(net(Xt[idx]), yt[idx]).backward()
-                opt.step()
-            sched.step()
+        self.model = train([X], [y], n_classes=n_classes, hparams=[self.hparams],
+                           seeds=[self.seed], epochs=self.epochs, device=self.device)
         self.epoch_seconds = (time.perf_counter() - start) / self.epochs
-        self.model = net.eval()
         return self
 
     def predict_proba(self, X):
-        import torch
+        from modelvar.models.mlp import predict_proba
 
-        with torch.no_grad():
-            Xt = torch.as_tensor(X, dtype=torch.float32, device=self.device)
-            out = [torch.softmax(self.model(Xt[i:i + 4096]), dim=1)
-                   for i in range(0, len(Xt), 4096)]
-            proba = torch.cat(out).double().cpu().numpy()
-        return proba / proba.sum(axis=1, keepdims=True)
+        return predict_proba(self.model, [X], device=self.device)[0]
 
     def predict(self, X):
         return self.predict_proba(X).argmax(axis=1).astype(np.int64)

@@ -2,13 +2,18 @@
 
 Model (per classifier, fitted by least squares in log space)::
 
-    seconds = exp(b0) · n_train^b1 · d^b2 · C^b3 · epochs^b4
+    seconds = exp(b0) · n_train^b1 · d^b2 · C^b3 · epochs^b4 · (1 + a · s)
 
 with n_train the training rows of the run, d the columns of the encoded design matrix (numeric
-features + one-hot levels), C the classes, and epochs the MLP's training length (1 for the others).
+features + one-hot levels), C the classes, and epochs the MLP's training length (1 for the others);
+s is the share of the encoded columns that a data perturbation fills with continuous noise (0
+without one, and for ``sig`` levels, which round), a a per-classifier constant (xgb's trees grow
+with the distinct values a feature takes: ≈ 3× slower on vehicle's noisy integer features).
 The shipped constants (``cost_model.json`` next to this module) were measured on one core of our
-2-core build machine by ``benchmarks/calibrate_cost_model.py`` (synthetic data over a grid of n,
-d and C, every classifier); the MLP's constants are for the CPU — ``gpu_speedup`` (config
+2-core build machine by ``benchmarks/calibrate_cost_model.py``: synthetic data over a grid of n,
+d and C (for the range of the study's datasets) and the embedded real datasets (whose fits can
+cost other than synthetic ones of their shape: xgb's trees stop early on anneal's one-hot
+columns), weighted equally; the MLP's constants are for the CPU — ``gpu_speedup`` (config
 ``jobs.gpu_speedup``, default 1: no speed-up assumed, an upper bound) divides them for GPU jobs.
 
 Recalibrate from any finished run: :func:`calibrate` fits the same model to the runs tables'
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -48,18 +53,25 @@ class FitCost:
 class CostModel:
     classifiers: dict[str, FitCost]
     source: str
+    #: classifier → a: a fit on training rows with continuous noise added to the numeric
+    #: features costs 1 + a · (numeric share of the encoded columns) times a clean one
+    data_noise: dict[str, float] = field(default_factory=dict)
 
     def seconds(self, classifier: str, n_train: float, d: float, n_classes: float,
-                epochs: float = 1.0) -> float:
+                epochs: float = 1.0, noisy_share: float = 0.0) -> float:
+        """Seconds of one fit; ``noisy_share``: the share of the encoded columns that carry
+        continuous data noise (0 without a data perturbation that adds noise)."""
         if classifier not in self.classifiers:
             raise ValueError(f"the cost model has no constants for {classifier!r} "
                              f"({self.source}); recalibrate it")
-        return self.classifiers[classifier].seconds(n_train, d, n_classes, epochs)
+        base = self.classifiers[classifier].seconds(n_train, d, n_classes, epochs)
+        return base * (1.0 + self.data_noise.get(classifier, 0.0) * noisy_share)
 
     def to_json(self) -> str:
         return json.dumps({"source": self.source, "classifiers": {
             clf: {"intercept": c.intercept, "exponents": list(c.exponents)}
-            for clf, c in self.classifiers.items()}}, indent=1) + "\n"
+            for clf, c in self.classifiers.items()}, "data_noise": self.data_noise},
+            indent=1) + "\n"
 
 
 def load(path: str | Path | None = None) -> CostModel:
@@ -67,13 +79,15 @@ def load(path: str | Path | None = None) -> CostModel:
     path = Path(path) if path else SHIPPED
     body = json.loads(path.read_text())
     return CostModel({clf: FitCost(c["intercept"], tuple(c["exponents"]))
-                      for clf, c in body["classifiers"].items()}, body.get("source", str(path)))
+                      for clf, c in body["classifiers"].items()}, body.get("source", str(path)),
+                     dict(body.get("data_noise", {})))
 
 
-def fit(samples: dict[str, np.ndarray], *, source: str) -> CostModel:
+def fit(samples: dict[str, np.ndarray], *, source: str,
+        weights: dict[str, np.ndarray] | None = None) -> CostModel:
     """Least squares in log space, per classifier: ``samples[clf]`` is an (m × 5) array of
-    (n_train, d, C, epochs, seconds). Exponents of a factor that does not vary in the samples
-    are 0 (nothing can be learnt about them)."""
+    (n_train, d, C, epochs, seconds), ``weights[clf]`` optional weights of its rows. Exponents
+    of a factor that does not vary in the samples are 0 (nothing can be learnt about them)."""
     out = {}
     for clf, rows in samples.items():
         rows = np.asarray(rows, dtype=float)
@@ -81,7 +95,9 @@ def fit(samples: dict[str, np.ndarray], *, source: str) -> CostModel:
         y = np.log(np.maximum(rows[:, 4], 1e-6))
         varies = X.std(axis=0) > 1e-9
         design = np.column_stack([np.ones(len(X)), X[:, varies]])
-        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+        w = np.sqrt(np.asarray(weights[clf], dtype=float)) if weights and clf in weights \
+            else np.ones(len(X))
+        coef, *_ = np.linalg.lstsq(design * w[:, None], y * w, rcond=None)
         exps = np.zeros(4)
         exps[varies] = coef[1:]
         out[clf] = FitCost(float(coef[0]), tuple(float(e) for e in exps))

@@ -39,6 +39,7 @@ from modelvar.data.perturb import (
 )
 from modelvar.data.preprocess import EncodedDataset, transform_run
 from modelvar.data.splits import downsample, split_test_set
+from modelvar.metrics.probabilistic import probability_stats
 from modelvar.models import hparams as hp
 from modelvar.models.classifiers import make_classifier
 from modelvar.pipeline.cells import Cell
@@ -155,16 +156,103 @@ def _as_arrays(data) -> DataArrays:
 
 @dataclass
 class RepeatFit:
-    """What the runs of one repeat predicted: ``preds`` (k, n) class indices and ``proba``
-    (k, n, C) for the test ``samples`` (n,) with truth ``y_true`` (n,); one runs-table row per
-    run."""
+    """What the runs of one repeat predicted: ``preds`` (k, n) class indices and either
+    ``proba`` (k, n, C) or, in the compact form, only their per-sample statistics ``stats``
+    (name → (k, n)), for the test ``samples`` (n,) with truth ``y_true`` (n,); one runs-table
+    row per run."""
 
     samples: np.ndarray
     y_true: np.ndarray
     runs: np.ndarray
     preds: np.ndarray
-    proba: np.ndarray
+    proba: np.ndarray | None
     run_rows: list[dict]
+    stats: dict | None = None
+
+
+@dataclass
+class PreparedRun:
+    """One run, ready to fit: its training rows after perturbation and preprocessing, its test
+    rows preprocessed the same way, its realised hparams and what it drew from which stream."""
+
+    run: int
+    rows: np.ndarray
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    hparams: dict
+    seed: int
+    perturbation: dict
+    streams: dict
+
+
+def prepare_run(data: DataArrays, *, classifier: str, cell: Cell, repeat: int, run: int,
+                n_runs: int, pool: np.ndarray, test: np.ndarray, root_seed: int,
+                base: dict) -> PreparedRun:
+    """Downsample the pool, perturb the training rows, fit preprocessing on them, realise the
+    hparams and the model seed (module docstring)."""
+    y_all = data.y
+    rows = downsample(y_all[pool], pool, cell.downsample, root_seed=root_seed,
+                      dataset=data.name, repeat=repeat, run=run)
+    num_train, codes_train, perturbation, p_streams = perturb_training_rows(
+        data, data.encoded, rows, cell, root_seed=root_seed, repeat=repeat, run=run)
+    X_train, X_test, _ = transform_run(data.encoded, rows, test, num_train=num_train,
+                                       codes_train=codes_train)
+    mstream = model_stream(root_seed, cell, data.name, classifier, repeat, run)
+    realised, h_streams = run_hparams(classifier, base, cell, dataset=data.name,
+                                      root_seed=root_seed, repeat=repeat, run=run,
+                                      n_runs=n_runs)
+    streams = {
+        "test-split": str(stream(root_seed, "test-split", dataset=data.name, repeat=repeat)),
+        "downsample": str(stream(root_seed, "downsample", dataset=data.name, repeat=repeat,
+                                 run=run)),
+        "model": {"name": str(mstream), "int_seed": mstream.int_seed()},
+        **p_streams,
+        **h_streams,
+    }
+    return PreparedRun(run, rows, X_train, y_all[rows], X_test, realised, mstream.int_seed(),
+                       perturbation, streams)
+
+
+def _fit_alone(prepared: PreparedRun, classifier: str, n_classes: int, threads: int,
+               epochs: int | None):
+    """(class probabilities, labels, seconds of fit + predict, realised hparams, device)."""
+    model = make_classifier(classifier, prepared.hparams, seed=prepared.seed, threads=threads,
+                            epochs=epochs)
+    t0 = time.perf_counter()
+    model.fit(prepared.X_train, prepared.y_train, n_classes)
+    proba = model.predict_proba(prepared.X_test)
+    pred = model.predict(prepared.X_test)
+    return proba, pred, time.perf_counter() - t0, model.hparams, model.device
+
+
+def _fit_mlp_together(group: list[PreparedRun], n_classes: int, threads: int,
+                      epochs: int | None, device: str) -> list[tuple]:
+    """The runs of ``group`` (equal widths and rows) as one batched model
+    (:mod:`modelvar.models.mlp`); each run's seconds are the group's divided among them."""
+    import torch
+
+    from modelvar.models import mlp
+
+    torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    models = mlp.train([r.X_train for r in group], [r.y_train for r in group],
+                       n_classes=n_classes, hparams=[r.hparams for r in group],
+                       seeds=[r.seed for r in group], epochs=epochs or mlp.MLP_EPOCHS,
+                       device=device)
+    proba = mlp.predict_proba(models, [r.X_test for r in group], device=device)
+    seconds = (time.perf_counter() - t0) / len(group)
+    return [(proba[j], proba[j].argmax(axis=1).astype(np.int64), seconds, dict(r.hparams),
+             device) for j, r in enumerate(group)]
+
+
+def batch_mlp_runs(device: str | None = None) -> bool:
+    """Whether the MLP's runs train as one batched model: on a GPU (where one small network
+    leaves the device idle); on the CPU, which the arithmetic already saturates, one at a time
+    (``make bench-mlp``: batched 0.9× sequential on one core; the results are identical)."""
+    from modelvar.models.classifiers import torch_device
+
+    return (device or torch_device()) == "cuda"
 
 
 def fit_repeat_arrays(
@@ -182,46 +270,55 @@ def fit_repeat_arrays(
     on_run_done: Callable[[int], None] | None = None,
     epochs: int | None = None,
     versions: str | None = None,
+    batch_mlp: bool | None = None,
+    form: str = "dense",
 ) -> RepeatFit:
-    """Fit the given runs (of ``n_runs``) of one repeat of one cell (module docstring)."""
+    """Fit the given runs (of ``n_runs``) of one repeat of one cell (module docstring). MLP runs
+    that share their widths train as one batched model when ``batch_mlp`` (default: on a GPU,
+    :func:`batch_mlp_runs`); every run gets the same model either way. In the ``compact`` form
+    each run's probabilities are reduced to their per-sample statistics as soon as it is
+    predicted, so a job holds one run's n × C probabilities, not k of them."""
     base = {**hp.defaults(classifier), **(base_hparams or {})}
     y_all = data.y
     n_classes = len(data.classes)
     pool, test = split_test_set(y_all, test_fraction, root_seed=root_seed, dataset=data.name,
                                 repeat=repeat, labels=data.classes)
-    enc = data.encoded
     versions = versions or json.dumps(library_versions(classifier), sort_keys=True)
+    keys = dict(classifier=classifier, cell=cell, repeat=repeat, n_runs=n_runs, pool=pool,
+                test=test, root_seed=root_seed, base=base)
+    fitted: dict[int, tuple] = {}
+    prepared: dict[int, PreparedRun] = {}
+    if classifier == "mlp" and (batch_mlp if batch_mlp is not None else batch_mlp_runs()):
+        from modelvar.models.classifiers import torch_device
+        from modelvar.models.mlp import groups_of
+
+        device = torch_device()
+        prepared = {run: prepare_run(data, run=run, **keys) for run in runs}
+        order = list(prepared.values())
+        for group in groups_of([r.hparams for r in order], [len(r.rows) for r in order],
+                               order[0].X_train.shape[1]):
+            members = [order[j] for j in group]
+            for r, result in zip(members, _fit_mlp_together(members, n_classes, threads,
+                                                            epochs, device), strict=True):
+                fitted[r.run] = result
+                if on_run_done is not None:
+                    on_run_done(r.run)
     preds, probas, run_rows = [], [], []
     for run in runs:
-        rows = downsample(y_all[pool], pool, cell.downsample, root_seed=root_seed,
-                          dataset=data.name, repeat=repeat, run=run)
-        num_train, codes_train, perturbation, p_streams = perturb_training_rows(
-            data, enc, rows, cell, root_seed=root_seed, repeat=repeat, run=run)
-        X_train, X_test, _ = transform_run(enc, rows, test, num_train=num_train,
-                                           codes_train=codes_train)
-        mstream = model_stream(root_seed, cell, data.name, classifier, repeat, run)
-        realised, h_streams = run_hparams(classifier, base, cell, dataset=data.name,
-                                          root_seed=root_seed, repeat=repeat, run=run,
-                                          n_runs=n_runs)
-        model = make_classifier(classifier, realised, seed=mstream.int_seed(), threads=threads,
-                                epochs=epochs)
-        t0 = time.perf_counter()
-        model.fit(X_train, y_all[rows], n_classes)
-        proba = model.predict_proba(X_test)
-        pred = model.predict(X_test)
-        fit_seconds = time.perf_counter() - t0
+        if run in fitted:
+            current = prepared[run]
+            proba, pred, fit_seconds, realised, device = fitted[run]
+        else:  # one at a time: prepare, fit, let go
+            current = prepare_run(data, run=run, **keys)
+            proba, pred, fit_seconds, realised, device = _fit_alone(
+                current, classifier, n_classes, threads, epochs)
+            if on_run_done is not None:
+                on_run_done(run)
         preds.append(pred)
-        probas.append(proba)
-        streams = {
-            "test-split": str(stream(root_seed, "test-split", dataset=data.name, repeat=repeat)),
-            "downsample": str(stream(root_seed, "downsample", dataset=data.name,
-                                     repeat=repeat, run=run)),
-            "model": {"name": str(mstream), "int_seed": mstream.int_seed()},
-            **p_streams,
-            **h_streams,
-        }
+        probas.append(probability_stats(y_all[test], proba) if form == "compact" else proba)
+        perturbation = current.perturbation
         run_rows.append({
-            "cell": cell.id, "repeat": repeat, "run": run, "n_train": len(rows),
+            "cell": cell.id, "repeat": repeat, "run": run, "n_train": len(current.rows),
             "n_test": len(test), "accuracy": float(np.mean(pred == y_all[test])),
             "fit_seconds": fit_seconds,
             "data_changed_frac": perturbation.get("data", {}).get("changed_frac", 0.0),
@@ -233,16 +330,19 @@ def fit_repeat_arrays(
             "cat_level_to_missing_frac": perturbation.get("categorical", {}).get(
                 "level_to_missing", 0.0),
             "perturbation": json.dumps(perturbation, sort_keys=True),
-            "hparams": json.dumps(model.hparams, sort_keys=True),
-            "device": model.device,
-            "streams": json.dumps(streams, sort_keys=True),
+            "hparams": json.dumps(realised, sort_keys=True),
+            "device": device,
+            "streams": json.dumps(current.streams, sort_keys=True),
             "versions": versions,
         })
-        if on_run_done is not None:
-            on_run_done(run)
-    return RepeatFit(samples=test.astype(np.int64), y_true=y_all[test], runs=np.asarray(runs),
-                     preds=np.array(preds, dtype=np.int64), proba=np.array(probas),
-                     run_rows=run_rows)
+        prepared.pop(run, None)
+    preds = np.array(preds, dtype=np.int64)
+    common = dict(samples=test.astype(np.int64), y_true=y_all[test], runs=np.asarray(runs),
+                  preds=preds, run_rows=run_rows)
+    if form == "compact":
+        return RepeatFit(proba=None, stats={k: np.stack([p[k] for p in probas])
+                                            for k in probas[0]}, **common)
+    return RepeatFit(proba=np.array(probas), **common)
 
 
 def fit_repeat(
@@ -257,6 +357,7 @@ def fit_repeat(
     base_hparams: dict | None = None,
     threads: int = 1,
     epochs: int | None = None,
+    batch_mlp: bool | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every run of one repeat as (predictions, runs) DataFrames: labels and every class's
     probability, one row per (run, test sample); one row per run (the runs table's columns)."""
@@ -266,7 +367,7 @@ def fit_repeat(
     fit = fit_repeat_arrays(data, classifier=classifier, cell=cell, repeat=repeat,
                             runs=range(n_runs), n_runs=n_runs, test_fraction=test_fraction,
                             root_seed=root_seed, base_hparams=base_hparams, threads=threads,
-                            epochs=epochs)
+                            epochs=epochs, batch_mlp=batch_mlp)
     k, n = fit.preds.shape
     labels = np.asarray(data.classes, dtype=object)
     frame = pd.DataFrame({"dataset": data.name, "classifier": classifier, "cell": cell.id,
@@ -370,14 +471,15 @@ def fit_job(
                     data, classifier=classifier, cell=cell, repeat=repeat, runs=run_ids,
                     n_runs=n_runs, test_fraction=test_fraction, root_seed=root_seed,
                     base_hparams=base_hparams, threads=threads, on_run_done=progress,
-                    epochs=epochs, versions=versions)
+                    epochs=epochs, versions=versions, form=form)
                 writer.write(cell.id, repeat, fit.runs, fit.samples, fit.y_true, fit.preds,
-                             fit.proba)
+                             fit.proba, stats=fit.stats)
                 rows = fit.run_rows
                 runs_table.write({**{c: [r[c] for r in rows] for c in rows[0]},
                                   **{f: [v] * len(rows) for f, v in levels.items()}})
                 accuracies.append(np.mean([r["accuracy"] for r in rows]))
-                if repeat == repeats[0] and cell.data is not None:
+                if repeat == repeats[0] and cell.data is not None and \
+                        data.encoded.numeric.shape[1]:
                     _warn_weak_data_perturbation(data.name, cell, rows, warn_changed_below)
             log.info("%s: %d repeats, mean accuracy %.4f (repeat means %.4f to %.4f)", cell.id,
                      len(accuracies), np.mean(accuracies), np.min(accuracies),

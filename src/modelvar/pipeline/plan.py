@@ -21,8 +21,11 @@ into blocks of repeats (``….r0-4``), a repeat that alone exceeds the target in
 (``….c1.r3.k0-0``), so no job outgrows the target (and a SLURM time limit set from it) unless a
 single fit does.
 
-**Metrics jobs.** One per fit job, reading its predictions one repeat at a time; for the run blocks
-of one repeat, one per repeat (``….r3``, ``….c1.r3``), reading all of them.
+**Metrics jobs.** One per group of fit jobs that share their cells, reading their predictions
+one repeat at a time (the run blocks of a repeat put together): for a cheap job the job itself,
+for a chunk split by repeats or runs the chunk (``rel0p2_cnone_hnone``), for a block of cells
+the block (``….c1``). Fewer, longer metrics jobs keep the DAG small; their memory does not grow
+with the number of repeats.
 
 **Resources.** A job's ``runtime`` is twice its estimate plus 10 minutes (the cost model's
 predictions are within 2× of measured fits); ``mem_mb`` comes from the data it holds (the encoded
@@ -49,10 +52,12 @@ from modelvar.pipeline.design import Reach, dataset_cells
 
 TARGET_MINUTES = 60.0
 MAX_DENSE_CLASSES = 10
-#: bytes per prediction row: ids + labels, each float32 probability column, the compact statistics
-BYTES_IDS, BYTES_PROBA_COLUMN, BYTES_COMPACT = 0.8, 4.3, 16.5
+#: bytes per prediction row, zstd-compressed (``make bench-storage``): ids + labels, each float32
+#: probability column (lr-sgd 3.75, xgb ≈ 2.8: its probabilities repeat), the compact statistics
+#: (lr-sgd 14.4, xgb ≈ 10, peaked synthetic 15.4–16.1)
+BYTES_IDS, BYTES_PROBA_COLUMN, BYTES_COMPACT = 0.8, 3.4, 13.5
 #: bytes of metric tables per (cell, repeat): per test sample, per pair of runs, and fixed
-BYTES_PER_SAMPLE, BYTES_PER_PAIR, BYTES_PER_REPEAT = 9.0, 180.0, 9_000.0
+BYTES_PER_SAMPLE, BYTES_PER_PAIR, BYTES_PER_REPEAT = 11.0, 215.0, 11_000.0
 #: memory of a job beyond its data: the Python libraries it imports (MB)
 LIBRARY_MB = {"lr-sgd": 300, "svm-sgd": 300, "xgb": 450, "mlp": 900, "metrics": 250}
 #: seconds of the nearest-neighbour search per training row² × feature (benchmarks/bench_perturb)
@@ -77,6 +82,7 @@ class Shape:
     numeric: bool | None
     categorical: bool | None
     basis: str  # "data" (read from the data) or "profile" (the config's profile)
+    n_numeric: int = 0
 
 
 def dataset_shape(name: str, spec: dict, schema: DatasetSchema | None) -> Shape:
@@ -90,13 +96,13 @@ def dataset_shape(name: str, spec: dict, schema: DatasetSchema | None) -> Shape:
                 "job; config/openml/*.yaml have them for the study's datasets")
         d = profile.get("encoded", profile["numeric"] + 3 * profile["categorical"])
         return Shape(profile["rows"], d, profile["classes"], profile["numeric"] > 0,
-                     profile["categorical"] > 0, "profile")
+                     profile["categorical"] > 0, "profile", profile["numeric"])
     if schema is None or schema.n_rows is None or schema.feature_types is None:
         raise PlanError(f"datasets.{name}: its shape could not be read")
     return Shape(schema.n_rows, max(schema.encoded_width or 1, 1),
                  schema.n_classes or len(schema.class_counts or {}) or 2,
                  bool(schema.columns_of("numeric")), bool(schema.columns_of("categorical")),
-                 "data")
+                 "data", len(schema.columns_of("numeric")))
 
 
 @dataclass(frozen=True)
@@ -220,7 +226,9 @@ def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, con
     """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work)."""
     test_fraction = config["split"].get("test_fraction", 0.25)
     n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
-    seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs)
+    noisy = cell.data is not None and cell.data[0] != "sig"  # sig rounds: no new values
+    seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
+                           noisy_share=min(1.0, shape.n_numeric / shape.d) if noisy else 0.0)
     if classifier == "mlp":
         seconds /= gpu_speedup
     if cell.data is not None and cell.data[0] == "nn":
@@ -237,11 +245,14 @@ def _mem_fit(classifier: str, shape: Shape, config: dict, form: str) -> int:
 
 
 def _mem_metrics(shape: Shape, config: dict, form: str) -> int:
+    """One repeat's predictions as arrays (labels, float64 probabilities or statistics) and the
+    per-sample work on them, twice over (``make bench-memory``: 943 MB measured for 400,000
+    rows × 355 classes × 10 runs, compact, against 1,306 MB declared)."""
     n_test = shape.n_rows * config["split"].get("test_fraction", 0.25)
     k = config["split"]["runs"]
-    columns = (shape.n_classes if form == "dense" else 4) + 4
-    data = 8 * k * n_test * columns * 8 + 5 * 8 * (k - 1) * shape.n_classes ** 2
-    return int(LIBRARY_MB["metrics"] + 1.5 * data / 2**20)
+    columns = shape.n_classes if form == "dense" else 4
+    data = k * n_test * (8 * columns + 100) + 2 * (k - 1) * shape.n_classes ** 2 * 8
+    return int(LIBRARY_MB["metrics"] + 2 * data / 2**20)
 
 
 def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
@@ -298,7 +309,7 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
             for start in range(0, repeats, block):
                 reps = all_repeats[start:start + block]
                 job_id = f"{chunk}.r{reps[0]}-{reps[-1]}"
-                add(job_id, members, reps, (0, runs), per_repeat * len(reps), job_id)
+                add(job_id, members, reps, (0, runs), per_repeat * len(reps), chunk)
             continue
         # one run of every cell exceeds the target: split the cells into blocks (.c0, .c1 …)
         # whose run fits in it, then each repeat of a block into blocks of runs
@@ -313,15 +324,16 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
                 for start in range(0, runs, size):
                     stop = min(runs, start + size)
                     add(f"{name}.r{r}.k{start}-{stop - 1}", block_members, (r,), (start, stop),
-                        per_run * (stop - start), f"{name}.r{r}")
+                        per_run * (stop - start), name)
     flush()
     groups: dict[str, list[FitJob]] = {}
     for job in plan.fit_jobs:
         groups.setdefault(job.metrics_job, []).append(job)
     for group, jobs in groups.items():
-        units = len(jobs[0].cells) * len(jobs[0].repeats)
+        repeats_of = tuple(sorted({r for j in jobs for r in j.repeats}))
+        units = len(jobs[0].cells) * len(repeats_of)
         plan.metrics_jobs.append(MetricsJob(
-            group, tuple(j.id for j in jobs), jobs[0].cells, jobs[0].repeats,
+            group, tuple(j.id for j in jobs), jobs[0].cells, repeats_of,
             _metrics_seconds(shape, config, units), mem_metrics))
     n_units = len(cells) * repeats
     plan.prediction_rows = n_units * runs * n_test

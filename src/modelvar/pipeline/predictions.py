@@ -143,9 +143,12 @@ class PredictionsWriter:
             column_encoding={"sample": "DELTA_BINARY_PACKED"})
 
     def write(self, cell: str, repeat: int, runs: np.ndarray, samples: np.ndarray,
-              y_true: np.ndarray, preds: np.ndarray, proba: np.ndarray | None) -> None:
+              y_true: np.ndarray, preds: np.ndarray, proba: np.ndarray | None,
+              stats: dict | None = None) -> None:
         """One repeat's (block of) runs: ``preds`` (k, n) and ``proba`` (k, n, C) class-indexed,
-        ``samples``/``y_true`` (n,) sorted by sample."""
+        ``samples``/``y_true`` (n,) sorted by sample. The compact form takes the statistics
+        (:func:`~modelvar.metrics.probabilistic.probability_stats`, each (k, n)) as ``stats``
+        instead of ``proba`` when the caller has reduced them already."""
         import pyarrow as pa
 
         if self._writer is None:
@@ -165,8 +168,10 @@ class PredictionsWriter:
             for i in range(others.shape[1]):
                 columns[f"{OTHER_PREFIX}{i}"] = others[:, i]
         elif self.form == "compact":
-            stats = probability_stats(y_true, proba)
-            columns.update({s: stats[s].ravel().astype(np.float32) for s in STAT_COLUMNS})
+            if stats is None:
+                stats = probability_stats(y_true, proba)
+            columns.update({s: np.asarray(stats[s]).ravel().astype(np.float32)
+                            for s in STAT_COLUMNS})
         arrays = [pa.array(columns[f.name], type=f.type) if not isinstance(
             columns[f.name], pa.Array) else columns[f.name] for f in self.schema]
         self._writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema),

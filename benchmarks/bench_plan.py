@@ -1,0 +1,90 @@
+"""Benchmark: the plan's estimates against a finished run (issue 13: fit time within 2x,
+storage within 20 %).
+
+    python benchmarks/bench_plan.py [RESULTS] [-- SNAKEMAKE CONFIG ARGS]
+
+For every fit job of the run: the plan's estimate of its fitting time (Σ over its fits of the
+cost model's seconds) against the measured Σ fit_seconds of its runs table, and the plan's job
+estimate with start-up against the job's wall time (Snakemake's benchmark file); per dataset ×
+classifier the plan's bytes of prediction files and of metric tables against the files on disk.
+Prints the ratios (estimate / measured): min, median, max.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from modelvar.pipeline.plan import STARTUP_SECONDS
+from modelvar.pipeline.plan_report import plan_of_command_line
+from modelvar.pipeline.result_tables import METRIC_TABLES, table_path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def ratios(label: str, values) -> str:
+    v = np.asarray(values, dtype=float)
+    return (f"{label}: estimate/measured min {v.min():.2f}, median {np.median(v):.2f}, "
+            f"max {v.max():.2f} over {len(v)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="?", default=str(REPO / "results"))
+    parser.add_argument("snakemake_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    argv = [a for a in args.snakemake_args if a != "--"] or [
+        "--configfile", str(REPO / "config" / "config.yaml")]
+    plan, _config = plan_of_command_line(argv)
+    results = Path(args.results)
+    rows = []
+    for name, ds in plan.datasets.items():
+        for clf, cp in ds.classifiers.items():
+            for job in cp.fit_jobs:
+                runs_file = Path(table_path(results, "runs", name, clf, job.id))
+                bench = results / "benchmarks" / "fit" / name / clf / f"{job.id}.tsv"
+                if not runs_file.is_file():
+                    continue
+                runs = pd.read_parquet(runs_file, columns=["fit_seconds"])
+                wall = pd.read_csv(bench, sep="\t")["s"].iloc[0] if bench.is_file() else np.nan
+                rows.append({"dataset": name, "classifier": clf, "job": job.id,
+                             "fits": len(runs), "estimate_s": job.seconds,
+                             "measured_fit_s": runs["fit_seconds"].sum(),
+                             "estimate_job_s": job.seconds + STARTUP_SECONDS,
+                             "measured_job_s": wall})
+            predicted = cp.prediction_bytes
+            on_disk = sum((results / "predictions" / f"dataset={name}" / f"classifier={clf}"
+                           / f"{job.id}.parquet").stat().st_size for job in cp.fit_jobs
+                          if (results / "predictions" / f"dataset={name}" / f"classifier={clf}"
+                              / f"{job.id}.parquet").is_file())
+            tables = sum(Path(table_path(results, t, name, clf, job.id)).stat().st_size
+                         for job in cp.metrics_jobs for t in METRIC_TABLES
+                         if Path(table_path(results, t, name, clf, job.id)).is_file())
+            if on_disk:
+                rows[-1].update(pred_bytes_estimate=predicted, pred_bytes=on_disk,
+                                table_bytes_estimate=cp.table_bytes, table_bytes=tables)
+    if not rows:
+        sys.exit(f"no runs tables of this plan's jobs in {results}")
+    frame = pd.DataFrame(rows)
+    frame["fit_ratio"] = frame["estimate_s"] / frame["measured_fit_s"]
+    frame["job_ratio"] = frame["estimate_job_s"] / frame["measured_job_s"]
+    pd.set_option("display.width", 200)
+    print(frame[["dataset", "classifier", "job", "fits", "estimate_s", "measured_fit_s",
+                 "fit_ratio", "estimate_job_s", "measured_job_s", "job_ratio"]]
+          .round(2).to_string(index=False))
+    print(ratios("fitting time per job", frame["fit_ratio"]))
+    print(ratios("job wall time", frame["job_ratio"].dropna()))
+    storage = frame.dropna(subset=["pred_bytes"])
+    print(ratios("prediction bytes per dataset x classifier",
+                 storage["pred_bytes_estimate"] / storage["pred_bytes"]))
+    print(ratios("metric-table bytes per dataset x classifier",
+                 storage["table_bytes_estimate"] / storage["table_bytes"]))
+    total = (storage["pred_bytes_estimate"] + storage["table_bytes_estimate"]).sum() / \
+        (storage["pred_bytes"] + storage["table_bytes"]).sum()
+    print(f"storage in all: estimate/measured {total:.2f} (goal: within 20 %)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""The MLP of seed 004, trained as k independent models at once ("batched runs").
+
+**Network** (arXiv 1705.03098 as the original study used it)::
+
+    Linear(d → w1, no bias) → BN → LeakyReLU → R(w1) → Linear(w1 → w2) → BN → LeakyReLU → R(w2)
+      → Linear(w2 → C)
+    R(w)(x) = x + [Linear → BN → LeakyReLU → Dropout → Linear → BN → LeakyReLU → Dropout](x)
+
+BatchNorm (momentum 0.1, ε = 1e-5) normalises with the batch's statistics while training and
+with running statistics for prediction; LeakyReLU's slope is 0.01. **Training**: cross-entropy,
+AdamW (β = (0.9, 0.999), ε = 1e-8, decoupled weight decay on every parameter), the learning rate
+on a cosine schedule over the epochs, lr_e = lr·(1 + cos(π e / E))/2 for epoch e of E; batches of
+64 rows (1,024 from 10,000 training rows), the last merged into the previous one if it would
+hold a single row (BatchNorm cannot train on it). Initialisation as ``torch.nn.Linear``
+(weights and biases uniform in ±1/√fan_in), BatchNorm γ = 1, β = 0.
+
+**k models at once.** Parameters are stacked along a leading model axis, every layer is a
+batched matmul (``torch.baddbmm``) and every statistic is taken per model, so the k models never
+mix: model j's loss depends only on its own parameters and rows, and one backward pass gives each
+its own gradient. Each model keeps what a run owns: its training rows (same count for all k),
+hyperparameters (lr, weight decay, dropout per model; the widths must agree — runs with other
+widths train in another group), and one ``torch.Generator`` seeded with the run's model seed,
+from which it draws — in this order — its initial weights, then per epoch its batch order and per
+batch its dropout masks. A model therefore trains the same whether alone or with others: the
+test (``tests/test_mlp.py``) compares batched with one-at-a-time training (and k = 1 with
+``torch.nn`` modules and ``torch.optim.AdamW``). On a GPU one small network leaves the device
+mostly idle (the original study ran 10 processes per GPU); stacked, a repeat's runs share it.
+
+Deterministic on the CPU (``torch.use_deterministic_algorithms``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+#: fixed settings that are not hyperparameters of the study
+MLP_EPOCHS = 20
+BN_MOMENTUM, BN_EPS, LEAKY_SLOPE = 0.1, 1e-5, 0.01
+BETAS, ADAM_EPS = (0.9, 0.999), 1e-8
+#: the most training values (models × rows × features) stacked in one group
+MAX_STACKED_VALUES = 250_000_000
+
+
+def batch_size(n_train: int) -> int:
+    return 1024 if n_train >= 10_000 else 64
+
+
+def batch_bounds(n: int, size: int) -> list[int]:
+    bounds = list(range(0, n, size)) + [n]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
+        bounds.pop(-2)  # merge a 1-sample tail into the previous batch
+    return bounds
+
+
+# (name, fan_in, fan_out, bias, kind): the linear layers; BatchNorm layers follow the first
+def _layers(d: int, w1: int, w2: int, c: int) -> list[tuple[str, int, int, bool]]:
+    return [("in", d, w1, False), ("r1a", w1, w1, True), ("r1b", w1, w1, True),
+            ("mid", w1, w2, True), ("r2a", w2, w2, True), ("r2b", w2, w2, True),
+            ("out", w2, c, True)]
+
+
+_BN = {"in": "w1", "r1a": "w1", "r1b": "w1", "mid": "w2", "r2a": "w2", "r2b": "w2"}
+
+
+@dataclass
+class Models:
+    """k stacked models: parameters (requires grad), BatchNorm running statistics, Adam state."""
+
+    params: dict
+    running: dict
+    widths: tuple[int, int]
+    n_classes: int
+
+
+def init_models(generators: Sequence, d: int, n_classes: int, w1: int, w2: int,
+                device: str = "cpu", dtype=None) -> Models:
+    """Initial parameters of k models, each from its own generator (module docstring), in
+    ``dtype`` (default float32)."""
+    import torch
+
+    dtype = dtype or torch.float32
+    per_model = []
+    for gen in generators:
+        p = {}
+        for name, fan_in, fan_out, bias in _layers(d, w1, w2, n_classes):
+            bound = 1.0 / math.sqrt(fan_in)
+            # as torch.nn.Linear: weight (out, in) drawn first, then the bias; stored as (in, out)
+            p[f"{name}.w"] = ((torch.rand(fan_out, fan_in, generator=gen) * 2 - 1) * bound).T
+            if bias:
+                p[f"{name}.b"] = (torch.rand(fan_out, generator=gen) * 2 - 1) * bound
+        per_model.append(p)
+    params = {key: torch.stack([p[key] for p in per_model]).contiguous().to(device, dtype)
+              for key in per_model[0]}
+    k = len(generators)
+    running = {}
+    for name, width in _BN.items():
+        size = w1 if width == "w1" else w2
+        params[f"{name}.gamma"] = torch.ones(k, size, device=device, dtype=dtype)
+        params[f"{name}.beta"] = torch.zeros(k, size, device=device, dtype=dtype)
+        running[f"{name}.mean"] = torch.zeros(k, size, device=device, dtype=dtype)
+        running[f"{name}.var"] = torch.ones(k, size, device=device, dtype=dtype)
+    for value in params.values():
+        value.requires_grad_(True)
+    return Models(params, running, (w1, w2), n_classes)
+
+
+def _linear(x, p, name):
+    import torch
+
+    w = p[f"{name}.w"]
+    if f"{name}.b" in p:
+        return torch.baddbmm(p[f"{name}.b"].unsqueeze(1), x, w)
+    return torch.bmm(x, w)
+
+
+def _batch_norm(x, models: Models, name: str, training: bool):
+    import torch
+
+    p, r = models.params, models.running
+    if training:
+        mean = x.mean(dim=1, keepdim=True)
+        var = x.var(dim=1, unbiased=False, keepdim=True)
+        with torch.no_grad():
+            b = x.shape[1]
+            r[f"{name}.mean"].mul_(1 - BN_MOMENTUM).add_(BN_MOMENTUM * mean.squeeze(1))
+            r[f"{name}.var"].mul_(1 - BN_MOMENTUM).add_(
+                BN_MOMENTUM * var.squeeze(1) * b / (b - 1))
+    else:
+        mean, var = r[f"{name}.mean"].unsqueeze(1), r[f"{name}.var"].unsqueeze(1)
+    return (x - mean) / torch.sqrt(var + BN_EPS) * p[f"{name}.gamma"].unsqueeze(1) + \
+        p[f"{name}.beta"].unsqueeze(1)
+
+
+def forward(models: Models, x, masks: dict | None = None):
+    """Logits (k, B, C) of inputs x (k, B, d); ``masks`` (training): the dropout masks, scaled,
+    of the four dropout layers (``None`` entries: no dropout)."""
+    import torch.nn.functional as F
+
+    training = masks is not None
+    p = models.params
+
+    def block(h, name):
+        return F.leaky_relu(_batch_norm(_linear(h, p, name), models, name, training), LEAKY_SLOPE)
+
+    def drop(h, key):
+        mask = masks.get(key) if training else None
+        return h if mask is None else h * mask
+
+    h = block(x, "in")
+    h = h + drop(block(drop(block(h, "r1a"), "r1a"), "r1b"), "r1b")
+    h = block(h, "mid")
+    h = h + drop(block(drop(block(h, "r2a"), "r2a"), "r2b"), "r2b")
+    return _linear(h, p, "out")
+
+
+def _dropout_masks(generators, dropout: np.ndarray, batch: int, widths, device,
+                   dtype) -> dict:
+    """Per model, from its generator, the four dropout masks of one training step (inverted
+    dropout: kept units scaled by 1/(1 − p)); ``None`` where no model drops anything."""
+    import torch
+
+    w1, w2 = widths
+    out = {}
+    for key, width in (("r1a", w1), ("r1b", w1), ("r2a", w2), ("r2b", w2)):
+        if not (dropout > 0).any():
+            out[key] = None
+            continue
+        rows = []
+        for gen, p in zip(generators, dropout, strict=True):
+            if p > 0:
+                keep = torch.bernoulli(torch.full((batch, width), 1.0 - p), generator=gen)
+                rows.append(keep / (1.0 - p))
+            else:
+                rows.append(torch.ones(batch, width))
+        out[key] = torch.stack(rows).to(device, dtype)
+    return out
+
+
+def _deterministic(torch) -> None:
+    """``torch.use_deterministic_algorithms(True)`` without its import of the compiler
+    (``torch._inductor``, whose config it also sets: ≈ 0.8 s of CPU in every MLP job, for a
+    compiler we never use)."""
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:  # another torch: the public function
+        torch.use_deterministic_algorithms(True)
+    else:
+        setter(True, warn_only=False)
+
+
+def train(X: Sequence[np.ndarray], y: Sequence[np.ndarray], *, n_classes: int,
+          hparams: Sequence[dict], seeds: Sequence[int], epochs: int = MLP_EPOCHS,
+          device: str = "cpu", dtype=None) -> Models:
+    """Train k models (module docstring) on their own rows ``X[j]`` (n, d), ``y[j]`` (n,) with
+    their own ``hparams[j]`` and model ``seeds[j]``; every X[j] has the same shape and every
+    model the same widths. ``dtype``: float32 (default) or float64 (for checks)."""
+    import torch
+    import torch.nn.functional as F
+
+    dtype = dtype or torch.float32
+    k = len(X)
+    shapes = {np.shape(x) for x in X}
+    widths = {(int(h["width1"]), int(h["width2"])) for h in hparams}
+    if len(shapes) != 1 or len(widths) != 1 or not (len(y) == len(hparams) == len(seeds) == k):
+        raise ValueError(f"batched MLP models need equal training shapes and widths, got "
+                         f"{sorted(shapes)} and {sorted(widths)}")
+    (n, d), = shapes
+    (w1, w2), = widths
+    if device == "cpu":
+        _deterministic(torch)
+    generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
+    models = init_models(generators, d, n_classes, w1, w2, device, dtype)
+    Xt = torch.as_tensor(np.stack(X), dtype=dtype, device=device)
+    yt = torch.as_tensor(np.stack(y), dtype=torch.int64, device=device)
+    lr0 = torch.tensor([float(h["lr"]) for h in hparams], device=device, dtype=dtype)
+    wd = torch.tensor([float(h["weight_decay"]) for h in hparams], device=device, dtype=dtype)
+    dropout = np.array([float(h["dropout"]) for h in hparams])
+    state = {key: (torch.zeros_like(v), torch.zeros_like(v)) for key, v in models.params.items()}
+    bounds = batch_bounds(n, batch_size(n))
+    rows = torch.arange(k, device=device).unsqueeze(1)
+    step = 0
+    for epoch in range(epochs):
+        lr = lr0 * (1 + math.cos(math.pi * epoch / epochs)) / 2
+        orders = torch.stack([torch.randperm(n, generator=g) for g in generators]).to(device)
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            if hi - lo < 2:
+                continue  # only possible when the whole training set is one sample
+            idx = orders[:, lo:hi]
+            masks = _dropout_masks(generators, dropout, hi - lo, (w1, w2), device, dtype)
+            logits = forward(models, Xt[rows, idx], masks)
+            loss = F.cross_entropy(logits.reshape(-1, n_classes), yt[rows, idx].reshape(-1),
+                                   reduction="none").reshape(k, -1).mean(dim=1).sum()
+            grads = torch.autograd.grad(loss, list(models.params.values()))
+            step += 1
+            _adamw_step(models.params, grads, state, lr, wd, step)
+    return models
+
+
+def _adamw_step(params: dict, grads, state: dict, lr, wd, step: int) -> None:
+    """One AdamW step for every model at once (lr, wd: one value per model)."""
+    import torch
+
+    b1, b2 = BETAS
+    c1, c2 = 1 - b1 ** step, 1 - b2 ** step
+    decay, step_size = 1 - lr * wd, lr / c1
+    with torch.no_grad():
+        for (key, p), g in zip(params.items(), grads, strict=True):
+            shape = (-1,) + (1,) * (p.dim() - 1)
+            m, v = state[key]
+            p.mul_(decay.view(shape))
+            m.mul_(b1).add_(g, alpha=1 - b1)
+            v.mul_(b2).addcmul_(g, g, value=1 - b2)
+            denom = v.sqrt().div_(math.sqrt(c2)).add_(ADAM_EPS)
+            p.sub_(denom.reciprocal_().mul_(m).mul_(step_size.view(shape)))
+
+
+def predict_proba(models: Models, X: Sequence[np.ndarray], device: str = "cpu",
+                  chunk: int = 4096) -> np.ndarray:
+    """(k, n, C) class probabilities of each model for its own test rows ``X[j]`` (all of one
+    shape), float64, rows summing to 1."""
+    import torch
+
+    dtype = models.params["in.w"].dtype
+    Xt = torch.as_tensor(np.stack(X), dtype=dtype, device=device)
+    with torch.no_grad():
+        parts = [torch.softmax(forward(models, Xt[:, i:i + chunk]), dim=2)
+                 for i in range(0, Xt.shape[1], chunk)]
+        proba = torch.cat(parts, dim=1).double().cpu().numpy()
+    return proba / proba.sum(axis=2, keepdims=True)
+
+
+def groups_of(hparams: Sequence[dict], n_rows: Sequence[int], d: int) -> list[list[int]]:
+    """Indices of the runs that can train together: equal widths and training rows, at most
+    :data:`MAX_STACKED_VALUES` training values per group."""
+    by_key: dict[tuple, list[int]] = {}
+    for j, (h, n) in enumerate(zip(hparams, n_rows, strict=True)):
+        by_key.setdefault((int(h["width1"]), int(h["width2"]), n), []).append(j)
+    out = []
+    for (_w1, _w2, n), members in by_key.items():
+        size = max(1, MAX_STACKED_VALUES // max(n * d, 1))
+        out += [members[i:i + size] for i in range(0, len(members), size)]
+    return out
