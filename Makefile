@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-plan calibrate
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-plan calibrate
 setup:
 	bash scripts/setup-venv.sh
 run:
@@ -11,7 +11,7 @@ run:
 test:
 	bash scripts/test.sh
 bench: bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun bench-storage \
-	bench-memory bench-startup bench-mlp
+	bench-memory bench-startup bench-mlp bench-tables
 bench-metrics: setup
 	$(PY) benchmarks/bench_metrics.py
 bench-perturb: setup
@@ -30,6 +30,8 @@ bench-startup: setup
 	$(PY) benchmarks/bench_startup.py
 bench-mlp: setup
 	$(PY) benchmarks/bench_mlp.py
+bench-tables: setup
+	$(PY) benchmarks/bench_tables.py
 # the plan against a finished run (default: results/ of `bash scripts/run.sh`)
 bench-plan: setup
 	$(PY) benchmarks/bench_plan.py
