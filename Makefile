@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-plan calibrate
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan calibrate
 setup:
 	bash scripts/setup-venv.sh
 run:
@@ -32,6 +32,8 @@ bench-mlp: setup
 	$(PY) benchmarks/bench_mlp.py
 bench-tables: setup
 	$(PY) benchmarks/bench_tables.py
+bench-strength: setup
+	$(PY) benchmarks/bench_strength.py
 # the plan against a finished run (default: results/ of `bash scripts/run.sh`)
 bench-plan: setup
 	$(PY) benchmarks/bench_plan.py

@@ -131,7 +131,22 @@ CODE = {
         "plots/__init__.py",
         "plots/common.py",
         "plots/study.py",
+        "plots/findings.py",
+        "findings/sources.py",
+        "pipeline/cells.py",
+        "pipeline/design.py",
         "pipeline/result_tables.py",
+    ),
+    "findings": code_version(
+        "findings/*.py",
+        "plots/__init__.py",
+        "plots/common.py",
+        "plots/findings.py",
+        "pipeline/cells.py",
+        "pipeline/design.py",
+        "pipeline/result_tables.py",
+        "metrics/student_t.py",
+        "seeding.py",
     ),
     "simulate": code_version(
         "simulation/class_distributions.py",
@@ -358,20 +373,75 @@ def get_dataset_files(wildcards):
     return {"data": f"{base}.parquet", "meta": f"{base}.json"}
 
 
-FIGURES = [
-    "gross_accuracy_grid",
-    "accuracy_by_data_perturbation",
-    "repeat_accuracy_ranges",
-    "ec_distributions",
-    "repeat_ec_means",
-    "repeat_ec_ranges",
-    "per_sample_instability",
-]
-FIGURE_TABLES = ("summary", "per_run", "agreement")
+from modelvar.plots.study import figures_of_design  # noqa: E402
+
+DESIGN = config.get("design", "both")
+FIGURES = figures_of_design(DESIGN)
+FIGURE_TABLES = ("summary", "agreement", "runs")
+PERTURBATION_JSON = json.dumps(config.get("perturbation", {}), sort_keys=True)
+# The report, in reading order: Snakemake sorts categories and labelled entries by name
+FINDINGS_CATEGORY, DATA_CATEGORY, SIMULATION_CATEGORY = (
+    "1. Findings",
+    "2. Data",
+    "4. Simulation",
+)
+FIGURE_TITLES = {
+    "sources_of_variance": "sources of variance, each alone",
+    "accuracy_by_source": "accuracy under each source alone",
+    "reproducibility_vs_chance": "global EC against chance",
+    "gross_accuracy_grid": "gross accuracies (seed 004)",
+    "accuracy_by_data_perturbation": "accuracy by data perturbation",
+    "repeat_accuracy_ranges": "accuracy ranges within repeats",
+    "ec_distributions": "error consistency, repeat means",
+    "reproducibility_by_cell": "every cell: accuracy, EC, agreement",
+    "repeat_ec_ranges": "EC ranges within repeats",
+    "per_sample_instability": "unstable test samples",
+    "group_disparities": "differences between groups",
+}
+
+
+def dataset_category(wildcards):
+    """A dataset's report category, numbered in the config's order."""
+    return f"3.{DATASETS.index(wildcards.dataset) + 1:02d}. {wildcards.dataset}"
+
+
+def figure_label(name):
+    """The report label of a figure: its place in the reading order and what it shows."""
+    order = [*FIGURES, "group_disparities"]
+    return {"figure": f"{order.index(name) + 2:02d}. {FIGURE_TITLES[name]}"}
 
 
 def get_figure_inputs(wildcards):
-    return {t: dataset_tables(wildcards.dataset, t) for t in FIGURE_TABLES}
+    return {
+        **{t: dataset_tables(wildcards.dataset, t) for t in FIGURE_TABLES},
+        "meta": f"{RESULTS}/datasets/{wildcards.dataset}.json",
+    }
+
+
+def get_findings_inputs(wildcards):
+    return {
+        **{
+            t: [f for ds in DATASETS for f in dataset_tables(ds, t)]
+            for t in FIGURE_TABLES
+        },
+        "meta": [f"{RESULTS}/datasets/{ds}.json" for ds in DATASETS],
+    }
+
+
+FINDINGS_TABLES = (
+    "sources",
+    "study_sources",
+    "components",
+    "study_components",
+    "claims",
+    "strength",
+)
+# the headline sources figure needs the one-at-a-time cells
+FINDINGS_FIGURES = (
+    ("sources_of_variance", "accuracy_vs_reproducibility")
+    if DESIGN != "factorial"
+    else ("accuracy_vs_reproducibility",)
+)
 
 
 def planned_tables():
@@ -396,6 +466,7 @@ def dataset_outputs(ds):
         for fig in FIGURES
         for ext in ("png", "pdf")
     ]
+    out.append(f"{RESULTS}/{ds}/summary.html")
     if ds in GROUPED:
         out += [
             f"{RESULTS}/{ds}/figures/group_disparities.{ext}" for ext in ("png", "pdf")
@@ -413,6 +484,7 @@ def get_final_outputs():
         ]
     out.append(f"{RESULTS}/datasets/overview.html")
     out += planned_tables()
+    out.append(f"{RESULTS}/findings/findings.html")
     for ds in DATASETS:
         out += dataset_outputs(ds)
     if SIMULATION.get("enabled", False):

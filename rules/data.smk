@@ -38,7 +38,7 @@ rule dataset_overview:
         report(
             f"{RESULTS}/datasets/overview.html",
             caption="../workflow/report/dataset_overview.rst",
-            category="Data",
+            category=DATA_CATEGORY,
         ),
     log:
         f"{RESULTS}/logs/dataset_overview.log",

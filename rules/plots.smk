@@ -6,8 +6,9 @@ rule figures:
             f"{fig}_png": report(
                 f"{RESULTS}/{{dataset}}/figures/{fig}.png",
                 caption=f"../workflow/report/{fig}.rst",
-                category="{dataset}",
-                subcategory="Figures",
+                category=dataset_category,
+                subcategory="Figures and tables",
+                labels=figure_label(fig),
             )
             for fig in FIGURES
         },
@@ -21,24 +22,29 @@ rule figures:
         **resources_of("plot"),
     params:
         out_dir=lambda wildcards, output: Path(output[0]).parent,
+        perturbation=PERTURBATION_JSON,
+        design=DESIGN,
         code=CODE["plot"],
     shell:
         modelvar_job(
-            "figures --dataset {wildcards.dataset:q} --summary {input.summary:q} --per-run "
-            "{input.per_run:q} --agreement {input.agreement:q} --out-dir {params.out_dir:q} "
-            "2> {log:q}",
+            "figures --dataset {wildcards.dataset:q} --summary {input.summary:q} --agreement "
+            "{input.agreement:q} --runs {input.runs:q} --meta {input.meta:q} --perturbation "
+            "{params.perturbation:q} --design {params.design:q} --out-dir "
+            "{params.out_dir:q} 2> {log:q}",
         )
 
 
 rule group_disparities_figure:
     input:
-        lambda wildcards: dataset_tables(wildcards.dataset, "disparities"),
+        disparities=lambda wildcards: dataset_tables(wildcards.dataset, "disparities"),
+        meta=f"{RESULTS}/datasets/{{dataset}}.json",
     output:
         png=report(
             f"{RESULTS}/{{dataset}}/figures/group_disparities.png",
             caption="../workflow/report/group_disparities.rst",
-            category="{dataset}",
-            subcategory="Groups",
+            category=dataset_category,
+            subcategory="Figures and tables",
+            labels=figure_label("group_disparities"),
         ),
         pdf=f"{RESULTS}/{{dataset}}/figures/group_disparities.pdf",
     log:
@@ -50,9 +56,72 @@ rule group_disparities_figure:
         **resources_of("plot"),
     params:
         out_dir=lambda wildcards, output: Path(output[0]).parent,
+        perturbation=PERTURBATION_JSON,
+        design=DESIGN,
         code=CODE["plot"],
     shell:
         modelvar_job(
-            "figures --dataset {wildcards.dataset:q} --disparities {input:q} --out-dir "
-            "{params.out_dir:q} 2> {log:q}",
+            "figures --dataset {wildcards.dataset:q} --disparities {input.disparities:q} "
+            "--meta {input.meta:q} --perturbation {params.perturbation:q} --design "
+            "{params.design:q} --out-dir {params.out_dir:q} 2> {log:q}",
+        )
+
+
+# The study's answer, from the aggregated tables of every dataset (never the predictions): the
+# report's Findings page, its headline figures, the study tables, each dataset's summary page.
+rule findings:
+    input:
+        unpack(get_findings_inputs),
+    output:
+        **{
+            f"{fig}_png": report(
+                f"{RESULTS}/findings/{fig}.png",
+                caption=f"../workflow/report/findings_{fig}.rst",
+                category=FINDINGS_CATEGORY,
+                subcategory="The study's answer",
+                labels={"item": f"{i}. {fig.replace('_', ' ')}"},
+            )
+            for i, fig in enumerate(FINDINGS_FIGURES, start=2)
+        },
+        **{f"{fig}_pdf": f"{RESULTS}/findings/{fig}.pdf" for fig in FINDINGS_FIGURES},
+        **{t: tables.study_table_path(RESULTS, t) for t in FINDINGS_TABLES},
+        html=report(
+            f"{RESULTS}/findings/findings.html",
+            caption="../workflow/report/findings.rst",
+            category=FINDINGS_CATEGORY,
+            subcategory="The study's answer",
+            labels={"item": "1. findings: sentences, tables, claims"},
+        ),
+        summaries=[
+            report(
+                f"{RESULTS}/{ds}/summary.html",
+                caption="../workflow/report/dataset_summary.rst",
+                category=f"3.{i:02d}. {ds}",
+                subcategory="Figures and tables",
+                labels={"figure": "01. every cell: summary table"},
+            )
+            for i, ds in enumerate(DATASETS, start=1)
+        ],
+    log:
+        f"{RESULTS}/logs/findings.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/findings.tsv"
+    conda:
+        "../envs/findings.yaml"
+    threads: threads_of("aggregate")
+    resources:
+        **resources_of("aggregate"),
+    params:
+        results=lambda wildcards, output: Path(output.html).parents[1],
+        perturbation=PERTURBATION_JSON,
+        design=DESIGN,
+        root_seed=config["root_seed"],
+        manifest=manifest_path("findings"),
+        code=CODE["findings"],
+    shell:
+        modelvar_job(
+            "findings --summary {input.summary:q} --agreement {input.agreement:q} --runs "
+            "{input.runs:q} --meta {input.meta:q} --perturbation {params.perturbation:q} "
+            "--design {params.design:q} --root-seed {params.root_seed:q} --results "
+            "{params.results:q} --manifest {params.manifest:q} 2> {log:q}",
         )

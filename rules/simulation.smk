@@ -37,7 +37,7 @@ rule evaluate_simulation:
             f"{fig}_png": report(
                 f"{RESULTS}/simulation/metrics/{fig}.png",
                 caption=f"../workflow/report/simulation_{fig}.rst",
-                category="Simulation",
+                category=SIMULATION_CATEGORY,
                 subcategory="Reproducibility metrics (seed 000)",
             )
             for fig in ("metric_vs_accuracy", "metric_by_distribution")
@@ -52,7 +52,7 @@ rule evaluate_simulation:
         html=report(
             f"{RESULTS}/simulation/metrics/ranking.html",
             caption="../workflow/report/simulation_ranking.rst",
-            category="Simulation",
+            category=SIMULATION_CATEGORY,
             subcategory="Reproducibility metrics (seed 000)",
         ),
     log:
@@ -79,7 +79,7 @@ rule dirichlet_simulation:
             f"{fig}_png": report(
                 f"{RESULTS}/simulation/dirichlet/{fig}.png",
                 caption=f"../workflow/report/dirichlet_{fig}.rst",
-                category="Simulation",
+                category=SIMULATION_CATEGORY,
                 subcategory="Entropy and confusion index (seed 002)",
             )
             for fig in DIRICHLET_FIGURES
@@ -93,7 +93,7 @@ rule dirichlet_simulation:
         html=report(
             f"{RESULTS}/simulation/dirichlet/spearman.html",
             caption="../workflow/report/dirichlet_spearman.rst",
-            category="Simulation",
+            category=SIMULATION_CATEGORY,
             subcategory="Entropy and confusion index (seed 002)",
         ),
     log:

@@ -11,11 +11,20 @@ echo "== ruff" && ruff check src tests benchmarks scripts
 echo "== snakefmt" && snakefmt --check Snakefile rules/
 echo "== snakemake --lint" && snakemake --lint --configfile config/config.yaml
 echo "== generated files" && python scripts/make_envs.py --check \
-  && python scripts/make_cli_docs.py --check
+  && python scripts/make_cli_docs.py --check && python scripts/make_readme_plans.py --check
 # The SLURM integration test needs a local cluster: start one where we can (root on Debian, as in
 # CI); elsewhere tests/test_slurm.py is skipped and says why. MODELVAR_SLURM=0 skips the set-up.
 if [ "${MODELVAR_SLURM:-1}" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "== local SLURM cluster" && bash tests/slurm/setup.sh \
     || echo "(SLURM set-up failed: the SLURM test will be skipped)"
+fi
+# The report's browser test needs Chromium and its driver: install them from Debian where we can
+# (root, as in CI); elsewhere tests/test_report.py is skipped and says why. MODELVAR_BROWSER=0
+# skips the set-up.
+if [ "${MODELVAR_BROWSER:-1}" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+    && ! command -v chromedriver >/dev/null; then
+  echo "== chromium (report browser test)" && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null) \
+    || echo "(chromium set-up failed: the browser test will be skipped)"
 fi
 echo "== pytest" && python -m pytest -n 2 "$@"

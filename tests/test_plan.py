@@ -161,3 +161,33 @@ def test_a_profile_that_would_change_the_plan_stops_the_prepare_job():
 def test_cell_ids_of_the_design_parse_back():
     cells, _ = dataset_cells(GRID, "both")
     assert [Cell.parse(c.id) for c in cells] == cells
+
+
+def test_noop_families_collapse_on_vehicle_and_on_all_categorical_car(tmp_path):
+    """vehicle has no categorical features, car no numeric ones: their no-op levels give no
+    cells, no fits, and one warning each; anneal (both kinds) keeps every cell."""
+    import yaml
+
+    from modelvar.pipeline.config_check import check_config
+
+    config = {"root_seed": 1, "datasets": {n: {"source": "embedded"}
+                                           for n in ("vehicle", "car", "anneal")},
+              "classifiers": ["lr-sgd"], "split": {"repeats": 2, "runs": 3},
+              "perturbation": {"data": ["none", {"rel": 0.2}],
+                               "categorical": ["none", {"label": 0.1}]},
+              "design": "factorial"}
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    study = check_config(config, schema)
+    plan = plan_study(config, study.schemas)
+    cells = {name: ids(ds.cells) for name, ds in plan.datasets.items()}
+    assert cells["vehicle"] == ["dnone_cnone_hnone_down100_seedfix",
+                                "rel0p2_cnone_hnone_down100_seedfix"]
+    assert cells["car"] == ["dnone_cnone_hnone_down100_seedfix",
+                            "dnone_label0p1_hnone_down100_seedfix"]
+    assert len(cells["anneal"]) == 4
+    fits = {name: ds.classifiers["lr-sgd"].fits for name, ds in plan.datasets.items()}
+    assert fits == {"vehicle": 2 * 2 * 3, "car": 2 * 2 * 3, "anneal": 4 * 2 * 3}
+    warnings = plan.warnings()
+    assert len(warnings) == 2
+    assert warnings[0].startswith("vehicle: no categorical features")
+    assert warnings[1].startswith("car: no numeric features")

@@ -25,8 +25,9 @@ def test_dry_run_job_counts(tmp_path):
         "figures": 3,
         "group_disparities_figure": 1,
         "dataset_overview": 1,
+        "findings": 1,
         "all": 1,
-        "total": 16,
+        "total": 17,
     }
 
 
@@ -140,9 +141,10 @@ def test_end_to_end_control_cell_runs_are_identical(tiny_run):
     assert not identical[identical.index.str.contains("down050")].any()
 
 
-FIGURES = ["gross_accuracy_grid", "accuracy_by_data_perturbation", "repeat_accuracy_ranges",
-           "ec_distributions", "repeat_ec_means", "repeat_ec_ranges", "per_sample_instability",
-           "group_disparities"]
+FIGURES = ["sources_of_variance", "accuracy_by_source", "reproducibility_vs_chance",
+           "gross_accuracy_grid", "accuracy_by_data_perturbation", "repeat_accuracy_ranges",
+           "ec_distributions", "reproducibility_by_cell", "repeat_ec_ranges",
+           "per_sample_instability", "group_disparities"]
 
 
 def test_end_to_end_figures_and_logs(tiny_run):
@@ -299,7 +301,7 @@ def test_adding_a_dataset_adds_only_its_jobs(tiny_run, tmp_config):
     # the report's dataset overview lists the new dataset too
     assert job_counts(proc.stdout) == {
         "prepare_dataset": 1, "fit": 2, "pairwise_metrics": 2, "figures": 1,
-        "dataset_overview": 1, "all": 1, "total": 8,
+        "dataset_overview": 1, "findings": 1, "all": 1, "total": 9,
     }
     assert "wildcards: dataset=vehicle" not in proc.stdout
 
@@ -379,4 +381,31 @@ def test_every_column_is_documented(tiny_run):
             shown = "`p_other:<i>`" if column.startswith("p_other:") else f"`{column}`"
             if column not in keys and shown not in sections[name]:
                 missing.append(f"{name}.{column}")
+    # the study tables of the findings
+    findings = sections["findings"]
+    for name in ("sources", "study_sources", "components", "study_components", "claims",
+                 "strength"):
+        for column in pd.read_parquet(tiny_run / "aggregated" / "study" /
+                                      f"{name}.parquet").columns:
+            base = re.sub(r"_(low|high)$", "", column)
+            if f"`{base}`" not in findings and base not in keys:
+                missing.append(f"study/{name}.{column}")
     assert missing == []
+
+
+def test_end_to_end_findings(tiny_run):
+    """The control (all runs identical for lr-sgd and svm-sgd) against 50 % of the training
+    pool alone, the test-set yardstick, and the report's pages."""
+    sources = pd.read_parquet(tiny_run / "aggregated/study/sources.parquet")
+    assert set(sources["level"]) == {"control", "50 % train", "test set (between repeats)"}
+    control = sources[sources["level"] == "control"]
+    assert (control["identical_repeats"] == control["repeats"]).all()
+    assert (control["disagreement"] == 0).all()
+    half = sources[sources["level"] == "50 % train"]
+    assert (half["disagreement"] > 0).all() and (half["accuracy_sd"] > 0).all()
+    components = pd.read_parquet(tiny_run / "aggregated/study/components.parquet")
+    assert set(components["component"]) >= {"training fraction", "repeat (test set)"}
+    page = (tiny_run / "findings" / "findings.html").read_text()
+    assert "varied most within a repeat under 50 % train" in page
+    assert (tiny_run / "vehicle" / "summary.html").read_text().count("<tr>") == 2 * 2  # rows
+    assert (tiny_run / "findings" / "sources_of_variance.png").stat().st_size > 10_000

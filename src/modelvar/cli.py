@@ -268,22 +268,63 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_figures(args: argparse.Namespace) -> int:
+    from modelvar.pipeline.design import cell_roles, reach_of
     from modelvar.pipeline.result_tables import read_tables
-    from modelvar.plots.study import FIGURE_FUNCTIONS, group_disparities
+    from modelvar.plots.study import FIGURE_FUNCTIONS, figures_of_design, group_disparities
 
     out_dir = Path(args.out_dir)
+    roles = cell_roles(json.loads(args.perturbation), args.design,
+                       reach_of(_read_json(args.meta)))
+    log = logging.getLogger("modelvar.figures")
     if args.disparities:
-        group_disparities(read_tables(args.disparities), args.dataset,
+        group_disparities(read_tables(args.disparities), roles, args.dataset,
                           [out_dir / f"group_disparities.{ext}" for ext in args.formats])
         return 0
-    given = {"summary": args.summary, "per_run": args.per_run, "agreement": args.agreement}
-    missing = [name for name, paths in given.items() if not paths]
+    given = {"summary": args.summary, "agreement": args.agreement, "runs": args.runs}
+    names = args.figures or figures_of_design(args.design)
+    unknown = sorted(set(names) - set(FIGURE_FUNCTIONS))
+    if unknown:
+        raise ValueError(f"figures: unknown figure(s) {unknown}; known: {list(FIGURE_FUNCTIONS)}")
+    needed = sorted({t for name in names for t in FIGURE_FUNCTIONS[name][0]})
+    missing = [t for t in needed if not given[t]]
     if missing:
-        raise ValueError(f"figures: missing --{', --'.join(m.replace('_', '-') for m in missing)}")
-    frames = {name: read_tables(paths) for name, paths in given.items()}
-    for name, (table, func) in FIGURE_FUNCTIONS.items():
-        func(frames[table], args.dataset, [out_dir / f"{name}.{ext}" for ext in args.formats])
-        logging.getLogger("modelvar.figures").info("%s: %s done", args.dataset, name)
+        raise ValueError(f"figures: missing --{', --'.join(missing)}")
+    frames = {t: read_tables(given[t]) for t in needed}
+    for name in names:
+        tables, func = FIGURE_FUNCTIONS[name]
+        func(*(frames[t] for t in tables), roles, args.dataset,
+             [out_dir / f"{name}.{ext}" for ext in args.formats])
+        log.info("%s: %s done", args.dataset, name)
+    return 0
+
+
+def cmd_findings(args: argparse.Namespace) -> int:
+    from modelvar.findings.study import compute_findings, write_findings
+    from modelvar.plots.findings import accuracy_vs_reproducibility, sources_figure
+
+    metas = {}
+    for path in args.meta:
+        meta = _read_json(path)
+        metas[meta["name"]] = meta
+    findings = compute_findings(
+        summary_paths=args.summary, agreement_paths=args.agreement, runs_paths=args.runs,
+        metas=metas, perturbation=json.loads(args.perturbation), design=args.design,
+        root_seed=args.root_seed, n_boot=args.boot)
+    out = Path(args.results) / "findings"
+    figures = {}
+    with _manifest(args, "findings") as manifest:
+        if not findings.tables["sources"].empty:
+            paths = [out / f"sources_of_variance.{ext}" for ext in ("png", "pdf")]
+            sources_figure(findings.tables["sources"], findings.tables["study_sources"], paths)
+            figures["Sources of variance, each alone against the control"] = paths[0]
+        paths = [out / f"accuracy_vs_reproducibility.{ext}" for ext in ("png", "pdf")]
+        accuracy_vs_reproducibility(findings.summary, findings.roles, paths)
+        figures["Accuracy and reproducibility, per dataset and classifier"] = paths[0]
+        for path in sorted(out.glob("*.p[nd][gf]")):
+            manifest.record(path)
+        write_findings(findings, args.results, figures, manifest)
+    logging.getLogger("modelvar.findings").info(
+        "%s", ", ".join(f"{name}: {len(t)} rows" for name, t in findings.tables.items()))
     return 0
 
 
@@ -355,9 +396,11 @@ def cmd_dirichlet(args: argparse.Namespace) -> int:
     manifest.write_text(
         "<h3>Spearman correlation of the confusion index and normalised entropy</h3>"
         + table.to_html(index=False, float_format="%.3f"), out / "spearman.html")
-    dirichlet_class_densities(probs, [out / f"class_densities.{e}" for e in ("png", "pdf")])
-    dirichlet_h_ci_densities(per_sample, [out / f"h_ci_densities.{e}" for e in ("png", "pdf")])
-    dirichlet_ci_vs_h(per_sample, [out / f"ci_vs_h.{e}" for e in ("png", "pdf")])
+    dirichlet_class_densities(probs, [out / f"class_densities.{e}" for e in ("png", "pdf")],
+                              cases)
+    dirichlet_h_ci_densities(per_sample, [out / f"h_ci_densities.{e}" for e in ("png", "pdf")],
+                             cases)
+    dirichlet_ci_vs_h(per_sample, [out / f"ci_vs_h.{e}" for e in ("png", "pdf")], cases)
     manifest.close()
     logging.getLogger("modelvar.simulation.dirichlet").info("%s", table.to_string(index=False))
     return 0
@@ -643,13 +686,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "figures", "(job) the figure set of one dataset", cmd_figures)
     p.add_argument("--dataset", required=True, help="the dataset")
-    for name in ("summary", "per-run", "agreement"):
+    for name in ("summary", "agreement", "runs"):
         p.add_argument(f"--{name}", nargs="+", metavar="TABLE",
                        help=f"the dataset's {name} tables")
     p.add_argument("--disparities", nargs="+", metavar="TABLE",
                    help="draw only the group-disparity figure from these tables")
+    p.add_argument("--meta", required=True, help="the dataset's JSON metadata")
+    p.add_argument("--perturbation", required=True,
+                   help="the config's perturbation section as JSON (the cells' design)")
+    p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
+                   help="the config's design")
+    p.add_argument("--figures", nargs="+", metavar="NAME",
+                   help="draw only these (default: every figure the design has cells for)")
     p.add_argument("--out-dir", required=True, help="where the figures go")
     p.add_argument("--formats", nargs="+", default=["png", "pdf"], help="file formats")
+
+    p = _command(sub, "findings", "(job) the study's findings from its aggregated tables",
+                 cmd_findings, parents=[recorded],
+                 description="Sources of variance (each source alone against the control), "
+                 "variance components over the factorial grid, seed 004's claims checked, "
+                 "the report's Findings page and each dataset's summary page, from the "
+                 "summary, agreement and runs tables (never the predictions).")
+    for name in ("summary", "agreement", "runs"):
+        p.add_argument(f"--{name}", nargs="+", required=True, metavar="TABLE",
+                       help=f"every {name} table of the study")
+    p.add_argument("--meta", nargs="+", required=True, help="every dataset's JSON metadata")
+    p.add_argument("--perturbation", required=True,
+                   help="the config's perturbation section as JSON (the cells' design)")
+    p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
+                   help="the config's design")
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream (the bootstrap's)")
+    p.add_argument("--boot", type=int, default=200,
+                   help="bootstrap resamples of the repeats for the variance shares' intervals")
+    p.add_argument("--results", required=True, help="the study's results folder")
 
     p = _command(sub, "dataset-overview", "(job) the report's page of the study's datasets",
                  cmd_dataset_overview, parents=[recorded])

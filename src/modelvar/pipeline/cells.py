@@ -184,3 +184,45 @@ def grid(perturbation: dict) -> list[Cell]:
     if len(set(ids)) != len(ids):
         raise ValueError(f"the perturbation grid repeats cells: {ids}")
     return cells
+
+
+# ----------------------------------------------------------------------------- readable labels
+FAMILY_NAMES = {"data": "data", "categorical": "categorical", "hparam": "hparam",
+                "downsample": "training fraction", "model_seed": "model seed"}
+NONE_LEVELS = {"dnone", "cnone", "hnone", "down100", "seedfix"}
+
+
+def level_value(level_id: str) -> str:
+    """A level id without its family: ``rel0p2`` → ``rel 0.2``, ``hsig1`` → ``sig 1``,
+    ``labelmiss0p1`` → ``label 0.1 (missing as a level)``, ``down050`` → ``50 %``,
+    ``seedrun`` → ``per run``, ``dnone`` → ``none``."""
+    if level_id in ("dnone", "cnone", "hnone"):
+        return "none"
+    if level_id.startswith("down"):
+        return f"{int(level_id[4:])} %"
+    if level_id.startswith("seed"):
+        return {"seedrun": "per run", "seedfix": "fixed"}[level_id]
+    body = level_id[1:] if level_id[:4] in ("hsig", "hrel", "habs") else level_id
+    kind = body.rstrip("0123456789p")
+    value = body[len(kind):].replace("p", ".")
+    if kind.endswith("miss"):
+        return f"{kind[:-4]} {value} (missing as a level)"
+    return f"{kind} {value}"
+
+
+def level_label(family: str, level_id: str) -> str:
+    """A level with its family, as figures and tables say it: ``data rel 0.2``,
+    ``hparam none``, ``50 % train``, ``seed per run``."""
+    value = level_value(level_id)
+    if family == "downsample":
+        return f"{value} train"
+    if family == "model_seed":
+        return f"seed {value}"
+    return f"{family} {value}"
+
+
+def cell_label(cell_id: str, families=FAMILIES) -> str:
+    """A cell in words, the given families in order: ``data rel 0.2 · hparam none · 50 % train
+    · seed per run`` (pass only the families that vary in a figure)."""
+    levels = Cell.parse(cell_id).levels()
+    return " · ".join(level_label(f, levels[f]) for f in families)

@@ -83,3 +83,25 @@ def active_sources(cell: Cell) -> list[str]:
     """The families a cell perturbs (away from the control), e.g. ``["data", "model_seed"]``."""
     return [f for f in ("data", "categorical", "hparam", "downsample", "model_seed")
             if getattr(cell, f) != getattr(CONTROL, f)]
+
+
+ROLES = ("factorial", "one-at-a-time")
+
+
+def cell_roles(perturbation: dict, design: str = "factorial",
+               reach: Reach = Reach()) -> dict[str, tuple[str, ...]]:
+    """Cell id → the parts of the design it belongs to (``factorial``, ``one-at-a-time``), for
+    the cells a dataset gets: which cells figures and findings compare."""
+    cells, _ = dataset_cells(perturbation, design, reach)
+    factorial = {c.id for c in dataset_cells(perturbation, "factorial", reach)[0]} \
+        if design != "one-at-a-time" else set()
+    oat = {c.id for c in dataset_cells(perturbation, "one-at-a-time", reach)[0]} \
+        if design != "factorial" else set()
+    return {c.id: tuple(r for r, members in zip(ROLES, (factorial, oat), strict=True)
+                        if c.id in members) for c in cells}
+
+
+def reach_of(meta: dict) -> Reach:
+    """Which families can act on a prepared dataset (its metadata's feature types)."""
+    types = {f["type"] for f in meta["features"]}
+    return Reach(numeric="numeric" in types, categorical="categorical" in types)

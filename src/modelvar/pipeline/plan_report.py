@@ -111,6 +111,10 @@ def job_counts(plan: StudyPlan, config: dict) -> dict[str, int]:
                 counts["grouped_metrics"] = counts.get("grouped_metrics", 0) + \
                     len(cp.metrics_jobs)
     counts["figures"] = len(plan.datasets)
+    grouped_datasets = [name for name in plan.datasets if name in grouped]
+    if grouped_datasets:
+        counts["group_disparities_figure"] = len(grouped_datasets)
+    counts["dataset_overview"] = counts["findings"] = 1
     return counts
 
 
@@ -119,6 +123,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     totals = dataset_totals(plan, config)
     counts = job_counts(plan, config)
     n_clf = len(config["classifiers"])
+    mlp_col = "mlp" in config["classifiers"]
     lines = [
         f"modelvar plan: {len(plan.datasets)} dataset(s) x {n_clf} classifier(s), design "
         f"{config.get('design', 'both')}, {plan.repeats} repeats x {plan.runs} runs",
@@ -127,17 +132,21 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         "(jobs.target_minutes); a job's runtime limit is 2 x its estimate + 10 min",
         "",
         "jobs per rule: " + ", ".join(f"{rule} {n:,}" for rule, n in counts.items())
-        + f" (plan's jobs: {sum(counts.values()):,}, plus the report's few)",
+        + f"; {sum(counts.values()):,} in all"
+        + (" (and the simulation branch's)" if config.get("simulation", {}).get("enabled")
+           else ""),
         "",
         f"{'dataset':<28}{'rows':>9}{'d':>6}{'C':>6} {'probs':<8}{'cells':>6}{'fits':>10}"
-        f"{'jobs':>7}{'CPU':>10}{'MLP':>10}{'storage':>11}{'mem/job':>9}  longest fit job",
+        f"{'jobs':>7}{'CPU':>10}" + (f"{'MLP':>10}" if mlp_col else "")
+        + f"{'storage':>11}{'mem/job':>9}  longest fit job",
     ]
     for t in totals:
         note = f" ({', '.join(t.collapsed)} collapsed)" if t.collapsed else ""
         lines.append(
             f"{t.name[:27]:<28}{t.rows:>9,}{t.d:>6,}{t.classes:>6} {t.form:<8}{t.cells:>6}"
             f"{t.fits:>10,}{t.fit_jobs + t.metrics_jobs:>7,}{_hours(t.cpu_seconds):>10}"
-            f"{_hours(t.mlp_seconds):>10}{_bytes(t.storage):>11}{t.max_mem_mb:>7,}MB  "
+            + (f"{_hours(t.mlp_seconds):>10}" if mlp_col else "")
+            + f"{_bytes(t.storage):>11}{t.max_mem_mb:>7,}MB  "
             f"{_hours(t.longest[0])} ({t.longest[1]}){note}")
     cpu = sum(t.cpu_seconds for t in totals)
     mlp = sum(t.mlp_seconds for t in totals)
@@ -146,10 +155,11 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     longest = max(totals, key=lambda t: t.longest[0])
     mem = max(totals, key=lambda t: t.max_mem_mb)
     gpu = "GPU" if plan.gpu_speedup != 1 else "CPU core (jobs.gpu_speedup = 1: no GPU speed-up)"
+    mlp_text = f"MLP {_hours(mlp)} on one {gpu}; " if "mlp" in config["classifiers"] else ""
     lines += [
         "",
         f"total: {sum(t.fits for t in totals):,} fits; CPU {_hours(cpu)} (core-hours: fits, "
-        f"tuning, metrics); MLP {_hours(mlp)} on one {gpu}; storage {_bytes(storage)} "
+        f"tuning, metrics); {mlp_text}storage {_bytes(storage)} "
         f"({_bytes(predictions)} of predictions); largest job memory {mem.max_mem_mb:,} MB "
         f"({mem.name}); longest fit job {_hours(longest.longest[0])} ({longest.name} "
         f"{longest.longest[1]})",

@@ -6,6 +6,30 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+#: What figures call the metrics (never their ids).
+METRIC_NAMES = {
+    "accuracy": "accuracy",
+    "ec_local": "local EC (Jaccard of error sets)",
+    "ec_global": "global EC (rate both wrong)",
+    "ec_agree": "EC, agreement of error indicators",
+    "ec_corr": "EC, correlation of errors",
+    "ec_kappa": "EC, κ of errors",
+    "ec_local_accnorm_sqrt": "local EC, accuracy-normalised (√)",
+    "ec_local_accnorm_cbrt": "local EC, accuracy-normalised (∛)",
+    "ec_global_accnorm_sqrt": "global EC, accuracy-normalised (√)",
+    "ec_global_accnorm_cbrt": "global EC, accuracy-normalised (∛)",
+    "pa": "percent agreement",
+    "churn": "disagreement (1 − agreement)",
+    "kappa": "Cohen's κ",
+    "cramer_v": "Cramér's V",
+    "kripp_alpha": "Krippendorff's α",
+    "gwet_ac1": "Gwet's AC1",
+    "mean_pa": "percent agreement",
+    "mean_ec_global": "global EC",
+    "mean_accuracy": "mean accuracy",
+    "mean_kappa": "Cohen's κ",
+}
+
 #: Fixed colours so a classifier looks the same in every figure.
 CLASSIFIER_COLOURS = {"lr-sgd": "#1b9e77", "svm-sgd": "#d95f02", "xgb": "#7570b3", "mlp": "#e7298a"}
 

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from modelvar.plots.common import save_figure
+from modelvar.plots.common import METRIC_NAMES, save_figure
 
 
 def _process(sims: pd.DataFrame) -> pd.Series:
@@ -16,16 +16,30 @@ def _process(sims: pd.DataFrame) -> pd.Series:
     return sims["error_set"] + " error set, " + dep
 
 
+def _tidy(grid, xlabel: str, ylabel: str) -> None:
+    """Panel titles that fit their panel (wrapped, small), the legend under the panels, so that
+    the figure stays within the report's width."""
+    import textwrap
+
+    grid.set_titles("{col_name}")
+    grid.set_axis_labels(xlabel, ylabel)
+    for ax in grid.axes.flat:
+        ax.set_title(textwrap.fill(ax.get_title(), 26), fontsize=8)
+        ax.tick_params(labelsize=7)
+    sns.move_legend(grid, "lower center", bbox_to_anchor=(0.45, -0.06), ncol=4, frameon=False,
+                    fontsize=8, title_fontsize=8)
+
+
 def metric_vs_accuracy(sims: pd.DataFrame, metrics: list[str], out_paths: list[Path]) -> None:
     """Each metric (mean over run pairs) against the runs' mean accuracy, by process type."""
     data = sims.assign(process=_process(sims)).melt(
         id_vars=["mean_accuracy", "process"], value_vars=metrics, var_name="metric",
         value_name="value")
+    data["metric"] = data["metric"].map(lambda m: METRIC_NAMES.get(m, m))
     grid = sns.relplot(data=data, x="mean_accuracy", y="value", hue="process", col="metric",
-                       col_wrap=5, kind="scatter", s=8, alpha=0.5, height=2.3, aspect=1.1,
+                       col_wrap=4, kind="scatter", s=6, alpha=0.5, height=2.0, aspect=1.05,
                        facet_kws={"sharey": False})
-    grid.set_titles("{col_name}")
-    grid.set_axis_labels("mean accuracy of the runs", "metric (mean over pairs)")
+    _tidy(grid, "mean accuracy of the runs", "mean over pairs")
     grid.figure.suptitle("Simulated runs: each reproducibility metric against accuracy, "
                          "by prediction process", y=1.0, va="bottom")
     save_figure(grid.figure, out_paths)
@@ -35,12 +49,12 @@ def metric_by_distribution(sims: pd.DataFrame, metrics: list[str], out_paths: li
     """Each metric's distribution by class-distribution type and number of classes."""
     data = sims.melt(id_vars=["distribution", "n_classes"], value_vars=metrics,
                      var_name="metric", value_name="value")
+    data["metric"] = data["metric"].map(lambda m: METRIC_NAMES.get(m, m))
     data["classes"] = data["n_classes"].astype(str)
     grid = sns.catplot(data=data, x="distribution", y="value", hue="classes", col="metric",
-                       col_wrap=5, kind="box", fliersize=1, linewidth=0.6, height=2.3, aspect=1.1,
-                       sharey=False)
-    grid.set_titles("{col_name}")
-    grid.set_axis_labels("class distribution", "metric (mean over pairs)")
+                       col_wrap=4, kind="box", fliersize=1, linewidth=0.6, height=2.0,
+                       aspect=1.05, sharey=False)
+    _tidy(grid, "class distribution", "mean over pairs")
     for ax in grid.axes.flat:
         ax.tick_params(axis="x", labelrotation=30)
     grid.figure.suptitle("Simulated runs: metric distributions by class-distribution type and "
@@ -48,8 +62,19 @@ def metric_by_distribution(sims: pd.DataFrame, metrics: list[str], out_paths: li
     save_figure(grid.figure, out_paths)
 
 
-def dirichlet_class_densities(probs: pd.DataFrame, out_paths: list[Path]) -> None:
+def with_alphas(frame: pd.DataFrame, cases: dict[str, list[float]] | None) -> pd.DataFrame:
+    """The ``case`` column as "Case 1: α = (1, 1, 1)", so that a panel says its parameters."""
+    if not cases:
+        return frame
+    names = {name: f"{name}: α = ({', '.join(f'{a:g}' for a in alphas)})"
+             for name, alphas in cases.items()}
+    return frame.assign(case=frame["case"].map(lambda c: names.get(c, c)))
+
+
+def dirichlet_class_densities(probs: pd.DataFrame, out_paths: list[Path],
+                              cases: dict | None = None) -> None:
     """Density of each class's probability, one panel per case (seed 002, first figure)."""
+    probs = with_alphas(probs, cases)
     grid = sns.displot(data=probs, x="probability", hue="class", col="case", kind="kde",
                        common_norm=False, clip=(0, 1), height=3, aspect=1.1, linewidth=0.8,
                        facet_kws={"sharey": False})
@@ -58,8 +83,10 @@ def dirichlet_class_densities(probs: pd.DataFrame, out_paths: list[Path]) -> Non
     save_figure(grid.figure, out_paths)
 
 
-def dirichlet_h_ci_densities(per_sample: pd.DataFrame, out_paths: list[Path]) -> None:
+def dirichlet_h_ci_densities(per_sample: pd.DataFrame, out_paths: list[Path],
+                             cases: dict | None = None) -> None:
     """Densities of normalised entropy H and confusion index CI per case (second figure)."""
+    per_sample = with_alphas(per_sample, cases)
     long = per_sample.melt(id_vars=["case"], value_vars=["H", "CI"], var_name="statistic")
     grid = sns.displot(data=long, x="value", hue="statistic", col="case", kind="kde",
                        common_norm=False, clip=(0, 1), height=3, aspect=1.1,
@@ -69,8 +96,10 @@ def dirichlet_h_ci_densities(per_sample: pd.DataFrame, out_paths: list[Path]) ->
     save_figure(grid.figure, out_paths)
 
 
-def dirichlet_ci_vs_h(per_sample: pd.DataFrame, out_paths: list[Path]) -> None:
+def dirichlet_ci_vs_h(per_sample: pd.DataFrame, out_paths: list[Path],
+                      cases: dict | None = None) -> None:
     """CI against H for every simulated vector, coloured by case (third figure)."""
+    per_sample = with_alphas(per_sample, cases)
     fig, ax = plt.subplots(figsize=(5.5, 5.5))
     sns.scatterplot(data=per_sample, x="H", y="CI", hue="case", s=8, alpha=0.5, ax=ax)
     ax.set_xlabel("normalised Shannon entropy H")

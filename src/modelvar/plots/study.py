@@ -1,259 +1,509 @@
-"""Figures (seaborn). Summaries are per repeat, then shown as distributions over repeats."""
+"""The figure set of one dataset (seaborn), in the report's reading order.
+
+Every figure says what it shows and what each mark pools: its title names the panels' families,
+and where a violin or a point pools several levels of a family that varies in the grid, a line
+under the title lists them with the number of values per mark. Cells carry readable labels
+(``data rel 0.2 · hparam none · 50 % train · seed per run``, :func:`modelvar.pipeline.cells.
+cell_label`), metrics their names, classifiers one fixed colour each. Figures are at most
+9.3 inches (1,400 px at 150 dpi) wide, and no panel holds more than :data:`MAX_PER_PANEL`
+violins or rows.
+
+Each figure takes the dataset's tables and ``roles`` (cell → its parts of the design,
+:func:`modelvar.pipeline.design.cell_roles`): the seed's figures (gross accuracy grid, accuracy
+by data perturbation, repeat accuracy ranges, EC distributions, per-sample instability) show the
+**factorial** cells, where every family's levels are crossed; the sources figures show the
+**one-at-a-time** cells (the control and each source alone).
+"""
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 
-from modelvar.plots.common import CLASSIFIER_COLOURS, save_figure
+from modelvar.pipeline.cells import FAMILIES, cell_label, level_value
+from modelvar.plots.common import CLASSIFIER_COLOURS, METRIC_NAMES, save_figure
 
-METRIC_LABELS = {
-    "ec_global": "global EC (both wrong, rate)",
-    "ec_local": "local EC (Jaccard of error sets)",
-    "pa": "percent agreement",
-    "accuracy": "accuracy",
-}
-
-
-def repeat_means_violin(
-    summary: pd.DataFrame,
-    dataset: str,
-    out_paths: list[Path],
-    metrics: tuple[str, ...] = ("accuracy", "ec_global", "ec_local", "pa"),
-) -> None:
-    """Violin per metric: distribution over repeats of the repeat's mean, by cell and classifier."""
-    data = summary[(summary["subset"] == "all") & summary["metric"].isin(metrics)].copy()
-    if data.empty:
-        raise ValueError(f"{dataset}: no summaries for metrics {metrics}")
-    palette = {c: CLASSIFIER_COLOURS.get(c, "#666666") for c in data["classifier"].unique()}
-    n_cells = data["cell"].nunique()
-    height = max(3.5, 0.45 * n_cells * data["classifier"].nunique() ** 0.5 + 1.5)
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics) + 2.5, height),
-                             sharey=True, squeeze=False)
-    order = sorted(data["cell"].unique())
-    for ax, metric in zip(axes[0], metrics, strict=True):
-        part = data[data["metric"] == metric]
-        sns.violinplot(
-            data=part, y="cell", x="mean", hue="classifier", palette=palette, order=order,
-            orient="h", cut=0, inner="point", density_norm="width", linewidth=0.6, ax=ax,
-        )
-        ax.set_title(METRIC_LABELS.get(metric, metric), fontsize=10)
-        ax.set_xlabel("repeat mean")
-        ax.set_ylabel("perturbation cell" if ax is axes[0][0] else "")
-        ax.grid(axis="x", alpha=0.3)
-        if ax is not axes[0][-1] and ax.get_legend() is not None:
-            ax.get_legend().remove()
-    legend = axes[0][-1].get_legend()
-    if legend is not None:
-        sns.move_legend(axes[0][-1], "upper left", bbox_to_anchor=(1.02, 1), frameon=False)
-    fig.suptitle(f"{dataset}: per-repeat means over repeats")
-    fig.tight_layout()
-    save_figure(fig, out_paths)
+MAX_WIDTH_IN = 9.3
+MAX_PER_PANEL = 20
+FAMILY_TITLES = {"data": "data perturbation", "categorical": "categorical perturbation",
+                 "hparam": "hparam perturbation", "downsample": "training fraction",
+                 "model_seed": "model seed"}
 
 
-# ----------------------------------------------------------------------------- figure sets
-FAMILY_LABELS = {
-    "data": "data perturbation",
-    "categorical": "categorical perturbation",
-    "hparam": "hparam perturbation",
-    "downsample": "training fraction",
-    "model_seed": "model seed",
-}
-EC_METRICS = ("ec_global", "ec_local", "ec_global_accnorm_sqrt", "ec_local_accnorm_sqrt")
-METRIC_LABELS.update({
-    "ec_global_accnorm_sqrt": "global EC, accuracy-normalised (sqrt)",
-    "ec_local_accnorm_sqrt": "local EC, accuracy-normalised (sqrt)",
-    "mean_pa": "percent agreement",
-    "mean_ec_global": "global EC",
-    "mean_accuracy": "mean accuracy",
-})
+# ----------------------------------------------------------------------------- helpers
+def cells_of(frame: pd.DataFrame, roles: dict[str, tuple], role: str) -> pd.DataFrame:
+    """The rows of the cells in one part of the design (``factorial``, ``one-at-a-time``)."""
+    keep = {c for c, r in roles.items() if role in r}
+    return frame[frame["cell"].astype(str).isin(keep)]
 
 
-def pretty_level(level: str) -> str:
-    """Readable level id: ``rel0p2`` → ``rel 0.2``, ``down050`` → ``50%``, ``dnone`` → ``none``."""
-    if level in ("dnone", "cnone", "hnone"):
-        return "none"
-    if level.startswith("down"):
-        return f"{int(level[4:])}%"
-    if level.startswith("seed"):
-        return {"seedrun": "per run", "seedfix": "fixed"}.get(level, level)
-    if level[:4] in ("hsig", "hrel", "habs"):
-        level = level[1:]
-    head = level.rstrip("0123456789p")
-    return f"{head} {level[len(head):].replace('p', '.')}"
+def varying(frame: pd.DataFrame) -> list[str]:
+    """Families with more than one level in these rows."""
+    return [f for f in FAMILIES if f in frame and frame[f].nunique() > 1]
 
 
-def _prepared(frame: pd.DataFrame) -> pd.DataFrame:
+def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    """Level ids → readable levels (``rel 0.2``, ``50 %``, ``per run`` …) in the family
+    columns (the family is in the panel title or axis label)."""
     out = frame.copy()
-    for family in FAMILY_LABELS:
-        if family in out.columns:
-            out[family] = out[family].map(pretty_level)
+    for family in FAMILIES:
+        if family in out:
+            out[family] = [level_value(str(v)) for v in out[family]]
     return out
 
 
-def _palette(frame: pd.DataFrame) -> dict[str, str]:
-    return {c: CLASSIFIER_COLOURS.get(c, "#666666") for c in frame["classifier"].unique()}
+def source_order(cells) -> list[tuple[str, str]]:
+    """(cell, label) of one-at-a-time cells: the control first, then the families in their
+    order (data, categorical, hparam, training fraction, model seed)."""
+    from modelvar.findings.sources import SOURCES, source_of
+
+    named = {str(c): source_of(str(c)) for c in cells}
+    return sorted(((c, label) for c, (_, label) in named.items()),
+                  key=lambda t: (SOURCES.index(named[t[0]][0]), t[1]))
 
 
 def _level_key(value: str):
-    """'none' first, then by scheme name, then numerically (so 50% comes before 100%)."""
-    match = re.search(r"[-+]?\d*\.?\d+", str(value))
+    """'none'/'fixed' first, then by scheme, then numerically (50 % before 100 %)."""
+    match = re.search(r"\d*\.?\d+", str(value))
     number = float(match.group()) if match else 0.0
     prefix = str(value)[: match.start()] if match else str(value)
-    return (value != "none", prefix, number, str(value))
+    return (value not in ("none", "seed fixed", "fixed"), prefix, number, str(value))
 
 
 def _order(frame: pd.DataFrame, column: str) -> list[str]:
     return sorted(frame[column].unique(), key=_level_key)
 
 
-def _facet_violins(data, *, x, y, row=None, col=None, title, xlabel=None, ylabel=None,
-                   horizontal=False, sharex=True, sharey=True):
-    """Violins of ``y`` by ``x`` and classifier (fixed colours), faceted by row/col."""
-    kw = {}
-    if row:
-        kw["row"], kw["row_order"] = row, _order(data, row)
-    if col:
-        kw["col"], kw["col_order"] = col, _order(data, col)
+def pooling_note(frame: pd.DataFrame, shown: list[str], per_mark: str) -> str:
+    """'each violin pools categorical (none, label 0.1) × training fraction (50 %, 100 %);
+    N values each' for the families that vary but are not shown by position or facet."""
+    pooled = [f for f in varying(frame) if f not in shown]
+    labelled = _labelled(frame)
+    if not pooled:
+        return f"one cell per mark; {per_mark}"
+    parts = [f"{FAMILY_TITLES[f]} ({', '.join(_order(labelled, f))})" for f in pooled]
+    return f"each mark pools {' × '.join(parts)}; {per_mark}"
+
+
+def _title(fig, title: str, note: str = "") -> None:
+    width = int(fig.get_figwidth() * 12)
+    text = textwrap.fill(title, width)
+    if note:
+        text += "\n" + textwrap.fill(note, int(width * 1.1))
+    fig.suptitle(text, fontsize=9.5, y=1.0, va="bottom")
+
+
+def _palette(classifiers) -> dict[str, str]:
+    return {c: CLASSIFIER_COLOURS.get(c, "#666666") for c in classifiers}
+
+
+def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: str | None,
+                 xlabel: str, ylabel: str, title: str, note: str, horizontal: bool = False,
+                 order: list[str] | None = None):
+    """Violins of y by x (one colour per classifier), faceted by row/col; panel sizes chosen so
+    that the figure fits the report's width."""
+    rows = _order(data, row) if row else [None]
+    cols = _order(data, col) if col else [None]
     cat = y if horizontal else x
-    order = _order(data, cat) if cat != "classifier" else sorted(data["classifier"].unique())
-    grid = sns.catplot(
-        data=data, kind="violin", x=x, y=y, hue="classifier", palette=_palette(data),
-        order=order, hue_order=sorted(data["classifier"].unique()), cut=0, inner="quart",
-        density_norm="width", linewidth=0.6, height=2.8, aspect=1.3, margin_titles=True,
-        sharex=sharex, sharey=sharey, legend_out=True, **kw,
-    )
-    grid.set_axis_labels(xlabel or x, ylabel or y)
-    grid.set_titles(
-        row_template=f"{FAMILY_LABELS[row]}: {{row_name}}" if row in FAMILY_LABELS
-        else "{row_name}",
-        col_template=f"{FAMILY_LABELS[col]}: {{col_name}}" if col in FAMILY_LABELS
-        else "{col_name}",
-    )
+    if order is None:
+        order = _order(data, cat) if cat != "classifier" else sorted(data["classifier"].unique())
+    n_cols = len(cols)
+    panel_w = min(3.2, max(1.4, (MAX_WIDTH_IN - 0.8) / n_cols))
+    panel_h = 0.32 * len(order) + 0.9 if horizontal else 2.4
+    kw = {"row": row, "row_order": rows} if row else {}
+    if col:
+        kw.update(col=col, col_order=cols)
+    hue_order = sorted(data["classifier"].unique())
+    grid = sns.catplot(data=data, kind="violin", x=x, y=y, hue="classifier", order=order,
+                       hue_order=hue_order, palette=_palette(hue_order), cut=0, inner="quart",
+                       density_norm="width", linewidth=0.5, height=panel_h,
+                       aspect=panel_w / panel_h, margin_titles=True, legend_out=True,
+                       sharex=not horizontal, sharey=True, **kw)
+    grid.set_axis_labels(xlabel, ylabel)
+    grid.set_titles(row_template=f"{FAMILY_TITLES.get(row, row)}: {{row_name}}" if row else "",
+                    col_template=f"{FAMILY_TITLES.get(col, col)}: {{col_name}}" if col else "")
     for ax in grid.axes.flat:
         ax.grid(axis="x" if horizontal else "y", alpha=0.3)
+        ax.tick_params(labelsize=7.5)
+        ax.title.set_fontsize(8)
         if not horizontal:
             ax.tick_params(axis="x", labelrotation=30)
-    width_chars = max(40, int(grid.figure.get_figwidth() * 11))
-    grid.figure.suptitle(textwrap.fill(title, width_chars), y=1.0, va="bottom", fontsize=10)
+    for ax in grid.axes.flat:  # the margin titles of the rows
+        for text in ax.texts:
+            text.set_fontsize(8)
+    _title(grid.figure, title, note)
     return grid.figure
 
 
-def gross_accuracy_grid(per_run: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
-    """Every run's accuracy: rows data perturbation, columns hparam perturbation (seed 004)."""
-    data = _prepared(per_run)
-    fig = _facet_violins(
-        data, x="classifier", y="accuracy", row="data", col="hparam",
-        title=f"{dataset}: gross accuracies (all runs of all repeats; rows: data perturbation, "
-              "columns: hparam perturbation)",
-        xlabel="classifier", ylabel="accuracy",
-    )
+def _cell_key(cell_id: str, families) -> tuple:
+    """Sort key of a cell by its levels of the given families (none first, then numerically)."""
+    from modelvar.pipeline.cells import Cell
+
+    levels = Cell.parse(cell_id).levels()
+    return tuple(_level_key(level_value(levels[f])) for f in families)
+
+
+def _panel_families(frame: pd.DataFrame, first: list[str]) -> tuple[list[str], list[str]]:
+    """Split the varying families into facets and row labels so that no panel has more than
+    :data:`MAX_PER_PANEL` rows: families move to the facets in the order given."""
+    fams = varying(frame)
+    facets = []
+    for family in [f for f in first if f in fams]:
+        rest = [f for f in fams if f not in facets]
+        if math.prod(frame[f].nunique() for f in rest) <= MAX_PER_PANEL:
+            break
+        facets.append(family)
+    return facets, [f for f in fams if f not in facets]
+
+
+# ----------------------------------------------------------------------------- sources (OAT)
+def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
+                        roles: dict[str, tuple], dataset: str, out_paths: list[Path]) -> None:
+    """Each source alone against the control: within-repeat accuracy SD and disagreement, means
+    over repeats with 95 % intervals (:mod:`modelvar.findings.sources`)."""
+    from modelvar.findings.sources import sources_of_variance as table
+    from modelvar.findings.sources import study_sources
+    from modelvar.plots.findings import sources_figure
+
+    sources = table(summary, agreement, runs, {dataset: roles})
+    if sources.empty:
+        raise ValueError(f"{dataset}: no one-at-a-time cells to draw")
+    sources_figure(sources, study_sources(sources), out_paths, title=(
+        f"{dataset}: each source of variance alone against the control (means over "
+        f"{int(sources['repeats'].max())} repeats, 95 % CI; test set: SD of the control's "
+        "accuracy between repeats)"))
+
+
+def accuracy_by_source(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+                       out_paths: list[Path]) -> None:
+    """Run accuracies of the control and of each source alone, one panel per classifier."""
+    data = cells_of(runs, roles, "one-at-a-time").copy()
+    if data.empty:
+        raise ValueError(f"{dataset}: no one-at-a-time cells to draw")
+    ordered = source_order(data["cell"].unique())
+    labels = dict(ordered)
+    data["source"] = [labels[str(c)] for c in data["cell"]]
+    order = [label for _, label in ordered]
+    per = data.groupby(["classifier", "source"]).size()
+    repeats = data["repeat"].nunique()
+    fig = _violin_grid(
+        data, x="accuracy", y="source", order=order,
+        row=None, col="classifier", xlabel="run accuracy", ylabel="", horizontal=True,
+        title=f"{dataset}: run accuracy under each source alone and the control",
+        note=f"each violin: every run of one cell, {repeats} repeats × "
+             f"{int(per.max() / repeats)} runs = {int(per.max())} runs (test sets differ "
+             "between repeats)")
     save_figure(fig, out_paths)
 
 
-def accuracy_by_data_perturbation(per_run: pd.DataFrame, dataset: str,
+def reproducibility_vs_chance(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+                              out_paths: list[Path]) -> None:
+    """Per source alone: global EC (mean over repeats with 95 % CI) and the value expected if
+    the runs erred independently (the null), so that the excess over chance shows."""
+    from modelvar.findings.sources import mean_ci, source_of
+
+    data = cells_of(summary, roles, "one-at-a-time")
+    data = data[(data["subset"] == "all") & (data["metric"] == "ec_global")]
+    if data.empty:
+        raise ValueError(f"{dataset}: no one-at-a-time cells to draw")
+    rows = []
+    for (clf, cell), part in data.groupby(["classifier", "cell"], observed=True):
+        mean, low, high = mean_ci(part["mean"], (0, 1))
+        rows.append({"classifier": clf, "source": source_of(str(cell))[1], "mean": mean,
+                     "low": low, "high": high, "null": part["null_mean"].mean()})
+    points = pd.DataFrame(rows)
+    classifiers = sorted(points["classifier"].unique())
+    levels = [label for _, label in source_order(data["cell"].unique())]
+    fig, axes = plt.subplots(1, len(classifiers), squeeze=False, sharey=True,
+                             figsize=(min(MAX_WIDTH_IN, 2.2 + 3.2 * len(classifiers)),
+                                      0.9 + 0.32 * len(levels)))
+    for ax, clf in zip(axes[0], classifiers, strict=True):
+        part = points[points["classifier"] == clf].set_index("source").reindex(levels)
+        y = np.arange(len(levels))
+        ax.errorbar(part["mean"], y, xerr=[(part["mean"] - part["low"]).clip(lower=0),
+                                           (part["high"] - part["mean"]).clip(lower=0)],
+                    fmt="o", color=CLASSIFIER_COLOURS.get(clf, "black"), ecolor="black",
+                    capsize=2, label="global EC, mean over repeats (95 % CI)")
+        ax.scatter(part["null"], y, marker="D", facecolor="none", edgecolor="#555555",
+                   label="expected if runs erred independently")
+        ax.set_yticks(y, levels, fontsize=8)
+        ax.set_ylim(len(levels) - 0.5, -0.5)
+        ax.set_title(clf, fontsize=9, color=CLASSIFIER_COLOURS.get(clf, "black"))
+        ax.set_xlabel("global EC (rate both runs wrong)", fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, -0.02))
+    _title(fig, f"{dataset}: global error consistency of each source alone, against chance "
+                "(the gap is the excess over independent errors; full test sets)")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    save_figure(fig, out_paths)
+
+
+# ----------------------------------------------------------------------------- the seed's figures
+def gross_accuracy_grid(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+                        out_paths: list[Path]) -> None:
+    """Every run's accuracy (seed 004): rows data, columns hparam perturbation, x classifier."""
+    data = _labelled(cells_of(runs, roles, "factorial"))
+    grid = cells_of(runs, roles, "factorial")
+    n = data.groupby(["classifier", "data", "hparam"], observed=True).size().max()
+    fig = _violin_grid(data, x="classifier", y="accuracy",
+                       row="data" if data["data"].nunique() > 1 else None,
+                       col="hparam" if data["hparam"].nunique() > 1 else None,
+                       xlabel="", ylabel="run accuracy",
+                       title=f"{dataset}: gross accuracies, every run of every repeat (rows: "
+                             "data perturbation, columns: hparam perturbation)",
+                       note=pooling_note(grid, ["data", "hparam"], f"{n} runs per violin"))
+    save_figure(fig, out_paths)
+
+
+def accuracy_by_data_perturbation(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
                                   out_paths: list[Path]) -> None:
-    """Run accuracies by data perturbation level, one panel per training fraction."""
-    data = _prepared(per_run)
-    fig = _facet_violins(
-        data, x="data", y="accuracy", col="downsample",
-        title=f"{dataset}: accuracy by data perturbation (panels: training fraction)",
-        xlabel="data perturbation", ylabel="accuracy",
-    )
+    """Run accuracies by data perturbation level (seed 004, "ignoring hparam perturbation"),
+    one row per classifier, columns training fraction."""
+    grid = cells_of(runs, roles, "factorial")
+    data = _labelled(grid)
+    col = "downsample" if data["downsample"].nunique() > 1 else None
+    n = data.groupby(["classifier", "data", "downsample"], observed=True).size().max()
+    fig = _violin_grid(data, x="data", y="accuracy", row="classifier", col=col,
+                       xlabel="data perturbation", ylabel="run accuracy",
+                       title=f"{dataset}: accuracy by data perturbation (rows: classifier"
+                             + (", columns: training fraction)" if col else ")"),
+                       note=pooling_note(grid, ["data", "downsample"], f"{n} runs per violin"))
     save_figure(fig, out_paths)
 
 
-def repeat_accuracy_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
-    """Per repeat: max − min of its runs' accuracies; distributed over repeats (not pooled)."""
-    data = _prepared(summary[(summary["metric"] == "accuracy") & (summary["subset"] == "all")])
-    fig = _facet_violins(
-        data, x="data", y="range", row="hparam", col="downsample",
-        title=f"{dataset}: accuracy range within each repeat, over repeats "
-              "(rows: hparam perturbation, columns: training fraction)",
-        xlabel="data perturbation", ylabel="accuracy range in a repeat",
-    )
-    save_figure(fig, out_paths)
-
-
-SHORT_LABELS = {
-    "ec_global": "global EC", "ec_local": "local EC",
-    "ec_global_accnorm_sqrt": "global EC, acc.-normalised",
-    "ec_local_accnorm_sqrt": "local EC, acc.-normalised",
-}
-
-
-def _metric_long(summary: pd.DataFrame, metrics, stat: str) -> pd.DataFrame:
-    data = summary[(summary["subset"] == "all") & summary["metric"].isin(metrics)].copy()
-    data["metric"] = data["metric"].map(lambda m: SHORT_LABELS.get(m, m))
-    return _prepared(data).rename(columns={stat: "value"})
-
-
-def ec_distributions(summary: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
-    """Per-repeat mean global/local EC and their accuracy-normalised forms, over repeats."""
-    data = _metric_long(summary, EC_METRICS, "mean")
-    fig = _facet_violins(
-        data, x="data", y="value", row="metric", col="downsample", sharey="row",
-        title=f"{dataset}: error consistency, per-repeat means over repeats "
-              "(columns: training fraction)",
-        xlabel="data perturbation", ylabel="repeat mean",
-    )
-    save_figure(fig, out_paths)
-
-
-def repeat_ec_ranges(summary: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
-    """Per repeat: range of the pairwise EC values among its run pairs; over repeats."""
-    data = _metric_long(summary, ("ec_global", "ec_local"), "range")
-    fig = _facet_violins(
-        data, x="value", y="cell", col="metric", horizontal=True, sharex=False,
-        title=f"{dataset}: range of pairwise EC within each repeat, over repeats",
-        xlabel="range over run pairs", ylabel="perturbation cell",
-    )
-    save_figure(fig, out_paths)
-
-
-def per_sample_instability(agreement: pd.DataFrame, dataset: str,
+def repeat_accuracy_ranges(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
                            out_paths: list[Path]) -> None:
-    """Per repeat: fraction of test samples whose predicted label changes across runs."""
-    data = _prepared(agreement.rename(columns={"unstable_frac": "value"}))
-    fig = _facet_violins(
-        data, x="data", y="value", row="hparam", col="downsample",
-        title=f"{dataset}: fraction of test samples predicted differently by some run, "
-              "per repeat, over repeats",
-        xlabel="data perturbation", ylabel="unstable fraction of test set",
-    )
+    """Per repeat: max − min of its runs' accuracies, shown over repeats (seed 004)."""
+    grid = cells_of(summary, roles, "factorial")
+    grid = grid[(grid["metric"] == "accuracy") & (grid["subset"] == "all")]
+    data = _labelled(grid)
+    col = "hparam" if data["hparam"].nunique() > 1 else None
+    n = data.groupby(["classifier", "data"] + ([col] if col else []), observed=True).size().max()
+    fig = _violin_grid(data, x="data", y="range", row="classifier", col=col,
+                       xlabel="data perturbation", ylabel="accuracy range in a repeat",
+                       title=f"{dataset}: range of run accuracies within each repeat (rows: "
+                             "classifier" + (", columns: hparam perturbation)" if col else ")"),
+                       note=pooling_note(grid, ["data", "hparam"],
+                                         f"{n} repeat ranges per violin"))
     save_figure(fig, out_paths)
 
 
-def group_disparities(disparities: pd.DataFrame, dataset: str, out_paths: list[Path]) -> None:
-    """Max − min over groups: of each run's accuracy, and of each repeat's reproducibility."""
-    data = disparities[disparities["aggregate"] == "difference_minmax"].copy()
-    per_run = data[(data["run"] >= 0) & (data["metric"] == "accuracy")].assign(
-        metric="accuracy (per run)")
-    per_repeat = data[(data["run"] < 0) & (data["metric"] != "mean_accuracy")].copy()
-    per_repeat["metric"] = per_repeat["metric"].map(
-        lambda m: f"{METRIC_LABELS.get(m, m)} (per repeat)")
-    both = _prepared(pd.concat([per_run, per_repeat], ignore_index=True))
-    if both.empty:
-        raise ValueError(f"{dataset}: no disparities to plot")
-    fig = _facet_violins(
-        both, x="value", y="cell", row="grouping", col="metric", horizontal=True, sharex=False,
-        title=f"{dataset}: largest difference between groups (max − min), over runs and repeats",
-        xlabel="difference between groups", ylabel="perturbation cell",
-    )
+def ec_distributions(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+                     out_paths: list[Path]) -> None:
+    """Per-repeat mean global and local EC (and accuracy-normalised forms), over repeats."""
+    grid = cells_of(summary, roles, "factorial")
+    grid = grid[(grid["subset"] == "all") & grid["metric"].isin(
+        ["ec_global", "ec_local", "ec_global_accnorm_sqrt", "ec_local_accnorm_sqrt"])]
+    data = _labelled(grid)
+    short = {"ec_global": "1 global EC", "ec_global_accnorm_sqrt": "2 global EC, acc.-norm.",
+             "ec_local": "3 local EC", "ec_local_accnorm_sqrt": "4 local EC, acc.-norm."}
+    data["metric"] = data["metric"].map(short)
+    n = data.groupby(["classifier", "data", "metric"], observed=True).size().max()
+    fig = _violin_grid(data, x="data", y="mean", row="classifier", col="metric",
+                       xlabel="data perturbation", ylabel="repeat mean",
+                       title=f"{dataset}: error consistency, the mean over each repeat's run "
+                             "pairs, shown over repeats (rows: classifier, columns: metric; "
+                             "acc.-norm. = accuracy-normalised, √)",
+                       note=pooling_note(grid, ["data"], f"{n} repeat means per violin"))
+    for ax in np.ravel(fig.axes):
+        ax.set_title(re.sub(r"metric: \d ", "", ax.get_title()), fontsize=8)
     save_figure(fig, out_paths)
 
 
+def per_sample_instability(agreement: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+                           out_paths: list[Path]) -> None:
+    """Per repeat: the share of test samples some run predicts differently, over repeats."""
+    grid = cells_of(agreement, roles, "factorial")
+    data = _labelled(grid)
+    col = "downsample" if data["downsample"].nunique() > 1 else None
+    n = data.groupby(["classifier", "data"] + ([col] if col else []), observed=True).size().max()
+    fig = _violin_grid(data, x="data", y="unstable_frac", row="classifier", col=col,
+                       xlabel="data perturbation", ylabel="unstable share",
+                       title=f"{dataset}: share of test samples not predicted alike by all "
+                             "runs of a repeat (rows: classifier"
+                             + (", columns: training fraction)" if col else ")"),
+                       note=pooling_note(grid, ["data", "downsample"],
+                                         f"{n} repeats per violin"))
+    save_figure(fig, out_paths)
+
+
+def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+                            out_paths: list[Path], stat: str = "mean",
+                            metrics=("accuracy", "ec_global", "ec_local", "pa")) -> None:
+    """One row per factorial cell: the repeats' ``stat`` (mean over runs or run pairs, or
+    ``range``) of each metric, as the mean over repeats with a 95 % t-interval, one point per
+    classifier; two metrics side by side. With more than one family varying, the cells are
+    grouped by their data level (then hparam level … while a group would exceed
+    :data:`MAX_PER_PANEL` rows)."""
+    from modelvar.findings.sources import mean_ci
+
+    grid = cells_of(summary, roles, "factorial")
+    grid = grid[(grid["subset"] == "all") & grid["metric"].isin(metrics)]
+    fams = varying(grid)
+    facets, labelled = _panel_families(grid, ["data", "hparam", "categorical", "downsample"])
+    if not facets and len(fams) > 1:
+        facets, labelled = fams[:1], fams[1:]
+    rows = []
+    for (clf, cell, metric), part in grid.groupby(["classifier", "cell", "metric"],
+                                                  observed=True):
+        mean, low, high = mean_ci(part[stat], (0, 1) if metric != "kappa" else (-1, 1))
+        rows.append({"classifier": clf, "metric": metric, "mean": mean, "low": low,
+                     "high": high, "facet": cell_label(str(cell), facets) if facets else "",
+                     "row": cell_label(str(cell), labelled) if labelled else "all cells",
+                     "key": _cell_key(str(cell), labelled),
+                     "facet_key": _cell_key(str(cell), facets)})
+    points = pd.DataFrame(rows)
+    key_of = dict(zip(points["row"], points["key"], strict=True))
+    panel_key = dict(zip(points["facet"], points["facet_key"], strict=True))
+    panels = sorted(points["facet"].unique(), key=panel_key.get)
+    classifiers = sorted(points["classifier"].unique())
+    metric_list = [m for m in metrics if m in set(points["metric"])]
+    pairs = [metric_list[i:i + 2] for i in range(0, len(metric_list), 2)]
+    n_rows = points.groupby("facet")["row"].nunique().max()
+    blocks = [(panel, pair) for panel in panels for pair in pairs]
+    fig, axes = plt.subplots(len(blocks), 2, squeeze=False,
+                             figsize=(MAX_WIDTH_IN, len(blocks) * (0.24 * n_rows + 0.9) + 0.7))
+    offsets = np.linspace(-0.25, 0.25, len(classifiers)) if len(classifiers) > 1 else [0.0]
+    for r, (panel, pair) in enumerate(blocks):
+        part = points[points["facet"] == panel]
+        order = sorted(part["row"].unique(), key=key_of.get)
+        for c in range(2):
+            ax = axes[r][c]
+            if c >= len(pair):
+                ax.axis("off")
+                continue
+            metric = pair[c]
+            for off, clf in zip(offsets, classifiers, strict=True):
+                p = part[(part["metric"] == metric) & (part["classifier"] == clf)].set_index(
+                    "row").reindex(order)
+                y = np.arange(len(order)) + off
+                ax.errorbar(p["mean"], y, xerr=[(p["mean"] - p["low"]).clip(lower=0),
+                                                (p["high"] - p["mean"]).clip(lower=0)],
+                            fmt="o", markersize=3.5, capsize=1.5, elinewidth=0.8,
+                            color=CLASSIFIER_COLOURS.get(clf, "#666666"), label=clf)
+            ax.set_yticks(range(len(order)), order if c == 0 else [], fontsize=7)
+            ax.set_ylim(len(order) - 0.5, -0.5)
+            ax.grid(axis="x", alpha=0.3)
+            ax.tick_params(axis="x", labelsize=7)
+            ax.xaxis.set_major_locator(MaxNLocator(6))
+            name = METRIC_NAMES.get(metric, metric)
+            ax.set_title((name if stat == "mean" else f"range of {name}")
+                         + (f" — {panel}" if panel else ""), fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(classifiers), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, -0.01))
+    what = "mean over each repeat's runs or run pairs" if stat == "mean" else \
+        "range (max − min) over each repeat's run pairs"
+    _title(fig, f"{dataset}: every cell of the factorial grid, the {what}, as the mean over "
+                f"{grid['repeat'].nunique()} repeats with a 95 % interval")
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    save_figure(fig, out_paths)
+
+
+def repeat_ec_ranges(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+                     out_paths: list[Path]) -> None:
+    """Per repeat: the range of the pairwise global and local EC among its run pairs (seed
+    004's "Repeat EC Ranges"), as the mean over repeats with a 95 % interval per cell."""
+    reproducibility_by_cell(summary, roles, dataset, out_paths, stat="range",
+                            metrics=("ec_global", "ec_local"))
+
+
+def group_disparities(disparities: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+                      out_paths: list[Path]) -> None:
+    """Largest difference between groups (max − min) of per-run accuracy and per-repeat
+    reproducibility, for the control and each source alone: mean over runs or repeats with a
+    95 % interval; one panel per grouping and metric."""
+    from modelvar.findings.sources import mean_ci, source_of
+
+    data = disparities[disparities["aggregate"] == "difference_minmax"]
+    data = data[(data["run"] >= 0) & (data["metric"] == "accuracy")
+                | (data["run"] < 0) & (data["metric"] != "mean_accuracy")]
+    oat = cells_of(data, roles, "one-at-a-time")
+    data = oat if not oat.empty else data
+    rows = []
+    for (grouping, metric, clf, cell), part in data.groupby(
+            ["grouping", "metric", "classifier", "cell"], observed=True):
+        label = source_of(str(cell))[1] if not oat.empty else cell_label(str(cell),
+                                                                          varying(data))
+        mean, low, high = mean_ci(part["value"], (0, 2))
+        rows.append({"grouping": grouping, "classifier": clf, "label": label, "mean": mean,
+                     "low": low, "high": high,
+                     "metric": "accuracy, per run" if metric == "accuracy" else
+                     f"{METRIC_NAMES.get(metric, metric)}, per repeat"})
+    points = pd.DataFrame(rows)
+    if points.empty:
+        raise ValueError(f"{dataset}: no group disparities to draw")
+    groupings = list(dict.fromkeys(points["grouping"]))
+    metrics = list(dict.fromkeys(points["metric"]))
+    order = ([label for _, label in source_order(data["cell"].unique())] if not oat.empty
+             else sorted(points["label"].unique()))[:MAX_PER_PANEL]
+    classifiers = sorted(points["classifier"].unique())
+    offsets = np.linspace(-0.2, 0.2, len(classifiers)) if len(classifiers) > 1 else [0.0]
+    fig, axes = plt.subplots(len(groupings), len(metrics), squeeze=False, sharey=True,
+                             figsize=(MAX_WIDTH_IN, len(groupings) * (0.3 * len(order) + 1.0)))
+    for r, grouping in enumerate(groupings):
+        for c, metric in enumerate(metrics):
+            ax = axes[r][c]
+            for off, clf in zip(offsets, classifiers, strict=True):
+                p = points[(points["grouping"] == grouping) & (points["metric"] == metric)
+                           & (points["classifier"] == clf)].set_index("label").reindex(order)
+                ax.errorbar(p["mean"], np.arange(len(order)) + off,
+                            xerr=[(p["mean"] - p["low"]).clip(lower=0),
+                                  (p["high"] - p["mean"]).clip(lower=0)],
+                            fmt="o", markersize=3.5, capsize=1.5, elinewidth=0.8,
+                            color=CLASSIFIER_COLOURS.get(clf, "#666666"), label=clf)
+            ax.set_yticks(range(len(order)), order, fontsize=7)
+            ax.set_ylim(len(order) - 0.5, -0.5)
+            ax.grid(axis="x", alpha=0.3)
+            ax.tick_params(axis="x", labelsize=7)
+            ax.xaxis.set_major_locator(MaxNLocator(5))
+            if r == 0:
+                ax.set_title(metric, fontsize=8)
+            if c == 0:
+                ax.set_ylabel(f"grouped by {grouping}", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(classifiers), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, -0.01))
+    _title(fig, f"{dataset}: largest difference between groups (max − min), mean over runs "
+                "or repeats with a 95 % interval" + (", for the control and each source alone"
+                                                     if not oat.empty else ""))
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    save_figure(fig, out_paths)
+
+
+#: name → (tables it needs, function), in the report's reading order; the first three need the
+#: one-at-a-time cells, the others the factorial grid (:data:`FIGURES_OF_DESIGN`)
 FIGURE_FUNCTIONS = {
-    "gross_accuracy_grid": ("per_run", gross_accuracy_grid),
-    "accuracy_by_data_perturbation": ("per_run", accuracy_by_data_perturbation),
-    "repeat_accuracy_ranges": ("summary", repeat_accuracy_ranges),
-    "ec_distributions": ("summary", ec_distributions),
-    "repeat_ec_means": ("summary", repeat_means_violin),
-    "repeat_ec_ranges": ("summary", repeat_ec_ranges),
-    "per_sample_instability": ("agreement", per_sample_instability),
+    "sources_of_variance": (("summary", "agreement", "runs"), sources_of_variance),
+    "accuracy_by_source": (("runs",), accuracy_by_source),
+    "reproducibility_vs_chance": (("summary",), reproducibility_vs_chance),
+    "gross_accuracy_grid": (("runs",), gross_accuracy_grid),
+    "accuracy_by_data_perturbation": (("runs",), accuracy_by_data_perturbation),
+    "repeat_accuracy_ranges": (("summary",), repeat_accuracy_ranges),
+    "ec_distributions": (("summary",), ec_distributions),
+    "reproducibility_by_cell": (("summary",), reproducibility_by_cell),
+    "repeat_ec_ranges": (("summary",), repeat_ec_ranges),
+    "per_sample_instability": (("agreement",), per_sample_instability),
 }
+
+ONE_AT_A_TIME_FIGURES = ("sources_of_variance", "accuracy_by_source", "reproducibility_vs_chance")
+
+
+def figures_of_design(design: str) -> list[str]:
+    """The figures a design has cells for, in reading order."""
+    def drawn(name: str) -> bool:
+        if name in ONE_AT_A_TIME_FIGURES:
+            return design != "factorial"
+        return design != "one-at-a-time"
+
+    return [name for name in FIGURE_FUNCTIONS if drawn(name)]

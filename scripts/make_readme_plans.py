@@ -1,0 +1,63 @@
+"""Write the `modelvar plan` output of the shipped configs into README.md, between the markers
+``<!-- plan: NAME -->`` and ``<!-- /plan -->``.
+
+    python scripts/make_readme_plans.py          # rewrite those blocks
+    python scripts/make_readme_plans.py --check  # exit 1 if a block is out of date (test.sh)
+
+Run it after changing the cost model, the plan or a shipped config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = {
+    "default": ["config/config.yaml"],
+    "preliminary": ["config/preliminary.yaml"],
+    "full-study": ["config/full-study.yaml", "config/openml/seed-study.yaml"],
+}
+BLOCK = re.compile(r"(<!-- plan: (?P<name>[\w-]+) -->\n)(.*?)(<!-- /plan -->)", re.S)
+
+
+def plan_text(files: list[str]) -> str:
+    from modelvar.pipeline.plan_report import format_plan, plan_of_command_line
+
+    cwd = os.getcwd()
+    os.chdir(REPO)  # the config files name paths relative to the repository
+    try:
+        plan, config = plan_of_command_line(["--configfile", *files])
+    finally:
+        os.chdir(cwd)
+    command = "modelvar plan --configfile " + " ".join(files)
+    return f"```\n$ {command}\n{format_plan(plan, config)}\n```\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if README.md would change")
+    args = parser.parse_args(argv)
+    readme = REPO / "README.md"
+    text = readme.read_text()
+    names = [m.group("name") for m in BLOCK.finditer(text)]
+    if sorted(names) != sorted(CONFIGS):
+        print(f"README.md has plan blocks {names}, expected {list(CONFIGS)}", file=sys.stderr)
+        return 1
+    new = BLOCK.sub(lambda m: m.group(1) + plan_text(CONFIGS[m.group("name")]) + m.group(4),
+                    text)
+    if new == text:
+        return 0
+    if args.check:
+        print("README.md's plan blocks are out of date: run python scripts/make_readme_plans.py",
+              file=sys.stderr)
+        return 1
+    readme.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

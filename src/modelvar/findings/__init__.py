@@ -1,0 +1,12 @@
+"""Findings: which source of variance moves accuracy and predictions most (seed 004's question),
+from the study's aggregated tables — never from the predictions, so that a study of any size is
+summarised in bounded memory.
+
+* :mod:`~modelvar.findings.sources`: each source alone against the control and the test-set
+  yardstick, per dataset × classifier, and over datasets;
+* :mod:`~modelvar.findings.components`: variance components of run accuracy and per-repeat
+  agreement over the factorial grid (statsmodels), with bootstrap intervals over repeats;
+* :mod:`~modelvar.findings.claims`: seed 004's stated findings, checked on a run's numbers;
+* :mod:`~modelvar.findings.report`: the report's Findings page (tables and sentences generated
+  from the numbers).
+"""

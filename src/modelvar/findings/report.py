@@ -1,0 +1,228 @@
+"""The report's Findings page and per-dataset summary tables, as HTML.
+
+Every sentence is generated from the tables (:mod:`~modelvar.findings.sources`,
+:mod:`~modelvar.findings.components`, :mod:`~modelvar.findings.claims`): which source moved
+accuracy and predictions most, for which classifier, on which data, with its interval, next to
+the test-set yardstick; sources that had no effect; the largest variance shares. Nothing is
+written by hand. Numbers print with three decimals, intervals in brackets.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from modelvar.findings.sources import no_effect
+
+STYLE = """<style>
+.modelvar-findings { font-family: sans-serif; max-width: 1300px; }
+.modelvar-findings table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+.modelvar-findings th, .modelvar-findings td { border: 1px solid #ccc; padding: 2px 6px;
+  text-align: left; }
+.modelvar-findings td:first-child, .modelvar-findings th:first-child { text-align: left; }
+.modelvar-findings img { max-width: 100%; }
+.modelvar-findings .supported { color: #1a7f37; } .modelvar-findings .not-supported {
+  color: #b3261e; } .modelvar-findings .not-tested { color: #777; }
+</style>"""
+
+
+def fmt(x) -> str:
+    return "–" if x is None or not np.isfinite(x) else f"{x:.3f}"
+
+
+def with_ci(value, low, high) -> str:
+    if value is None or not np.isfinite(value):
+        return "–"
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _ci_columns(frame: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
+    out = pd.DataFrame(index=frame.index)
+    for column, title in measures.items():
+        out[title] = [with_ci(v, lo, hi) for v, lo, hi in zip(
+            frame[column], frame[f"{column}_low"], frame[f"{column}_high"], strict=True)]
+    return out
+
+
+def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> list[str]:
+    """What the numbers say, one sentence per dataset × classifier, plus the sources without
+    effect and the largest variance shares."""
+    out = []
+    for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
+        alone = rows[~rows["source"].isin(["control", "test set"])]
+        yard = rows[rows["source"] == "test set"]
+        if alone.empty:
+            continue
+        sd = alone.loc[alone["accuracy_sd"].idxmax()]
+        dis = alone.loc[alone["disagreement"].idxmax()] if alone["disagreement"].notna().any() \
+            else None
+        text = (f"On {dataset}, {classifier}'s accuracy varied most within a repeat under "
+                f"{sd['level']} (run-to-run SD "
+                f"{with_ci(sd['accuracy_sd'], sd['accuracy_sd_low'], sd['accuracy_sd_high'])})")
+        if len(yard):
+            y = yard.iloc[0]
+            text += (f", against a between-repeat SD of {fmt(y['accuracy_sd'])} from drawing "
+                     "another test set")
+        if dis is not None:
+            interval = with_ci(dis["disagreement"], dis["disagreement_low"],
+                               dis["disagreement_high"])
+            text += (f"; its predictions changed most under {dis['level']} (disagreement "
+                     f"{interval} of test samples between two runs)")
+        out.append(text + ".")
+    for _, row in no_effect(sources).iterrows():
+        out.append(f"{row['level'].capitalize()} had no effect on {row['classifier']} on "
+                   f"{row['dataset']}: every run predicted every sample alike in all "
+                   f"{row['repeats']} repeats.")
+    if not components.empty:
+        rest = ["interactions", "runs (seed, draws)", "interactions and residual"]
+        for (dataset, classifier, response), rows in components.groupby(
+                ["dataset", "classifier", "response"], sort=False):
+            effects = rows[~rows["component"].isin(rest)]
+            if effects.empty:
+                continue
+            top = effects.loc[effects["share"].idxmax()]
+            what = "run accuracy" if response == "accuracy" else "per-repeat agreement"
+            left = rows[rows["component"].isin(rest)]
+            tail = "; " + ", ".join(f"{r['component']} {fmt(r['share'])}"
+                                    for _, r in left.iterrows()) if len(left) else ""
+            out.append(f"Over the factorial grid on {dataset}, of the factors, "
+                       f"{top['component']} explains the largest share of the variance of "
+                       f"{classifier}'s {what}: "
+                       f"{with_ci(top['share'], top['share_low'], top['share_high'])}{tail}.")
+    return out
+
+
+def _image(path: Path, alt: str) -> str:
+    data = base64.b64encode(Path(path).read_bytes()).decode()
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def sources_table(sources: pd.DataFrame) -> pd.DataFrame:
+    shown = sources.copy()
+    strength = []
+    for _, row in shown.iterrows():
+        if row["source"] == "data":
+            strength.append(f"{fmt(row['data_shift_sd'])} SD, {fmt(row['data_changed_frac'])} "
+                            "of cells")
+        elif row["source"] == "categorical":
+            strength.append(f"{fmt(row['cat_changed_frac'])} of cells")
+        else:
+            strength.append("")
+    table = pd.concat([shown[["dataset", "classifier", "level"]].rename(
+        columns={"level": "source"}), pd.Series(strength, index=shown.index, name="realised"),
+        _ci_columns(shown, {"accuracy": "accuracy", "accuracy_sd": "accuracy SD in a repeat",
+                            "disagreement": "disagreement", "ec_global": "global EC",
+                            "kappa": "κ"})], axis=1)
+    table["identical repeats"] = [f"{int(i)} of {int(r)}" if s not in ("test set",) else ""
+                                  for i, r, s in zip(shown["identical_repeats"].fillna(0),
+                                                     shown["repeats"], shown["source"],
+                                                     strict=True)]
+    return table
+
+
+def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.DataFrame,
+                  study_components: pd.DataFrame, claims: pd.DataFrame, *, notes: list[str],
+                  strength: pd.DataFrame, figures: dict[str, Path]) -> str:
+    """The Findings page (module docstring): sentences, the headline figures (embedded), the
+    sources, variance-components and claims tables, and notes."""
+    parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
+    said = sentences(sources, components)
+    parts.append("<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in said) + "</ul>"
+                 if said else "<p>No one-at-a-time cells: set <code>design: both</code> or "
+                 "<code>one-at-a-time</code> to measure each source against the control.</p>")
+    for title, path in figures.items():
+        parts.append(f"<h3>{html.escape(title)}</h3>{_image(path, title)}")
+    parts.append("<h3>Sources of variance, one at a time</h3><p>Each source alone against the "
+                 "control (nothing perturbed, 100 % of the training pool, one fixed model "
+                 "seed); <i>test set</i> is the between-repeat SD of the control's accuracy. "
+                 "Means over repeats with 95 % t-intervals over repeats; disagreement = share of "
+                 "test samples two runs predict differently; realised = the perturbation's "
+                 "measured strength (mean |Δx| in training SDs, share of cells changed).</p>")
+    parts.append(sources_table(sources).to_html(index=False, escape=True) if not sources.empty
+                 else "<p>–</p>")
+    if not study.empty and study["datasets"].max() > 1:
+        parts.append("<h3>Over datasets</h3><p>Means over datasets with 95 % t-intervals over "
+                     "datasets.</p>")
+        shown = pd.concat([study[["classifier", "level", "datasets"]].rename(
+            columns={"level": "source"}), _ci_columns(study, {
+                "accuracy_sd": "accuracy SD in a repeat", "disagreement": "disagreement"})],
+            axis=1)
+        parts.append(shown.to_html(index=False))
+    if not components.empty:
+        parts.append("<h3>Variance components over the factorial grid</h3><p>Share of the "
+                     "variance of run accuracy and of per-repeat percent agreement explained "
+                     "by each factor (type II sums of squares of a main-effects model, "
+                     "statsmodels), with 95 % cluster-bootstrap intervals over repeats.</p>")
+        shown = components[["dataset", "classifier", "response", "component"]].copy()
+        shown["share"] = [with_ci(v, lo, hi) for v, lo, hi in zip(
+            components["share"], components["share_low"], components["share_high"],
+            strict=True)]
+        parts.append(shown.to_html(index=False))
+        if study_components["datasets"].max() > 1:
+            shown = study_components[["classifier", "response", "component", "datasets"]].copy()
+            shown["mean share"] = [with_ci(v, lo, hi) for v, lo, hi in zip(
+                study_components["share"], study_components["share_low"],
+                study_components["share_high"], strict=True)]
+            parts.append("<p>Over datasets:</p>" + shown.to_html(index=False))
+    parts.append("<h3>Seed 004's stated findings, checked on this run</h3>")
+    if claims.empty:
+        parts.append("<p>–</p>")
+    else:
+        rows = []
+        for _, c in claims.iterrows():
+            cls = c["status"].replace(" ", "-")
+            rows.append(f"<tr><td>{html.escape(c['dataset'])}</td><td>"
+                        f"{html.escape(c['classifier'])}</td><td>{html.escape(c['statement'])}"
+                        f'</td><td class="{cls}">{c["status"]}</td><td>'
+                        f"{html.escape(c['evidence'])}</td></tr>")
+        parts.append("<table><tr><th>dataset</th><th>classifier</th><th>claim</th><th>status"
+                     "</th><th>numbers</th></tr>" + "".join(rows) + "</table>")
+    if not strength.empty:
+        parts.append("<h3>Realised perturbation strength</h3><p>Per dataset and level, over "
+                     "every run of every cell with that level: mean |Δx| of the changed numeric "
+                     "cells in training SDs, share of numeric cells changed, share of "
+                     "categorical cells changed.</p>" + strength.rename(columns={
+                         "mean_abs_shift_sd": "mean |Δx| (training SDs)",
+                         "numeric_changed_frac": "numeric cells changed",
+                         "categorical_changed_frac": "categorical cells changed"}).to_html(
+                         index=False, float_format=lambda x: f"{x:.3f}", na_rep="–"))
+    if notes:
+        parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+                     + "</ul>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def dataset_summary_html(dataset: str, summary: pd.DataFrame, agreement: pd.DataFrame,
+                         roles: dict[str, tuple]) -> str:
+    """Per cell and classifier: accuracy, within-repeat SD, global EC and percent agreement,
+    each the mean over repeats with a 95 % t-interval, and identical repeats."""
+    from modelvar.findings.sources import mean_ci
+    from modelvar.pipeline.cells import cell_label
+
+    rows = []
+    s = summary[summary["subset"] == "all"]
+    for (classifier, cell), part in s.groupby(["classifier", "cell"], sort=True,
+                                              observed=True):
+        row = {"classifier": classifier, "cell": cell_label(str(cell)),
+               "design": ", ".join(roles.get(str(cell), ()))}
+        for metric, stat, title, bounds in (("accuracy", "mean", "accuracy", (0, 1)),
+                                            ("accuracy", "sd", "accuracy SD in a repeat",
+                                             (0, 1)),
+                                            ("ec_global", "mean", "global EC", (0, 1)),
+                                            ("pa", "mean", "percent agreement", (0, 1))):
+            values = part.loc[part["metric"] == metric, stat]
+            row[title] = with_ci(*mean_ci(values, bounds))
+        same = agreement[(agreement["classifier"] == classifier) & (agreement["cell"] == cell)]
+        row["identical repeats"] = f"{int(same['all_runs_identical'].sum())} of {len(same)}"
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    return (STYLE + f'<div class="modelvar-findings"><h3>{html.escape(dataset)}: every cell'
+            "</h3><p>Means over repeats with 95 % t-intervals over repeats.</p>"
+            + table.to_html(index=False) + "</div>")

@@ -1,0 +1,173 @@
+"""Sources of variance, one at a time: each source alone against the control (seed 004's
+question: *which source changes accuracy and predictions most?*).
+
+For one dataset × classifier, the one-at-a-time cells (:mod:`modelvar.pipeline.design`) are the
+control — nothing perturbed, 100 % of the training pool, one fixed model seed — and each level
+of each family alone. For each such cell, over its R repeats:
+
+* ``accuracy``: the mean run accuracy, with a 95 % t-interval over the repeats' means;
+* ``accuracy_sd``: the **within-repeat** run-to-run SD of accuracy (summary ``sd``, ddof 1),
+  averaged over repeats, with a t-interval over repeats — how much this source alone moves a
+  run's accuracy when the test set is held fixed;
+* ``disagreement`` (mean pairwise churn = 1 − percent agreement), ``ec_global``, ``ec_local``,
+  ``kappa``: the repeat's mean over its run pairs, averaged over repeats, with t-intervals —
+  how much the source changes individual predictions;
+* ``identical_repeats``: repeats in which every run predicted every sample alike (the source did
+  not move the predictions at all: a deterministic classifier's control, or a model seed that
+  the classifier ignores);
+* the realised strength of the perturbation in the runs (``data_shift_sd``: mean |Δx| in
+  training SDs; ``data_changed_frac``, ``cat_changed_frac``: shares of cells changed) beside its
+  nominal level.
+
+The **yardstick** row (``source = "test set"``) is the between-repeat SD of the control's
+repeat-mean accuracy: what drawing another test set (and training pool) does, with a
+chi-square interval. Intervals over R values use Student's t with R − 1 degrees of freedom
+(:mod:`modelvar.metrics.student_t`) and are clipped to the metric's range; with one repeat they
+are NaN.
+
+:func:`study_sources` summarises the table over datasets: per classifier, source and level, the
+mean over datasets of ``accuracy_sd`` and ``disagreement`` with a t-interval over datasets.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from modelvar.metrics.student_t import t_quantile
+from modelvar.pipeline.cells import Cell, level_label
+from modelvar.pipeline.design import active_sources
+
+SOURCES = ("control", "data", "categorical", "hparam", "downsample", "model_seed", "test set")
+#: summary metric → column of the sources table, and its range
+PAIRWISE = {"churn": ("disagreement", (0.0, 1.0)), "ec_global": ("ec_global", (0.0, 1.0)),
+            "ec_local": ("ec_local", (0.0, 1.0)), "kappa": ("kappa", (-1.0, 1.0))}
+MEASURES = ("accuracy", "accuracy_sd", "disagreement", "ec_global", "ec_local", "kappa")
+
+
+def mean_ci(values, bounds: tuple[float, float] | None = None,
+            level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of the defined values with a Student-t interval, clipped to
+    ``bounds``; NaN interval for fewer than 2 values."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return (np.nan, np.nan, np.nan)
+    mean = float(v.mean())
+    if len(v) < 2:
+        return (mean, np.nan, np.nan)
+    half = t_quantile(0.5 + level / 2, len(v) - 1) * float(v.std(ddof=1)) / math.sqrt(len(v))
+    low, high = mean - half, mean + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return (mean, low, high)
+
+
+def sd_ci(values, level: float = 0.95) -> tuple[float, float, float]:
+    """(SD, low, high) of the values (ddof 1) with the chi-square interval of a normal SD."""
+    from scipy.stats import chi2
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        return (np.nan, np.nan, np.nan)
+    sd, df = float(v.std(ddof=1)), len(v) - 1
+    return (sd, sd * math.sqrt(df / chi2.ppf(0.5 + level / 2, df)),
+            sd * math.sqrt(df / chi2.ppf(0.5 - level / 2, df)))
+
+
+def source_of(cell_id: str) -> tuple[str, str]:
+    """(source, level label) of a one-at-a-time cell."""
+    cell = Cell.parse(cell_id)
+    active = active_sources(cell)
+    if not active:
+        return "control", "control"
+    if len(active) > 1:
+        raise ValueError(f"{cell_id} is not a one-at-a-time cell: it perturbs {active}")
+    family = active[0]
+    return family, level_label(family, cell.levels()[family])
+
+
+def _put(row: dict, name: str, triple) -> None:
+    row[name], row[f"{name}_low"], row[f"{name}_high"] = triple
+
+
+def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
+                        roles: dict[str, dict[str, tuple]]) -> pd.DataFrame:
+    """The sources table (module docstring) of every dataset × classifier in the tables;
+    ``roles[dataset]``: cell id → its parts of the design (:func:`~modelvar.pipeline.design.
+    cell_roles`)."""
+    rows = []
+    summary = summary[summary["subset"] == "all"]
+    for (dataset, classifier), part in summary.groupby(["dataset", "classifier"], sort=False,
+                                                        observed=True):
+        oat = [c for c, r in roles.get(str(dataset), {}).items() if "one-at-a-time" in r]
+        present = set(part["cell"].astype(str))
+        agree = agreement[(agreement["dataset"] == dataset)
+                          & (agreement["classifier"] == classifier)]
+        fits = runs[(runs["dataset"] == dataset) & (runs["classifier"] == classifier)]
+        control_means = None
+        for cell in [c for c in oat if c in present]:
+            source, level = source_of(cell)
+            s = part[part["cell"] == cell]
+            acc = s[s["metric"] == "accuracy"].sort_values("repeat")
+            row = {"dataset": str(dataset), "classifier": str(classifier), "source": source,
+                   "level": level, "cell": cell, "repeats": len(acc)}
+            _put(row, "accuracy", mean_ci(acc["mean"], (0.0, 1.0)))
+            _put(row, "accuracy_sd", mean_ci(acc["sd"], (0.0, 1.0)))
+            for metric, (name, bounds) in PAIRWISE.items():
+                _put(row, name, mean_ci(s.loc[s["metric"] == metric, "mean"], bounds))
+            same = agree.loc[agree["cell"] == cell, "all_runs_identical"]
+            row["identical_repeats"] = int(same.sum())
+            cell_fits = fits[fits["cell"] == cell]
+            row["data_shift_sd"] = float(cell_fits["data_mean_abs_shift_sd"].mean()) \
+                if source == "data" else np.nan
+            row["data_changed_frac"] = float(cell_fits["data_changed_frac"].mean()) \
+                if source == "data" else np.nan
+            row["cat_changed_frac"] = float(cell_fits["cat_changed_frac"].mean()) \
+                if source == "categorical" else np.nan
+            rows.append(row)
+            if source == "control":
+                control_means = acc["mean"].to_numpy()
+        if control_means is not None:
+            row = {"dataset": str(dataset), "classifier": str(classifier), "source": "test set",
+                   "level": "test set (between repeats)", "cell": "",
+                   "repeats": len(control_means)}
+            row["accuracy"], row["accuracy_low"], row["accuracy_high"] = (np.nan,) * 3
+            _put(row, "accuracy_sd", sd_ci(control_means))
+            rows.append(row)
+    columns = ["dataset", "classifier", "source", "level", "cell", "repeats",
+               *[f"{m}{s}" for m in MEASURES for s in ("", "_low", "_high")],
+               "identical_repeats", "data_shift_sd", "data_changed_frac", "cat_changed_frac"]
+    out = pd.DataFrame(rows, columns=columns)
+    out["source"] = pd.Categorical(out["source"], categories=SOURCES, ordered=True)
+    return out.sort_values(["dataset", "classifier", "source"], kind="stable",
+                           ignore_index=True).astype({"source": str})
+
+
+def no_effect(sources: pd.DataFrame) -> pd.DataFrame:
+    """Rows of sources that were active but left every run of every repeat identical."""
+    active = ~sources["source"].isin(["control", "test set"])
+    return sources[active & (sources["repeats"] > 0)
+                   & (sources["identical_repeats"] == sources["repeats"])]
+
+
+def study_sources(sources: pd.DataFrame) -> pd.DataFrame:
+    """Per classifier, source and level: the mean over datasets of ``accuracy_sd`` and
+    ``disagreement``, with t-intervals over datasets (module docstring)."""
+    rows = []
+    for (classifier, source, level), part in sources.groupby(
+            ["classifier", "source", "level"], sort=False):
+        row = {"classifier": classifier, "source": source, "level": level,
+               "datasets": part["dataset"].nunique()}
+        _put(row, "accuracy_sd", mean_ci(part["accuracy_sd"], (0.0, 1.0)))
+        _put(row, "disagreement", mean_ci(part["disagreement"], (0.0, 1.0)))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    out["order"] = out["source"].map({s: i for i, s in enumerate(SOURCES)})
+    return out.sort_values(["classifier", "order"], kind="stable", ignore_index=True).drop(
+        columns="order")

@@ -1,0 +1,124 @@
+"""The findings job: the study's answer, from its aggregated tables.
+
+Reads the summary, agreement and runs tables of every dataset (only the columns and rows it
+needs, file by file, so that the full study's tables fit in memory: the predictions are never
+read), works out each dataset's design (which cells are the factorial grid and which the
+one-at-a-time cells, :func:`modelvar.pipeline.design.cell_roles`), and writes
+
+* ``aggregated/study/{sources,study_sources,components,study_components,claims,strength}.parquet``
+  (docs/results.md);
+* ``findings/findings.html`` (the report's Findings page) with the headline figures
+  ``findings/sources_of_variance.{png,pdf}`` and ``findings/accuracy_vs_reproducibility.{png,pdf}``;
+* ``DATASET/summary.html`` per dataset: every cell's accuracy, SD, global EC and agreement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from modelvar.findings.claims import check_claims
+from modelvar.findings.components import grid_components, study_components
+from modelvar.findings.report import dataset_summary_html, findings_html
+from modelvar.findings.sources import sources_of_variance, study_sources
+from modelvar.pipeline.cells import level_label
+from modelvar.pipeline.design import cell_roles, collapsed_families, reach_of
+from modelvar.pipeline.result_tables import read_tables, study_table_path
+
+SUMMARY_METRICS = ("accuracy", "churn", "ec_global", "ec_local", "kappa", "pa")
+SUMMARY_COLUMNS = ["cell", "repeat", "subset", "metric", "mean", "sd", "null_mean",
+                   "data", "categorical", "hparam", "downsample", "model_seed"]
+AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac"]
+RUNS_COLUMNS = ["cell", "repeat", "run", "accuracy", "data_mean_abs_shift_sd",
+                "data_changed_frac", "cat_changed_frac", "data", "categorical", "hparam",
+                "downsample", "model_seed"]
+STUDY_TABLES = ("sources", "study_sources", "components", "study_components", "claims",
+                "strength")
+
+
+def read_summaries(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """The full-test-set rows of the findings' metrics, file by file."""
+    parts = []
+    for path in paths:
+        frame = read_tables([path], columns=SUMMARY_COLUMNS)
+        parts.append(frame[(frame["subset"] == "all") & frame["metric"].isin(SUMMARY_METRICS)])
+    return pd.concat(parts, ignore_index=True)
+
+
+def realised_strength(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset and data or categorical level (not none): the mean realised strength over
+    every run of every cell with that level."""
+    rows = []
+    for family in ("data", "categorical"):
+        active = runs[~runs[family].isin(["dnone", "cnone"])]
+        for (dataset, level), part in active.groupby(["dataset", family], sort=True,
+                                                     observed=True):
+            row = {"dataset": dataset, "level": level_label(family, str(level)),
+                   "runs": len(part), "mean_abs_shift_sd": float("nan"),
+                   "numeric_changed_frac": float("nan"),
+                   "categorical_changed_frac": float("nan")}
+            if family == "data":
+                row["mean_abs_shift_sd"] = float(part["data_mean_abs_shift_sd"].mean())
+                row["numeric_changed_frac"] = float(part["data_changed_frac"].mean())
+            else:
+                row["categorical_changed_frac"] = float(part["cat_changed_frac"].mean())
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class Findings:
+    """The findings' tables, and what the figures and pages need besides them."""
+
+    tables: dict[str, pd.DataFrame]
+    notes: list[str]
+    summary: pd.DataFrame
+    agreement: pd.DataFrame
+    roles: dict[str, dict[str, tuple]]
+
+
+def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[str, dict],
+                     perturbation: dict, design: str, root_seed: int,
+                     n_boot: int = 200) -> Findings:
+    """The study tables (module docstring) from the aggregated tables' files."""
+    summary = read_summaries(summary_paths)
+    agreement = read_tables(agreement_paths, columns=AGREEMENT_COLUMNS)
+    runs = read_tables(runs_paths, columns=RUNS_COLUMNS)
+    roles = {name: cell_roles(perturbation, design, reach_of(meta))
+             for name, meta in metas.items()}
+    sources = sources_of_variance(summary, agreement, runs, roles)
+    components = grid_components(runs, summary, roles, root_seed=root_seed, n_boot=n_boot)
+    notes = []
+    for name, meta in metas.items():
+        for family in collapsed_families(perturbation, reach_of(meta)):
+            what = {"data": "numeric", "categorical": "categorical"}[family]
+            notes.append(f"{name} has no {what} features: its {family} perturbation levels "
+                         "collapse to none (no duplicate cells were fitted).")
+    tables = {"sources": sources, "study_sources": study_sources(sources),
+              "components": components,
+              "study_components": study_components(components) if not components.empty
+              else pd.DataFrame(), "claims": check_claims(sources),
+              "strength": realised_strength(runs)}
+    return Findings(tables, notes, summary, agreement, roles)
+
+
+def write_findings(findings: Findings, results: str | Path, figures: dict[str, Path],
+                   manifest) -> None:
+    """The study tables, the Findings page (with the given figures embedded) and every
+    dataset's summary page."""
+    results = Path(results)
+    t = findings.tables
+    for name, table in t.items():
+        manifest.write_parquet(table, study_table_path(results, name))
+    manifest.write_text(findings_html(t["sources"], t["study_sources"], t["components"],
+                                      t["study_components"], t["claims"], notes=findings.notes,
+                                      strength=t["strength"], figures=figures),
+                        results / "findings" / "findings.html")
+    for name, roles in findings.roles.items():
+        summary = findings.summary[findings.summary["dataset"] == name]
+        agreement = findings.agreement[findings.agreement["dataset"] == name]
+        manifest.write_text(dataset_summary_html(name, summary, agreement, roles),
+                            results / name / "summary.html")

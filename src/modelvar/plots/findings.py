@@ -1,0 +1,114 @@
+"""The study's headline figures (the report's Findings page).
+
+``sources_of_variance``: for each classifier (row) and measure (column: the run-to-run SD of
+accuracy within a repeat, and the disagreement between two runs), one line per source alone —
+the control first, the test-set yardstick last —, each dataset a small dot and the mean over
+datasets a black point with its 95 % interval over datasets (one dataset: its interval over
+repeats). ``accuracy_vs_reproducibility``: each dataset × classifier as one point, its mean run
+accuracy against its mean percent agreement over the factorial grid.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from modelvar.findings.sources import SOURCES
+from modelvar.plots.common import CLASSIFIER_COLOURS, save_figure
+
+MEASURES = {"accuracy_sd": "run-to-run SD of accuracy\nwithin a repeat",
+            "disagreement": "disagreement between two runs\n(share of test samples)"}
+
+
+def _level_order(sources: pd.DataFrame) -> list[str]:
+    order = {s: i for i, s in enumerate(SOURCES)}
+    levels = sources[["source", "level"]].drop_duplicates()
+    levels = levels.assign(o=levels["source"].map(order)).sort_values(["o", "level"])
+    return list(levels["level"])
+
+
+def sources_figure(sources: pd.DataFrame, study: pd.DataFrame, out_paths: list[Path], *,
+                   title: str | None = None) -> None:
+    """The headline figure (module docstring); one dataset's with ``title``."""
+    classifiers = list(dict.fromkeys(sources["classifier"]))
+    levels = _level_order(sources)
+    n_datasets = sources["dataset"].nunique()
+    fig, axes = plt.subplots(len(classifiers), len(MEASURES), squeeze=False, sharey=True,
+                             figsize=(9.0, 0.8 + len(classifiers) * (0.32 * len(levels) + 0.7)))
+    y_of = {level: i for i, level in enumerate(levels)}
+    for r, clf in enumerate(classifiers):
+        mine = sources[sources["classifier"] == clf]
+        summary = study[study["classifier"] == clf]
+        for c, (measure, heading) in enumerate(MEASURES.items()):
+            ax = axes[r][c]
+            shown = mine.dropna(subset=[measure])
+            if n_datasets > 1:
+                ax.scatter(shown[measure], shown["level"].map(y_of) + np.random.default_rng(
+                    r * 7 + c).uniform(-0.15, 0.15, len(shown)), s=12, color="#999999",
+                    alpha=0.7, label="a dataset", zorder=2)
+            if n_datasets > 1:
+                mean = summary.dropna(subset=[measure])
+                low, high = mean[f"{measure}_low"], mean[f"{measure}_high"]
+            else:
+                mean = shown
+                low, high = shown[f"{measure}_low"], shown[f"{measure}_high"]
+            ys = mean["level"].map(y_of)
+            ax.errorbar(mean[measure], ys, xerr=[np.clip(mean[measure] - low, 0, None),
+                                                 np.clip(high - mean[measure], 0, None)],
+                        fmt="o", color=CLASSIFIER_COLOURS.get(clf, "black"), ecolor="black",
+                        elinewidth=1, capsize=2, markersize=5, zorder=3,
+                        label="mean over datasets, 95 % CI" if n_datasets > 1 else
+                        "mean over repeats, 95 % CI")
+            ax.set_yticks(range(len(levels)), levels, fontsize=8)
+            ax.set_ylim(len(levels) - 0.5, -0.5)
+            ax.grid(axis="x", alpha=0.3)
+            ax.set_xlim(left=0)
+            if r == 0:
+                ax.set_title(heading, fontsize=9)
+            if c == 0:
+                ax.set_ylabel(clf, fontsize=10, color=CLASSIFIER_COLOURS.get(clf, "black"))
+            ax.tick_params(axis="x", labelsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, -0.01))
+    fig.suptitle(textwrap.fill(title or (
+        f"Each source of variance alone against the control ({n_datasets} dataset"
+        f"{'s' if n_datasets > 1 else ''}; the test-set row: SD of the control's accuracy "
+        "between repeats)"), 110), fontsize=10)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    save_figure(fig, out_paths)
+
+
+def accuracy_vs_reproducibility(summary: pd.DataFrame, roles: dict[str, dict[str, tuple]],
+                                out_paths: list[Path]) -> None:
+    """Mean run accuracy against mean percent agreement over each dataset's factorial grid."""
+    rows = []
+    for (dataset, classifier), part in summary.groupby(["dataset", "classifier"], sort=False,
+                                                       observed=True):
+        grid = {c for c, r in roles.get(str(dataset), {}).items() if "factorial" in r}
+        part = part[part["cell"].isin(grid)]
+        acc = part.loc[part["metric"] == "accuracy", "mean"].mean()
+        pa = part.loc[part["metric"] == "pa", "mean"].mean()
+        rows.append({"dataset": str(dataset), "classifier": str(classifier), "accuracy": acc,
+                     "pa": pa})
+    points = pd.DataFrame(rows)
+    fig, ax = plt.subplots(figsize=(7.5, 5.0))
+    for clf, part in points.groupby("classifier", sort=True):
+        ax.scatter(part["accuracy"], part["pa"], s=36, label=clf,
+                   color=CLASSIFIER_COLOURS.get(clf, "#666666"), edgecolor="white", zorder=3)
+        if points["dataset"].nunique() <= 12:
+            for _, p in part.iterrows():
+                ax.annotate(p["dataset"], (p["accuracy"], p["pa"]), fontsize=7,
+                            xytext=(3, 3), textcoords="offset points", color="#444444")
+    ax.set_xlabel("mean run accuracy over the factorial grid")
+    ax.set_ylabel("mean percent agreement between two runs")
+    ax.grid(alpha=0.3)
+    ax.legend(title="classifier", fontsize=8, title_fontsize=8, frameon=False)
+    ax.set_title(f"Accuracy and reproducibility: each point one dataset × classifier "
+                 f"({len(points)} points)", fontsize=10)
+    fig.tight_layout()
+    save_figure(fig, out_paths)
