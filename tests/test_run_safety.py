@@ -129,14 +129,21 @@ def test_second_run_on_the_same_results_from_another_directory_is_refused(tmp_pa
            str(config), "--cores", "1"]
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     running = subprocess.Popen([*cmd, "--directory", str(first)], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, env=env)
+                               stderr=subprocess.STDOUT, text=True, env=env,
+                               start_new_session=True)
     lock = results / ".modelvar" / "run.lock"
     deadline = time.time() + 120
     while not (lock.exists() and lock.read_text()) and time.time() < deadline:
         time.sleep(0.2)
     assert lock.read_text(), "the first run never started"
-    other = subprocess.run([*cmd, "--directory", str(second)], capture_output=True, text=True,
-                           env=env)
+    # The first run is paused (it keeps its lock) while the second one tries: however fast the
+    # first run's jobs are, it is alive when the second one starts.
+    os.killpg(running.pid, signal.SIGSTOP)
+    try:
+        other = subprocess.run([*cmd, "--directory", str(second)], capture_output=True,
+                               text=True, env=env)
+    finally:
+        os.killpg(running.pid, signal.SIGCONT)
     output = running.communicate(timeout=300)[0]
     assert running.returncode == 0, output[-3000:]
     assert other.returncode != 0

@@ -213,18 +213,25 @@ def _check_predictions_belong(args: argparse.Namespace) -> None:
                 f"{args.dataset}/{args.classifier}")
 
 
+def _metrics_job(args: argparse.Namespace, rule: str, table_names, compute) -> int:
+    """A pipeline metrics job: check that the prediction files are this job's, run
+    ``compute(tables, manifest)`` (→ rows per table) under the job's manifest, log the rows."""
+    _check_predictions_belong(args)
+    with _manifest(args, rule, dataset=args.dataset, classifier=args.classifier,
+                   job=args.job) as manifest:
+        rows = compute(_job_tables(args, table_names), manifest)
+    logging.getLogger("modelvar.metrics").info(
+        "%s", ", ".join(f"{name}: {n} rows" for name, n in rows.items()))
+    return 0
+
+
 def cmd_pairwise(args: argparse.Namespace) -> int:
     from modelvar.pipeline.metric_tables import TABLES, metrics_job
 
     classes = _read_json(args.meta)["classes"]
-    _check_predictions_belong(args)
-    with _manifest(args, "pairwise_metrics", dataset=args.dataset, classifier=args.classifier,
-                   job=args.job) as manifest:
-        rows = metrics_job(args.predictions, _job_tables(args, TABLES), classes=classes,
-                           ec_local_undefined=args.ec_local_undefined, manifest=manifest)
-    logging.getLogger("modelvar.metrics").info(
-        "%s", ", ".join(f"{name}: {n} rows" for name, n in rows.items()))
-    return 0
+    return _metrics_job(args, "pairwise_metrics", TABLES, lambda tables, manifest: metrics_job(
+        args.predictions, tables, classes=classes, ec_local_undefined=args.ec_local_undefined,
+        manifest=manifest))
 
 
 def cmd_grouped(args: argparse.Namespace) -> int:
@@ -232,16 +239,10 @@ def cmd_grouped(args: argparse.Namespace) -> int:
     from modelvar.pipeline.result_tables import GROUPED_TABLES
 
     meta = _read_json(args.meta)
-    _check_predictions_belong(args)
-    with _manifest(args, "grouped_metrics", dataset=args.dataset, classifier=args.classifier,
-                   job=args.job) as manifest:
-        rows = grouped_job(args.predictions, args.data, meta,
-                           _job_tables(args, GROUPED_TABLES),
-                           groupings=json.loads(args.groupings), metrics=args.metrics,
-                           ec_local_undefined=args.ec_local_undefined, manifest=manifest)
-    logging.getLogger("modelvar.metrics").info(
-        "%s", ", ".join(f"{name}: {n} rows" for name, n in rows.items()))
-    return 0
+    return _metrics_job(args, "grouped_metrics", GROUPED_TABLES, lambda tables, manifest: (
+        grouped_job(args.predictions, args.data, meta, tables,
+                    groupings=json.loads(args.groupings), metrics=args.metrics,
+                    ec_local_undefined=args.ec_local_undefined, manifest=manifest)))
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

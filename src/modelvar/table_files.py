@@ -99,6 +99,38 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     return (write_csv if Path(path).suffix.lower() == ".csv" else write_parquet)(frame, path)
 
 
+class PendingParquet:
+    """A parquet file written under a hidden temporary name beside ``path`` (the same naming as
+    :func:`write_parquet`), renamed into place by :meth:`commit`, removed by :meth:`abort`."""
+
+    def __init__(self, path: str | Path, schema, **writer_options):
+        import pyarrow.parquet as pq
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=TMP_SUFFIX,
+                                    dir=self.path.parent)
+        os.close(fd)
+        self.tmp = Path(name)
+        try:
+            self.writer = pq.ParquetWriter(self.tmp, schema, **writer_options)
+        except BaseException:
+            self.tmp.unlink(missing_ok=True)
+            raise
+
+    def commit(self, key_value_metadata: dict[str, str] | None = None) -> Path:
+        if key_value_metadata:
+            self.writer.add_key_value_metadata(key_value_metadata)
+        self.writer.close()
+        os.chmod(self.tmp, 0o644)
+        self.tmp.replace(self.path)
+        return self.path
+
+    def abort(self) -> None:
+        self.writer.close()
+        self.tmp.unlink(missing_ok=True)
+
+
 class TableStream:
     """A table written batch by batch (``write`` a dict of columns per batch, then ``close``):
     bounded memory, renamed into place only when complete, recorded in the manifest."""
@@ -106,40 +138,30 @@ class TableStream:
     def __init__(self, path: str | Path, manifest: Manifest | None = None):
         self.path, self.manifest = Path(path), manifest
         self.rows = 0
-        self._writer = self._tmp = self._schema = None
+        self._file: PendingParquet | None = None
 
     def write(self, columns: dict) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         table = pa.table(columns)
-        if self._writer is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=TMP_SUFFIX,
-                                        dir=self.path.parent)
-            os.close(fd)
-            self._tmp, self._schema = Path(name), table.schema
-            self._writer = pq.ParquetWriter(self._tmp, self._schema, compression="zstd")
+        if self._file is None:
+            self._file = PendingParquet(self.path, table.schema, compression="zstd")
         else:
-            table = table.select(self._schema.names).cast(self._schema)
-        self._writer.write_table(table)
+            table = table.select(self._file.writer.schema.names).cast(self._file.writer.schema)
+        self._file.writer.write_table(table)
         self.rows += table.num_rows
 
     def close(self) -> int:
-        if self._writer is None:
+        if self._file is None:
             raise ValueError(f"{self.path}: nothing was written")
-        self._writer.close()
-        os.chmod(self._tmp, 0o644)
-        self._tmp.replace(self.path)
+        self._file.commit()
         if self.manifest is not None:
             self.manifest.record(self.path, self.rows)
         return self.rows
 
     def abort(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        if self._tmp is not None:
-            self._tmp.unlink(missing_ok=True)
+        if self._file is not None:
+            self._file.abort()
 
 
 # ----------------------------------------------------------------------------- manifests

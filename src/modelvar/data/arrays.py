@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from modelvar.data.errors import DatasetError
+from modelvar.data.errors import DatasetError, check_prepared_file
 from modelvar.data.preprocess import EncodedDataset
 
 
@@ -39,15 +39,10 @@ def read_arrays(parquet_path: str | Path, meta_path: str | Path) -> DataArrays:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from modelvar.table_files import read_json, sha256_file
+    from modelvar.table_files import read_json
 
     meta = read_json(meta_path)
-    if not Path(parquet_path).is_file():
-        raise DatasetError(f"{parquet_path}: no such file; re-run the prepare step")
-    actual = sha256_file(parquet_path)
-    if actual != meta["parquet_sha256"]:
-        raise DatasetError(f"{parquet_path}: sha256 {actual} differs from the metadata's "
-                           f"{meta['parquet_sha256']}; re-run the prepare step")
+    check_prepared_file(parquet_path, meta)
     table = pq.read_table(parquet_path)
     n = table.num_rows
     numeric_cols = [f["name"] for f in meta["features"] if f["type"] == "numeric"]

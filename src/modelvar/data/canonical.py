@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.data.errors import DatasetError
+from modelvar.data.errors import DatasetError, check_prepared_file
 from modelvar.labels import sort_labels
 from modelvar.table_files import Manifest, read_json, sha256_file
 
@@ -205,14 +205,7 @@ def write(ds: Dataset, parquet_path: str | Path, meta_path: str | Path,
 def read(parquet_path: str | Path, meta_path: str | Path) -> Dataset:
     """Read a canonical dataset written by :func:`write`, checking its checksum."""
     meta = read_json(meta_path)
-    if not Path(parquet_path).is_file():
-        raise DatasetError(f"{parquet_path}: no such file; re-run the prepare step")
-    actual = sha256_file(parquet_path)
-    if actual != meta["parquet_sha256"]:
-        raise DatasetError(
-            f"{parquet_path}: sha256 {actual} differs from the metadata's "
-            f"{meta['parquet_sha256']}; re-run the prepare step"
-        )
+    check_prepared_file(parquet_path, meta)
     table = pd.read_parquet(parquet_path)
     if not np.array_equal(table["sample"].to_numpy(), np.arange(len(table))):
         raise DatasetError(f"{parquet_path}: column 'sample' is not 0..n-1")

@@ -58,9 +58,17 @@ def _sum_squares(preds: np.ndarray) -> np.ndarray:
     return (counts.astype(np.float64) ** 2).sum(axis=0)
 
 
-def fleiss_kappa(preds: np.ndarray, n_classes: int | None = None) -> float:
+def _checked_runs(preds: np.ndarray, n_classes: int | None) -> tuple[np.ndarray, int]:
+    """``preds`` (k runs × n samples) validated as class indices, and the class count."""
     _, preds, n_classes = check_runs(np.zeros(np.shape(preds)[-1], dtype=np.int64), preds,
                                      n_classes)
+    return preds, n_classes
+
+
+def fleiss_kappa(preds: np.ndarray, n_classes: int | None = None) -> float:
+    """Fleiss' κ of the k runs (rows of ``preds``) as raters of every sample (Fleiss 1971;
+    formula in the module docstring); NaN when there are no samples or one label everywhere."""
+    preds, n_classes = _checked_runs(preds, n_classes)
     k, n = preds.shape
     if n == 0:
         return np.nan
@@ -73,8 +81,9 @@ def fleiss_kappa(preds: np.ndarray, n_classes: int | None = None) -> float:
 
 
 def kripp_alpha(preds: np.ndarray, n_classes: int | None = None) -> float:
-    _, preds, n_classes = check_runs(np.zeros(np.shape(preds)[-1], dtype=np.int64), preds,
-                                     n_classes)
+    """Krippendorff's nominal α of the k runs (rows of ``preds``), every sample coded by all
+    runs (Krippendorff 2011; formula in the module docstring); NaN on single-valued data."""
+    preds, n_classes = _checked_runs(preds, n_classes)
     k, n = preds.shape
     if n == 0:
         return np.nan

@@ -51,6 +51,7 @@ import numpy as np
 
 from modelvar.metrics.pairwise import MetricInputError
 from modelvar.metrics.probabilistic import STAT_COLUMNS, probability_stats
+from modelvar.table_files import PendingParquet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -122,23 +123,11 @@ class PredictionsWriter:
             "probabilities": form, "layout": 2})})
         self.groups: list[list] = []
         self.rows = 0
-        self._writer = None
-        self._tmp: Path | None = None
+        self._file: PendingParquet | None = None
 
-    def _open(self):
-        import tempfile
-
-        import pyarrow.parquet as pq
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                    dir=self.path.parent)
-        import os
-
-        os.close(fd)
-        self._tmp = Path(name)
-        self._writer = pq.ParquetWriter(
-            self._tmp, self.schema, compression="zstd",
+    def _open(self) -> None:
+        self._file = PendingParquet(
+            self.path, self.schema, compression="zstd",
             use_dictionary=["cell", "y_true", "y_pred", "run", "repeat"],
             column_encoding={"sample": "DELTA_BINARY_PACKED"})
 
@@ -151,7 +140,7 @@ class PredictionsWriter:
         instead of ``proba`` when the caller has reduced them already."""
         import pyarrow as pa
 
-        if self._writer is None:
+        if self._file is None:
             self._open()
         k, n = preds.shape
         rows = k * n
@@ -174,24 +163,19 @@ class PredictionsWriter:
                             for s in STAT_COLUMNS})
         arrays = [pa.array(columns[f.name], type=f.type) if not isinstance(
             columns[f.name], pa.Array) else columns[f.name] for f in self.schema]
-        self._writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema),
-                                 row_group_size=rows)
+        self._file.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema),
+                                      row_group_size=rows)
         self.groups.append([cell, int(repeat), int(runs[0]), int(runs[-1]) + 1])
         self.rows += rows
 
     def close(self) -> Path:
-        if self._writer is None:
+        if self._file is None:
             self._open()
-        self._writer.add_key_value_metadata({f"{META_KEY}.row_groups": json.dumps(self.groups)})
-        self._writer.close()
-        self._tmp.replace(self.path)
-        return self.path
+        return self._file.commit({f"{META_KEY}.row_groups": json.dumps(self.groups)})
 
     def abort(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        if self._tmp is not None:
-            self._tmp.unlink(missing_ok=True)
+        if self._file is not None:
+            self._file.abort()
 
 
 def _without_predicted(proba: np.ndarray, preds: np.ndarray) -> np.ndarray:

@@ -74,26 +74,26 @@ def with_alphas(frame: pd.DataFrame, cases: dict[str, list[float]] | None) -> pd
 def dirichlet_class_densities(probs: pd.DataFrame, out_paths: list[Path],
                               cases: dict | None = None) -> None:
     """Density of each class's probability, one panel per case (seed 002, first figure)."""
-    probs = with_alphas(probs, cases)
-    grid = sns.displot(data=probs, x="probability", hue="class", col="case", kind="kde",
-                       common_norm=False, clip=(0, 1), height=3, aspect=1.1, linewidth=0.8,
-                       facet_kws={"sharey": False})
+    _densities_by_case(with_alphas(probs, cases), x="probability", hue="class",
+                       xlabel="class probability", out_paths=out_paths, linewidth=0.8)
+
+
+def _densities_by_case(frame: pd.DataFrame, *, x: str, hue: str, xlabel: str,
+                       out_paths: list[Path], **kde) -> None:
+    """Kernel densities of ``x`` on [0, 1] by ``hue``, one panel per case titled with its α."""
+    grid = sns.displot(data=frame, x=x, hue=hue, col="case", kind="kde", common_norm=False,
+                       clip=(0, 1), height=3, aspect=1.1, facet_kws={"sharey": False}, **kde)
     grid.set_titles("{col_name}")
-    grid.set_axis_labels("class probability", "density")
+    grid.set_axis_labels(xlabel, "density")
     save_figure(grid.figure, out_paths)
 
 
 def dirichlet_h_ci_densities(per_sample: pd.DataFrame, out_paths: list[Path],
                              cases: dict | None = None) -> None:
     """Densities of normalised entropy H and confusion index CI per case (second figure)."""
-    per_sample = with_alphas(per_sample, cases)
-    long = per_sample.melt(id_vars=["case"], value_vars=["H", "CI"], var_name="statistic")
-    grid = sns.displot(data=long, x="value", hue="statistic", col="case", kind="kde",
-                       common_norm=False, clip=(0, 1), height=3, aspect=1.1,
-                       facet_kws={"sharey": False})
-    grid.set_titles("{col_name}")
-    grid.set_axis_labels("value", "density")
-    save_figure(grid.figure, out_paths)
+    long = with_alphas(per_sample, cases).melt(id_vars=["case"], value_vars=["H", "CI"],
+                                               var_name="statistic")
+    _densities_by_case(long, x="value", hue="statistic", xlabel="value", out_paths=out_paths)
 
 
 def dirichlet_ci_vs_h(per_sample: pd.DataFrame, out_paths: list[Path],

@@ -265,19 +265,27 @@ def gross_accuracy_grid(runs: pd.DataFrame, roles: dict[str, tuple], dataset: st
     save_figure(fig, out_paths)
 
 
+def _violins_by_data(data: pd.DataFrame, grid: pd.DataFrame, *, y: str, facet: str,
+                     facet_label: str, ylabel: str, title: str, unit: str):
+    """Violins of ``y`` by data perturbation level, one row per classifier and one column per
+    level of ``facet`` (when it varies); the note says what else each violin pools."""
+    col = facet if data[facet].nunique() > 1 else None
+    n = data.groupby(["classifier", "data"] + ([col] if col else []), observed=True).size().max()
+    return _violin_grid(data, x="data", y=y, row="classifier", col=col,
+                        xlabel="data perturbation", ylabel=ylabel,
+                        title=f"{title} (rows: classifier"
+                              + (f", columns: {facet_label})" if col else ")"),
+                        note=pooling_note(grid, ["data", facet], f"{n} {unit} per violin"))
+
+
 def accuracy_by_data_perturbation(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
                                   out_paths: list[Path]) -> None:
     """Run accuracies by data perturbation level (seed 004, "ignoring hparam perturbation"),
     one row per classifier, columns training fraction."""
     grid = cells_of(runs, roles, "factorial")
-    data = _labelled(grid)
-    col = "downsample" if data["downsample"].nunique() > 1 else None
-    n = data.groupby(["classifier", "data", "downsample"], observed=True).size().max()
-    fig = _violin_grid(data, x="data", y="accuracy", row="classifier", col=col,
-                       xlabel="data perturbation", ylabel="run accuracy",
-                       title=f"{dataset}: accuracy by data perturbation (rows: classifier"
-                             + (", columns: training fraction)" if col else ")"),
-                       note=pooling_note(grid, ["data", "downsample"], f"{n} runs per violin"))
+    fig = _violins_by_data(_labelled(grid), grid, y="accuracy", facet="downsample",
+                           facet_label="training fraction", ylabel="run accuracy",
+                           title=f"{dataset}: accuracy by data perturbation", unit="runs")
     save_figure(fig, out_paths)
 
 
@@ -286,15 +294,10 @@ def repeat_accuracy_ranges(summary: pd.DataFrame, roles: dict[str, tuple], datas
     """Per repeat: max − min of its runs' accuracies, shown over repeats (seed 004)."""
     grid = cells_of(summary, roles, "factorial")
     grid = grid[(grid["metric"] == "accuracy") & (grid["subset"] == "all")]
-    data = _labelled(grid)
-    col = "hparam" if data["hparam"].nunique() > 1 else None
-    n = data.groupby(["classifier", "data"] + ([col] if col else []), observed=True).size().max()
-    fig = _violin_grid(data, x="data", y="range", row="classifier", col=col,
-                       xlabel="data perturbation", ylabel="accuracy range in a repeat",
-                       title=f"{dataset}: range of run accuracies within each repeat (rows: "
-                             "classifier" + (", columns: hparam perturbation)" if col else ")"),
-                       note=pooling_note(grid, ["data", "hparam"],
-                                         f"{n} repeat ranges per violin"))
+    fig = _violins_by_data(_labelled(grid), grid, y="range", facet="hparam",
+                           facet_label="hparam perturbation", ylabel="accuracy range in a repeat",
+                           title=f"{dataset}: range of run accuracies within each repeat",
+                           unit="repeat ranges")
     save_figure(fig, out_paths)
 
 
@@ -324,16 +327,10 @@ def per_sample_instability(agreement: pd.DataFrame, roles: dict[str, tuple], dat
                            out_paths: list[Path]) -> None:
     """Per repeat: the share of test samples some run predicts differently, over repeats."""
     grid = cells_of(agreement, roles, "factorial")
-    data = _labelled(grid)
-    col = "downsample" if data["downsample"].nunique() > 1 else None
-    n = data.groupby(["classifier", "data"] + ([col] if col else []), observed=True).size().max()
-    fig = _violin_grid(data, x="data", y="unstable_frac", row="classifier", col=col,
-                       xlabel="data perturbation", ylabel="unstable share",
-                       title=f"{dataset}: share of test samples not predicted alike by all "
-                             "runs of a repeat (rows: classifier"
-                             + (", columns: training fraction)" if col else ")"),
-                       note=pooling_note(grid, ["data", "downsample"],
-                                         f"{n} repeats per violin"))
+    fig = _violins_by_data(_labelled(grid), grid, y="unstable_frac", facet="downsample",
+                           facet_label="training fraction", ylabel="unstable share",
+                           title=f"{dataset}: share of test samples not predicted alike by all "
+                                 "runs of a repeat", unit="repeats")
     save_figure(fig, out_paths)
 
 
