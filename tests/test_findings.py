@@ -224,3 +224,51 @@ def test_readable_cell_labels():
         "data rel 0.2 · categorical none · hparam sig 1 · 50 % train · seed per run")
     assert cell_label("dnone_samplemiss0p2_hnone_down100_seedfix", ("categorical",)) == (
         "categorical sample 0.2 (missing as a level)")
+
+
+# ------------------------------------------------------------------ the Findings page's sentences
+def study_of(datasets: dict[str, tuple[float, ...]]) -> pd.DataFrame:
+    """Per dataset (downsampling SD and disagreement, data noise SD and disagreement, the
+    test-set SD): the one-at-a-time sources of one classifier, with the yardstick row."""
+    frames = []
+    for name, (down_sd, down_dis, data_sd, data_dis, test_sd) in datasets.items():
+        frame = sources_frame([CONTROL,
+                               ("dnone_cnone_hnone_down050_seedfix", .78, down_sd, down_dis, 0),
+                               ("rel0p2_cnone_hnone_down100_seedfix", .79, data_sd, data_dis, 0)])
+        yard = {**frame.iloc[0].to_dict(), "source": "test set", "level": "test set",
+                "accuracy_sd": test_sd, "disagreement": np.nan}
+        frame = pd.concat([frame, pd.DataFrame([yard])], ignore_index=True)
+        frame["dataset"] = name
+        for measure in ("accuracy_sd", "disagreement"):
+            frame[f"{measure}_low"], frame[f"{measure}_high"] = frame[measure], frame[measure]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_study_sentences_count_the_largest_source_over_datasets():
+    from modelvar.findings.report import study_sentences
+
+    sources = study_of({"a": (.03, .20, .01, .05, .02), "b": (.03, .10, .01, .30, .05),
+                        "c": (.01, .10, .02, .20, .01)})
+    [text] = study_sentences(sources)
+    assert text == ("For lr-sgd, the largest run-to-run accuracy SD came from 50 % train on 2, "
+                    "data rel 0.2 on 1 of 3 datasets; the largest disagreement between runs from "
+                    "data rel 0.2 on 2, 50 % train on 1 of 3 datasets; drawing another test set "
+                    "moved accuracy more than any source did within a repeat on 1 of 3 datasets.")
+
+
+def test_findings_sentences_are_grouped_by_dataset_and_fold_for_many_datasets():
+    from modelvar.findings.report import _sentences_html, sentences
+
+    few = study_of({"a": (.03, .2, .01, .05, .02), "b": (.03, .1, .01, .3, .05)})
+    per_dataset = sentences(few, pd.DataFrame())
+    assert list(per_dataset) == ["a", "b"]
+    assert per_dataset["b"][0].startswith("lr-sgd's accuracy varied most within a repeat under "
+                                          "50 % train (run-to-run SD 0.030")
+    page = _sentences_html(few, pd.DataFrame())
+    assert "Over the 2 datasets" in page and page.count("<details open>") == 2
+    many = study_of({f"d{i}": (.03, .2, .01, .05, .02) for i in range(6)})
+    page = _sentences_html(many, pd.DataFrame())
+    assert page.count("<details>") == 6 and "<details open>" not in page
+    one = _sentences_html(study_of({"a": (.03, .2, .01, .05, .02)}), pd.DataFrame())
+    assert "Over the" not in one and one.count("<details open>") == 1

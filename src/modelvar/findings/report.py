@@ -50,19 +50,60 @@ def _ci_columns(frame: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
     return out
 
 
-def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> list[str]:
-    """What the numbers say, one sentence per dataset × classifier, plus the sources without
-    effect and the largest variance shares."""
+def _largest(alone: pd.DataFrame, measure: str) -> pd.Series | None:
+    """The one-at-a-time row with the largest ``measure`` (None when it is NaN everywhere)."""
+    return alone.loc[alone[measure].idxmax()] if alone[measure].notna().any() else None
+
+
+def _counted(levels: list[str], of: int) -> str:
+    """"50 % train on 3 of 4 datasets" or "50 % train on 2, data rel 0.2 on 1 of 3 datasets"."""
+    counts = pd.Series(levels, dtype=object).value_counts(sort=True)
+    return ", ".join(f"{level} on {n}" for level, n in counts.items()) + f" of {of} datasets"
+
+
+def study_sentences(sources: pd.DataFrame) -> list[str]:
+    """Over datasets, per classifier: which source had the largest run-to-run accuracy SD and
+    the largest disagreement on how many datasets, and on how many the test-set yardstick
+    (between-repeat SD) exceeded every source's run-to-run SD."""
     out = []
+    for classifier, rows in sources.groupby("classifier", sort=False):
+        by_sd, by_dis, yard_larger, n = [], [], 0, 0
+        for _, part in rows.groupby("dataset", sort=False):
+            alone = part[~part["source"].isin(["control", "test set"])]
+            sd = _largest(alone, "accuracy_sd")
+            if sd is None:
+                continue
+            n += 1
+            by_sd.append(sd["level"])
+            dis = _largest(alone, "disagreement")
+            if dis is not None:
+                by_dis.append(dis["level"])
+            yard = part.loc[part["source"] == "test set", "accuracy_sd"]
+            yard_larger += bool(len(yard) and yard.iloc[0] > sd["accuracy_sd"])
+        if n == 0:
+            continue
+        text = (f"For {classifier}, the largest run-to-run accuracy SD came from "
+                f"{_counted(by_sd, n)}")
+        if by_dis:
+            text += f"; the largest disagreement between runs from {_counted(by_dis, n)}"
+        out.append(text + f"; drawing another test set moved accuracy more than any source "
+                          f"did within a repeat on {yard_larger} of {n} datasets.")
+    return out
+
+
+def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> dict[str, list[str]]:
+    """What the numbers say, per dataset: one sentence per classifier on which source moved
+    accuracy and predictions most, the sources without effect, and the largest variance
+    shares."""
+    out: dict[str, list[str]] = {}
     for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
         alone = rows[~rows["source"].isin(["control", "test set"])]
         yard = rows[rows["source"] == "test set"]
-        if alone.empty:
+        sd = _largest(alone, "accuracy_sd")
+        if sd is None:
             continue
-        sd = alone.loc[alone["accuracy_sd"].idxmax()]
-        dis = alone.loc[alone["disagreement"].idxmax()] if alone["disagreement"].notna().any() \
-            else None
-        text = (f"On {dataset}, {classifier}'s accuracy varied most within a repeat under "
+        dis = _largest(alone, "disagreement")
+        text = (f"{classifier}'s accuracy varied most within a repeat under "
                 f"{sd['level']} (run-to-run SD "
                 f"{with_ci(sd['accuracy_sd'], sd['accuracy_sd_low'], sd['accuracy_sd_high'])})")
         if len(yard):
@@ -74,11 +115,11 @@ def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> list[str]:
                                dis["disagreement_high"])
             text += (f"; its predictions changed most under {dis['level']} (disagreement "
                      f"{interval} of test samples between two runs)")
-        out.append(text + ".")
+        out.setdefault(dataset, []).append(text + ".")
     for _, row in no_effect(sources).iterrows():
-        out.append(f"{row['level'].capitalize()} had no effect on {row['classifier']} on "
-                   f"{row['dataset']}: every run predicted every sample alike in all "
-                   f"{row['repeats']} repeats.")
+        out.setdefault(row["dataset"], []).append(
+            f"{row['level'].capitalize()} had no effect on {row['classifier']}: every run "
+            f"predicted every sample alike in all {row['repeats']} repeats.")
     if not components.empty:
         rest = ["interactions", "runs (seed, draws)", "interactions and residual"]
         for (dataset, classifier, response), rows in components.groupby(
@@ -91,11 +132,33 @@ def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> list[str]:
             left = rows[rows["component"].isin(rest)]
             tail = "; " + ", ".join(f"{r['component']} {fmt(r['share'])}"
                                     for _, r in left.iterrows()) if len(left) else ""
-            out.append(f"Over the factorial grid on {dataset}, of the factors, "
-                       f"{top['component']} explains the largest share of the variance of "
-                       f"{classifier}'s {what}: "
-                       f"{with_ci(top['share'], top['share_low'], top['share_high'])}{tail}.")
+            out.setdefault(dataset, []).append(
+                f"Over the factorial grid, of the factors, {top['component']} explains the "
+                f"largest share of the variance of {classifier}'s {what}: "
+                f"{with_ci(top['share'], top['share_low'], top['share_high'])}{tail}.")
     return out
+
+
+def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
+                    open_up_to: int = 5) -> str:
+    """The study's sentences over datasets (when there are several), then each dataset's in a
+    ``<details>`` block: open when there are at most ``open_up_to`` datasets, folded (one line
+    each) for a study of many."""
+    def listed(items: list[str]) -> str:
+        return "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in items) + "</ul>"
+
+    per_dataset = sentences(sources, components)
+    if not per_dataset:
+        return ("<p>No one-at-a-time cells: set <code>design: both</code> or "
+                "<code>one-at-a-time</code> to measure each source against the control.</p>")
+    parts = []
+    if len(per_dataset) > 1:
+        parts.append(f"<h3>Over the {len(per_dataset)} datasets</h3>"
+                     + listed(study_sentences(sources)) + "<h3>Per dataset</h3>")
+    state = " open" if len(per_dataset) <= open_up_to else ""
+    parts += [f"<details{state}><summary><b>{html.escape(dataset)}</b></summary>"
+              f"{listed(items)}</details>" for dataset, items in per_dataset.items()]
+    return "\n".join(parts)
 
 
 def _image(path: Path, alt: str) -> str:
@@ -132,10 +195,7 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
     """The Findings page (module docstring): sentences, the headline figures (embedded), the
     sources, variance-components and claims tables, and notes."""
     parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
-    said = sentences(sources, components)
-    parts.append("<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in said) + "</ul>"
-                 if said else "<p>No one-at-a-time cells: set <code>design: both</code> or "
-                 "<code>one-at-a-time</code> to measure each source against the control.</p>")
+    parts.append(_sentences_html(sources, components))
     for title, path in figures.items():
         parts.append(f"<h3>{html.escape(title)}</h3>{_image(path, title)}")
     parts.append("<h3>Sources of variance, one at a time</h3><p>Each source alone against the "
