@@ -272,10 +272,13 @@ def test_weak_data_perturbation_is_warned_about_naming_the_features(caplog, tmp_
 
     ds = load("anneal", {"source": "embedded"})
     with caplog.at_level(logging.WARNING, logger="modelvar.fit"):
-        fitting.fit_job(ds, classifier="lr-sgd", cells=[Cell(data=("pct", 0.1))], repeats=[0],
-                        n_runs=2, test_fraction=0.25, root_seed=1,
-                        predictions_out=tmp_path / "p.parquet", runs_out=tmp_path / "r.pq")
-    warning = next(r.message for r in caplog.records if "never changed" in r.message)
+        fitting.fit_job(ds, classifier="lr-sgd", repeats=[0], n_runs=2, test_fraction=0.25,
+                        cells=[Cell(data=("pct", 0.1)), Cell(data=("pct", 0.1), downsample=0.5)],
+                        root_seed=1, predictions_out=tmp_path / "p.parquet",
+                        runs_out=tmp_path / "r.pq")
+    warnings = [r.message for r in caplog.records if "never changed" in r.message]
+    assert len(warnings) == 1  # once per level, not once per cell with that level
+    warning = warnings[0]
     assert "pct0p1" in warning and "warn_changed_below" in warning
     import pandas as pd
 

@@ -437,7 +437,8 @@ def fit_job(
     Progress (runs done / total, elapsed, ETA) goes to the log after the first run, then at most
     every ``progress_seconds``, and after the last; each cell's accuracy over its repeats gets one
     line, and a data perturbation that changes fewer than ``warn_changed_below`` of the numeric
-    training cells is warned about once per cell, naming the features it (almost) never changes.
+    training cells is warned about once per level (from the first cell with that level),
+    naming the features it (almost) never changes.
     """
     data = _as_arrays(data)
     start_run, stop_run = runs or (0, n_runs)
@@ -445,6 +446,7 @@ def fit_job(
     total = len(cells) * len(repeats) * len(run_ids)
     versions = json.dumps(library_versions(classifier), sort_keys=True)
     done, logged = 0, -math.inf
+    warned: set[str] = set()  # data levels already checked for weak perturbation
     start = time.perf_counter()
 
     def progress(_run: int) -> None:
@@ -478,8 +480,10 @@ def fit_job(
                 runs_table.write({**{c: [r[c] for r in rows] for c in rows[0]},
                                   **{f: [v] * len(rows) for f, v in levels.items()}})
                 accuracies.append(np.mean([r["accuracy"] for r in rows]))
-                if repeat == repeats[0] and cell.data is not None and \
-                        data.encoded.numeric.shape[1]:
+                level = cell.levels()["data"]
+                if repeat == repeats[0] and cell.data is not None and level not in warned \
+                        and data.encoded.numeric.shape[1]:
+                    warned.add(level)
                     _warn_weak_data_perturbation(data.name, cell, rows, warn_changed_below)
             log.info("%s: %d repeats, mean accuracy %.4f (repeat means %.4f to %.4f)", cell.id,
                      len(accuracies), np.mean(accuracies), np.min(accuracies),
