@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from modelvar.pipeline.plan import STARTUP_SECONDS
-from modelvar.pipeline.plan_report import plan_of_command_line
-from modelvar.pipeline.result_tables import METRIC_TABLES, table_path
+from modelvar.pipeline.plan_report import plan_of_command_line, storage_on_disk
+from modelvar.pipeline.result_tables import table_path
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,20 +54,11 @@ def main() -> None:
                              "measured_fit_s": runs["fit_seconds"].sum(),
                              "estimate_job_s": job.seconds + STARTUP_SECONDS,
                              "measured_job_s": wall})
-            predicted = cp.prediction_bytes
-            on_disk = sum((results / "predictions" / f"dataset={name}" / f"classifier={clf}"
-                           / f"{job.id}.parquet").stat().st_size for job in cp.fit_jobs
-                          if (results / "predictions" / f"dataset={name}" / f"classifier={clf}"
-                              / f"{job.id}.parquet").is_file())
-            tables = sum(Path(table_path(results, t, name, clf, job.id)).stat().st_size
-                         for job in cp.metrics_jobs for t in METRIC_TABLES
-                         if Path(table_path(results, t, name, clf, job.id)).is_file())
-            if on_disk:
-                rows[-1].update(pred_bytes_estimate=predicted, pred_bytes=on_disk,
-                                table_bytes_estimate=cp.table_bytes, table_bytes=tables)
     if not rows:
         sys.exit(f"no runs tables of this plan's jobs in {results}")
     frame = pd.DataFrame(rows)
+    storage = pd.DataFrame(storage_on_disk(plan, results))
+    storage = storage[storage["pred_bytes"] > 0]
     frame["fit_ratio"] = frame["estimate_s"] / frame["measured_fit_s"]
     frame["job_ratio"] = frame["estimate_job_s"] / frame["measured_job_s"]
     pd.set_option("display.width", 200)
@@ -76,7 +67,6 @@ def main() -> None:
           .round(2).to_string(index=False))
     print(ratios("fitting time per job", frame["fit_ratio"]))
     print(ratios("job wall time", frame["job_ratio"].dropna()))
-    storage = frame.dropna(subset=["pred_bytes"])
     print(ratios("prediction bytes per dataset x classifier",
                  storage["pred_bytes_estimate"] / storage["pred_bytes"]))
     print(ratios("metric-table bytes per dataset x classifier",

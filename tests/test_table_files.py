@@ -144,3 +144,21 @@ def test_damaged_json_metadata_is_named(tmp_path, capsys):
                  *job]) == 2
     err = capsys.readouterr().err
     assert f"{meta}: cannot be read, it is truncated or corrupt (JSONDecodeError" in err
+
+
+def test_table_stream_gathers_small_batches_into_row_groups(tmp_path):
+    import pyarrow.parquet as pq
+
+    from modelvar.table_files import Manifest, TableStream
+
+    manifest = Manifest(None, rule="test")
+    stream = TableStream(tmp_path / "t.parquet", manifest=manifest, row_group_rows=100)
+    for i in range(250):  # one-row batches, as a metrics job writes agreement rows
+        stream.write({"repeat": [i], "value": [i / 2]})
+    stream.write({"repeat": [], "value": []})  # an empty batch changes nothing
+    assert stream.close() == 250
+    meta = pq.ParquetFile(tmp_path / "t.parquet").metadata
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [100, 100, 50]
+    table = pq.read_table(tmp_path / "t.parquet")
+    assert table.column("repeat").to_pylist() == list(range(250))
+    assert table.column("value").to_pylist() == [i / 2 for i in range(250)]

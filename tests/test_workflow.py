@@ -130,6 +130,21 @@ def test_prediction_files_are_compact(tiny_run):
     assert "dataset" not in types and "classifier" not in types  # partition keys, in the path
 
 
+def test_plan_storage_matches_the_files_of_a_run(tiny_run):
+    """The plan's storage estimate (issue 13: within 20 %) against the tiny run's files: lr-sgd's
+    dense probabilities and svm-sgd's one-hot ones, small row groups, streamed metric tables."""
+    from modelvar.pipeline.plan_report import plan_of_command_line, storage_on_disk
+
+    plan, _ = plan_of_command_line(["--configfile", str(CONFIGS / "tiny.yaml")])
+    rows = pd.DataFrame(storage_on_disk(plan, tiny_run))
+    assert (rows["pred_bytes"] > 0).all() and (rows["table_bytes"] > 0).all()
+    ratio = rows["pred_bytes_estimate"] / rows["pred_bytes"]
+    assert ratio.between(0.75, 1.33).all(), rows
+    total = (rows["pred_bytes_estimate"] + rows["table_bytes_estimate"]).sum() / (
+        rows["pred_bytes"] + rows["table_bytes"]).sum()
+    assert 0.8 <= total <= 1.2, rows
+
+
 def test_end_to_end_control_cell_runs_are_identical(tiny_run):
     # The control cell (no perturbation, 100 % of the pool, one model seed): runs coincide.
     pairs = pd.read_parquet(table(tiny_run, "pairwise")).query("subset == 'all'")

@@ -133,12 +133,21 @@ class PendingParquet:
 
 class TableStream:
     """A table written batch by batch (``write`` a dict of columns per batch, then ``close``):
-    bounded memory, renamed into place only when complete, recorded in the manifest."""
+    bounded memory, renamed into place only when complete, recorded in the manifest.
 
-    def __init__(self, path: str | Path, manifest: Manifest | None = None):
+    Batches are gathered into row groups of at least ``row_group_rows`` rows (the last may be
+    smaller): a metrics job writes one small batch per (cell, repeat), and a row group per batch
+    cost more in parquet's per-group metadata than the rows themselves (a one-row agreement
+    batch: 3.6 kB). Memory stays bounded by one row group plus one batch."""
+
+    def __init__(self, path: str | Path, manifest: Manifest | None = None,
+                 row_group_rows: int = 65_536):
         self.path, self.manifest = Path(path), manifest
+        self.row_group_rows = row_group_rows
         self.rows = 0
         self._file: PendingParquet | None = None
+        self._pending: list = []
+        self._pending_rows = 0
 
     def write(self, columns: dict) -> None:
         import pyarrow as pa
@@ -148,18 +157,31 @@ class TableStream:
             self._file = PendingParquet(self.path, table.schema, compression="zstd")
         else:
             table = table.select(self._file.writer.schema.names).cast(self._file.writer.schema)
-        self._file.writer.write_table(table)
+        self._pending.append(table)
+        self._pending_rows += table.num_rows
         self.rows += table.num_rows
+        if self._pending_rows >= self.row_group_rows:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if self._pending:
+            self._file.writer.write_table(pa.concat_tables(self._pending),
+                                          row_group_size=max(self._pending_rows, 1))
+        self._pending, self._pending_rows = [], 0
 
     def close(self) -> int:
         if self._file is None:
             raise ValueError(f"{self.path}: nothing was written")
+        self._flush()
         self._file.commit()
         if self.manifest is not None:
             self.manifest.record(self.path, self.rows)
         return self.rows
 
     def abort(self) -> None:
+        self._pending = []
         if self._file is not None:
             self._file.abort()
 

@@ -34,9 +34,11 @@ for a metrics job) plus the libraries' own footprint. The config's ``resources``
 lower them.
 
 **Storage.** Bytes per prediction row: the ids and labels, plus float32 probabilities — C − 1
-columns while C ≤ ``predictions.max_dense_classes`` (the last class's probability is 1 minus the
-others), else four per-sample statistics (:mod:`modelvar.pipeline.predictions`); constants measured
-on real prediction files (``make bench-storage``).
+columns while C ≤ ``predictions.max_dense_classes`` (the predicted class's probability is 1 minus
+the others), else four per-sample statistics (:mod:`modelvar.pipeline.predictions`); plus each
+row group's per-column overhead (one row group per cell × repeat of a fit job). Metric tables:
+per (cell, repeat) bytes per test sample, run and pair of runs, plus each file's own. Constants
+measured on real files (``make bench-storage``, ``make bench-plan``).
 """
 
 from __future__ import annotations
@@ -49,15 +51,24 @@ from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.cost_model import CostModel
 from modelvar.pipeline.cost_model import load as load_cost_model
 from modelvar.pipeline.design import Reach, dataset_cells
+from modelvar.pipeline.result_tables import METRIC_TABLES
 
 TARGET_MINUTES = 60.0
 MAX_DENSE_CLASSES = 10
-#: bytes per prediction row, zstd-compressed (``make bench-storage``): ids + labels, each float32
-#: probability column (lr-sgd 3.75, xgb ≈ 2.8: its probabilities repeat), the compact statistics
-#: (lr-sgd 14.4, xgb ≈ 10, peaked synthetic 15.4–16.1)
-BYTES_IDS, BYTES_PROBA_COLUMN, BYTES_COMPACT = 0.8, 3.4, 13.5
-#: bytes of metric tables per (cell, repeat): per test sample, per pair of runs, and fixed
-BYTES_PER_SAMPLE, BYTES_PER_PAIR, BYTES_PER_REPEAT = 11.0, 215.0, 11_000.0
+#: bytes per prediction row, zstd-compressed (``make bench-storage``, and fitted on the default
+#: run and a 2 × 3 subset of the preliminary one: every dataset × classifier within 0.97–1.10):
+#: ids + labels, each float32 probability column (svm-sgd's hinge loss: one-hot columns, ≈ 0),
+#: the compact statistics (lr-sgd 14.4, xgb ≈ 10, peaked synthetic 15.4–16.1); and per column
+#: of each row group (one per cell × repeat × run block: page headers, statistics, footer)
+BYTES_IDS, BYTES_PROBA_COLUMN, BYTES_COMPACT, BYTES_PER_CHUNK = 0.2, 3.25, 14.1, 325.0
+#: bytes of metric tables per (cell, repeat) (row groups of ≥ 65,536 rows,
+#: :class:`~modelvar.table_files.TableStream`): per test sample (per_sample), per run (per_run),
+#: per pair of runs (pairwise) and fixed (summary, agreement)
+BYTES_PER_SAMPLE, BYTES_PER_RUN, BYTES_PER_PAIR, BYTES_PER_REPEAT = 11.0, 90.0, 110.0, 2_000.0
+#: bytes of each metric table file besides its rows (schema, footer): 5 files per metrics job
+BYTES_PER_TABLE_FILE = 6_500.0
+#: the columns of a prediction file besides the probabilities (cell, repeat, run, sample, labels)
+ID_COLUMNS = 6
 #: memory of a job beyond its data: the Python libraries it imports (MB)
 LIBRARY_MB = {"lr-sgd": 300, "svm-sgd": 300, "xgb": 450, "mlp": 900, "metrics": 250}
 #: seconds of the nearest-neighbour search per training row² × feature (benchmarks/bench_perturb)
@@ -216,9 +227,24 @@ def probability_form(n_classes: int, config: dict) -> str:
     return "dense" if n_classes <= limit else "compact"
 
 
-def bytes_per_row(n_classes: int, form: str) -> float:
-    return BYTES_IDS + (BYTES_PROBA_COLUMN * (n_classes - 1) if form == "dense"
-                        else BYTES_COMPACT)
+def bytes_per_row(n_classes: int, form: str, one_hot: bool = False) -> float:
+    """Bytes of one prediction row; ``one_hot``: the probabilities are the predicted class's
+    one-hot vector (svm-sgd with the hinge loss), which compresses to next to nothing."""
+    if form == "dense":
+        return BYTES_IDS + (0.0 if one_hot else BYTES_PROBA_COLUMN * (n_classes - 1))
+    return BYTES_IDS + BYTES_COMPACT
+
+
+def prediction_columns(n_classes: int, form: str) -> int:
+    return ID_COLUMNS + (n_classes - 1 if form == "dense" else 4)
+
+
+def one_hot_probabilities(classifier: str, config: dict) -> bool:
+    """svm-sgd with the hinge loss (its default), untuned (tuning may choose modified_huber,
+    which has probabilities: :mod:`modelvar.models.classifiers`)."""
+    settings = config.get("classifier_settings", {}).get(classifier, {})
+    return (classifier == "svm-sgd" and config.get("hparams", "default") != "tuned"
+            and settings.get("hparams", {}).get("loss", "hinge") == "hinge")
 
 
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
@@ -239,7 +265,7 @@ def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, con
 def _mem_fit(classifier: str, shape: Shape, config: dict, form: str) -> int:
     n_test = shape.n_rows * config["split"].get("test_fraction", 0.25)
     runs = config["split"]["runs"]
-    columns = (shape.n_classes - 1 if form == "dense" else 4) + 6
+    columns = prediction_columns(shape.n_classes, form)
     data = 5 * shape.n_rows * shape.d * 8 + 3 * runs * n_test * columns * 8
     return int(LIBRARY_MB[classifier] + 1.5 * data / 2**20)
 
@@ -337,9 +363,15 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
             _metrics_seconds(shape, config, units), mem_metrics))
     n_units = len(cells) * repeats
     plan.prediction_rows = n_units * runs * n_test
-    plan.prediction_bytes = plan.prediction_rows * bytes_per_row(shape.n_classes, form)
-    plan.table_bytes = n_units * (BYTES_PER_REPEAT + 2 * BYTES_PER_SAMPLE * n_test
-                                  + BYTES_PER_PAIR * runs * (runs - 1))
+    row_groups = sum(len(job.cells) * len(job.repeats) for job in plan.fit_jobs)
+    plan.prediction_bytes = (
+        plan.prediction_rows * bytes_per_row(shape.n_classes, form,
+                                             one_hot_probabilities(classifier, config))
+        + row_groups * prediction_columns(shape.n_classes, form) * BYTES_PER_CHUNK)
+    plan.table_bytes = (
+        n_units * (BYTES_PER_REPEAT + BYTES_PER_SAMPLE * n_test + BYTES_PER_RUN * runs
+                   + BYTES_PER_PAIR * runs * (runs - 1) / 2)
+        + len(plan.metrics_jobs) * len(METRIC_TABLES) * BYTES_PER_TABLE_FILE)
     return plan
 
 

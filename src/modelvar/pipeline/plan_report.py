@@ -235,3 +235,27 @@ def encoded_width(meta: dict) -> int:
     """Design-matrix columns of a prepared dataset: numeric features + one-hot levels (each
     categorical feature also gets a missing-value column)."""
     return sum(1 if f["type"] == "numeric" else len(f["levels"]) + 1 for f in meta["features"])
+
+
+def storage_on_disk(plan: StudyPlan, results: str | Path) -> list[dict]:
+    """Per dataset × classifier of a finished run: the plan's bytes of prediction files and of
+    metric tables next to the files on disk (``*_estimate`` and measured; jobs whose files are
+    missing count as 0 bytes measured)."""
+    from modelvar.pipeline.result_tables import METRIC_TABLES, table_path
+
+    def size(path: Path) -> int:
+        return path.stat().st_size if path.is_file() else 0
+
+    rows = []
+    for name, ds in plan.datasets.items():
+        for clf, cp in ds.classifiers.items():
+            folder = Path(results) / "predictions" / f"dataset={name}" / f"classifier={clf}"
+            rows.append({
+                "dataset": name, "classifier": clf,
+                "pred_bytes_estimate": cp.prediction_bytes,
+                "pred_bytes": sum(size(folder / f"{job.id}.parquet") for job in cp.fit_jobs),
+                "table_bytes_estimate": cp.table_bytes,
+                "table_bytes": sum(size(Path(table_path(results, t, name, clf, job.id)))
+                                   for job in cp.metrics_jobs for t in METRIC_TABLES)})
+    return rows
+
