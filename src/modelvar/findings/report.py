@@ -55,6 +55,16 @@ def _largest(alone: pd.DataFrame, measure: str) -> pd.Series | None:
     return alone.loc[alone[measure].idxmax()] if alone[measure].notna().any() else None
 
 
+def _leaders(rows: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | None, float | None]:
+    """One dataset × classifier's sources: the source alone with the largest run-to-run
+    accuracy SD and the one with the largest disagreement (None without one-at-a-time cells),
+    and the test-set yardstick's SD (None without its row)."""
+    alone = rows[~rows["source"].isin(["control", "test set"])]
+    yard = rows.loc[rows["source"] == "test set", "accuracy_sd"]
+    return (_largest(alone, "accuracy_sd"), _largest(alone, "disagreement"),
+            float(yard.iloc[0]) if len(yard) else None)
+
+
 def _counted(levels: list[str], of: int) -> str:
     """"50 % train on 3 of 4 datasets" or "50 % train on 2, data rel 0.2 on 1 of 3 datasets"."""
     counts = pd.Series(levels, dtype=object).value_counts(sort=True)
@@ -69,17 +79,14 @@ def study_sentences(sources: pd.DataFrame) -> list[str]:
     for classifier, rows in sources.groupby("classifier", sort=False):
         by_sd, by_dis, yard_larger, n = [], [], 0, 0
         for _, part in rows.groupby("dataset", sort=False):
-            alone = part[~part["source"].isin(["control", "test set"])]
-            sd = _largest(alone, "accuracy_sd")
+            sd, dis, yard = _leaders(part)
             if sd is None:
                 continue
             n += 1
             by_sd.append(sd["level"])
-            dis = _largest(alone, "disagreement")
             if dis is not None:
                 by_dis.append(dis["level"])
-            yard = part.loc[part["source"] == "test set", "accuracy_sd"]
-            yard_larger += bool(len(yard) and yard.iloc[0] > sd["accuracy_sd"])
+            yard_larger += bool(yard is not None and yard > sd["accuracy_sd"])
         if n == 0:
             continue
         text = (f"For {classifier}, the largest run-to-run accuracy SD came from "
@@ -97,18 +104,14 @@ def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> dict[str, list
     shares."""
     out: dict[str, list[str]] = {}
     for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
-        alone = rows[~rows["source"].isin(["control", "test set"])]
-        yard = rows[rows["source"] == "test set"]
-        sd = _largest(alone, "accuracy_sd")
+        sd, dis, yard = _leaders(rows)
         if sd is None:
             continue
-        dis = _largest(alone, "disagreement")
         text = (f"{classifier}'s accuracy varied most within a repeat under "
                 f"{sd['level']} (run-to-run SD "
                 f"{with_ci(sd['accuracy_sd'], sd['accuracy_sd_low'], sd['accuracy_sd_high'])})")
-        if len(yard):
-            y = yard.iloc[0]
-            text += (f", against a between-repeat SD of {fmt(y['accuracy_sd'])} from drawing "
+        if yard is not None:
+            text += (f", against a between-repeat SD of {fmt(yard)} from drawing "
                      "another test set")
         if dis is not None:
             interval = with_ci(dis["disagreement"], dis["disagreement_low"],
