@@ -27,4 +27,13 @@ if [ "${MODELVAR_BROWSER:-1}" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get 
     apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null) \
     || echo "(chromium set-up failed: the browser test will be skipped)"
 fi
+# Results must not depend on the thread count (docs/decisions.md, "Determinism"): the model tests
+# again with one and with two OpenMP/BLAS/torch threads (only for a whole-suite run).
+if [ "$#" = 0 ]; then
+  for threads in 1 2; do
+    echo "== model tests with OMP_NUM_THREADS=$threads"
+    OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads MKL_NUM_THREADS=$threads \
+      python -m pytest -q -p no:cacheprovider tests/test_mlp.py tests/test_models.py
+  done
+fi
 echo "== pytest" && python -m pytest -n 2 "$@"

@@ -237,3 +237,44 @@ def test_reflection_and_zero_rule():
     draws = [hparams.perturb_numeric(h, 0.0, "rel", 0.1, np.random.default_rng(s))
              for s in range(400)]
     assert 0 < max(draws) <= 0.4 and min(draws) >= 0  # zero moves by up to p x the range width
+
+
+_THREADS_PROBE = """
+import hashlib, json, sys
+import numpy as np
+from modelvar.data import load
+from modelvar.models.classifiers import CLASSIFIERS
+from modelvar.pipeline.cells import Cell
+from modelvar.pipeline.fitting import fit_repeat
+
+threads = int(sys.argv[1])
+ds = load("vehicle", {"source": "embedded"})
+out = {}
+for name in CLASSIFIERS:
+    frame, _ = fit_repeat(ds, classifier=name, repeat=1, n_runs=2, test_fraction=0.25,
+                          root_seed=3, threads=threads, epochs=2 if name == "mlp" else None,
+                          cell=Cell(data=("rel", 0.2), downsample=0.5, model_seed="per-run"))
+    proba = np.ascontiguousarray(frame.filter(like="proba:").to_numpy())
+    out[name] = hashlib.sha256(proba.tobytes()).hexdigest()
+print(json.dumps(out))
+"""
+
+
+def test_every_classifier_predicts_the_same_bits_with_1_and_2_threads():
+    """The determinism contract (docs/decisions.md): a job's thread count (its --threads and
+    OMP/BLAS threads, as the fit rule sets them) does not change any classifier's
+    probabilities. Each side runs in a fresh process, as fit jobs do."""
+    import os
+    import subprocess
+    import sys
+
+    digests = []
+    for threads in (1, 2):
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads),
+               "OPENBLAS_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        proc = subprocess.run([sys.executable, "-c", _THREADS_PROBE, str(threads)],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        digests.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert set(digests[0]) == set(CLASSIFIERS)
+    assert digests[0] == digests[1]

@@ -124,7 +124,9 @@ def torch_device() -> str:
 class MLPModel:
     """The residual MLP (:mod:`modelvar.models.mlp`), one model; a fit job trains the runs of a
     repeat that share its widths together (:func:`modelvar.models.mlp.train`), which gives each
-    the same model as this."""
+    the same model as this. ``threads`` does not reach torch: the MLP always trains with
+    :data:`modelvar.models.mlp.CPU_THREADS` intra-op threads, so that its predictions do not
+    depend on the job's thread count."""
 
     hparams: dict
     seed: int
@@ -136,11 +138,8 @@ class MLPModel:
     epoch_seconds: float = field(init=False, default=0.0)
 
     def fit(self, X, y, n_classes):
-        import torch
-
         from modelvar.models.mlp import train
 
-        torch.set_num_threads(self.threads)
         self.n_classes = n_classes
         start = time.perf_counter()
         self.model = train([X], [y], n_classes=n_classes, hparams=[self.hparams],

@@ -26,13 +26,23 @@ test (``tests/test_mlp.py``) compares batched with one-at-a-time training (and k
 ``torch.nn`` modules and ``torch.optim.AdamW``). On a GPU one small network leaves the device
 mostly idle (the original study ran 10 processes per GPU); stacked, a repeat's runs share it.
 
-Deterministic on the CPU (``torch.use_deterministic_algorithms``).
+**Determinism on the CPU.** Training and prediction use deterministic algorithms
+(``torch.use_deterministic_algorithms``) and exactly :data:`CPU_THREADS` intra-op thread,
+whatever the job's ``threads`` or ``OMP_NUM_THREADS``: torch splits a reduction (a matmul's
+inner products, a batch mean) across its threads by the tensor's shape, so with two threads a
+model trained alone and the same model stacked with others summed in other orders and differed
+by up to 1e-3 in probability (seen on a 2-core AMD EPYC). With one thread every model of a
+stack runs the same kernel on its own slice, so a run's predictions do not depend on the thread
+count nor on which runs it was stacked with (``tests/test_mlp.py`` checks both at 1 and 2
+threads). What one thread cannot fix — another CPU's vector kernels, another torch — is
+recorded per run (``docs/decisions.md``, "Determinism").
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +53,8 @@ BN_MOMENTUM, BN_EPS, LEAKY_SLOPE = 0.1, 1e-5, 0.01
 BETAS, ADAM_EPS = (0.9, 0.999), 1e-8
 #: the most training values (models × rows × features) stacked in one group
 MAX_STACKED_VALUES = 250_000_000
+#: intra-op threads of training and prediction (module docstring: determinism)
+CPU_THREADS = 1
 
 
 def batch_size(n_train: int) -> int:
@@ -191,12 +203,33 @@ def _deterministic(torch) -> None:
         setter(True, warn_only=False)
 
 
+@contextmanager
+def _fixed_threads(torch):
+    """Run the block with :data:`CPU_THREADS` intra-op threads, then restore the process's
+    setting (module docstring: determinism). Also on a GPU: the generators' draws (batch
+    orders, dropout masks) are made on the CPU."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(CPU_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def train(X: Sequence[np.ndarray], y: Sequence[np.ndarray], *, n_classes: int,
           hparams: Sequence[dict], seeds: Sequence[int], epochs: int = MLP_EPOCHS,
           device: str = "cpu", dtype=None) -> Models:
     """Train k models (module docstring) on their own rows ``X[j]`` (n, d), ``y[j]`` (n,) with
     their own ``hparams[j]`` and model ``seeds[j]``; every X[j] has the same shape and every
     model the same widths. ``dtype``: float32 (default) or float64 (for checks)."""
+    import torch
+
+    with _fixed_threads(torch):
+        return _train(X, y, n_classes=n_classes, hparams=hparams, seeds=seeds, epochs=epochs,
+                      device=device, dtype=dtype)
+
+
+def _train(X, y, *, n_classes, hparams, seeds, epochs, device, dtype) -> Models:
     import torch
     import torch.nn.functional as F
 
@@ -265,7 +298,7 @@ def predict_proba(models: Models, X: Sequence[np.ndarray], device: str = "cpu",
 
     dtype = models.params["in.w"].dtype
     Xt = torch.as_tensor(np.stack(X), dtype=dtype, device=device)
-    with torch.no_grad():
+    with torch.no_grad(), _fixed_threads(torch):
         parts = [torch.softmax(forward(models, Xt[:, i:i + chunk]), dim=2)
                  for i in range(0, Xt.shape[1], chunk)]
         proba = torch.cat(parts, dim=1).double().cpu().numpy()

@@ -226,15 +226,12 @@ def _fit_alone(prepared: PreparedRun, classifier: str, n_classes: int, threads: 
     return proba, pred, time.perf_counter() - t0, model.hparams, model.device
 
 
-def _fit_mlp_together(group: list[PreparedRun], n_classes: int, threads: int,
+def _fit_mlp_together(group: list[PreparedRun], n_classes: int,
                       epochs: int | None, device: str) -> list[tuple]:
     """The runs of ``group`` (equal widths and rows) as one batched model
     (:mod:`modelvar.models.mlp`); each run's seconds are the group's divided among them."""
-    import torch
-
     from modelvar.models import mlp
 
-    torch.set_num_threads(threads)
     t0 = time.perf_counter()
     models = mlp.train([r.X_train for r in group], [r.y_train for r in group],
                        n_classes=n_classes, hparams=[r.hparams for r in group],
@@ -298,7 +295,7 @@ def fit_repeat_arrays(
         for group in groups_of([r.hparams for r in order], [len(r.rows) for r in order],
                                order[0].X_train.shape[1]):
             members = [order[j] for j in group]
-            for r, result in zip(members, _fit_mlp_together(members, n_classes, threads,
+            for r, result in zip(members, _fit_mlp_together(members, n_classes,
                                                             epochs, device), strict=True):
                 fitted[r.run] = result
                 if on_run_done is not None:
