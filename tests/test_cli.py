@@ -1,5 +1,7 @@
 """The user-facing ``modelvar metrics`` command on a user's own predictions."""
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -255,3 +257,26 @@ def test_an_error_is_printed_once(tmp_path, capsys):
     assert main(["metrics", str(tmp_path / "none.csv"), "--out", str(tmp_path / "o.csv")]) == 2
     err = capsys.readouterr().err
     assert err.count("no such file") == 1 and err.startswith("modelvar metrics: error:")
+
+
+@pytest.mark.parametrize(("command", "module", "extra"), [
+    (["plan"], "yaml", "pipeline"),
+    (["config", "--get", "results_dir"], "snakemake", "pipeline"),
+])
+def test_a_subcommand_without_its_extra_names_the_extra(monkeypatch, capsys, command, module,
+                                                         extra):
+    """Issue 24: no bare ModuleNotFoundError; the extra to install, in one line."""
+    monkeypatch.setitem(sys.modules, module, None)  # importing it now fails
+    assert main(command) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"pip install 'modelvar[{extra}]'" in err[0], err
+
+
+def test_config_get_results_dir_prints_an_absolute_path(tmp_path, monkeypatch, capsys):
+    """As docs/cli.md says (issue 24): the config's results_dir, relative to --directory."""
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "c.yaml"
+    config.write_text("results_dir: out\n")
+    assert main(["config", "--get", "results_dir", "--", "--configfile", "c.yaml",
+                 "--directory", "work"]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "work" / "out")

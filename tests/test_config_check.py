@@ -68,6 +68,7 @@ def test_dataset_and_setting_problems_are_reported_together(tmp_path):
         "odd": {"source": "file", "path": str(tmp_path / "x.xlsx"), "target": "y"},
         "notarget": {"source": "file", "path": str(VEHICLE), "target": "label"},
         "undeclared": {"source": "file", "path": str(bad_csv), "target": "Class"},
+        "mistyped": {"source": "file", "path": str(bad_csv), "target": "CLASS"},
         "typo": {"source": "embedded", "name": "vehicel"},
     }, classifier_settings={"lr-sgd": {"hparams": {"speed": 1, "alpha": 5.0}},
                             "xgb": {"epochs": 3}},
@@ -78,17 +79,19 @@ def test_dataset_and_setting_problems_are_reported_together(tmp_path):
     text = "\n".join(err.value.problems)
     for expected in ("datasets.gone: file", "does not exist",
                      "datasets.odd: unsupported file type 'x.xlsx'",
-                     "datasets.notarget: target column 'label' not found",
+                     "the target column 'label' not found",
+                     "target column 'CLASS' not found; did you mean 'Class'?",
                      "datasets.undeclared: column(s) ['colour']",
                      "not declared categorical",
-                     "datasets.typo: no embedded dataset named 'vehicel'",
+                     "datasets.typo: no embedded dataset named 'vehicel'; did you mean "
+                     "'vehicle'?",
                      "grouped.by.vehicle: column 'COMPACTNESS' is numeric",
-                     "grouped.by.vehicle: column 'nosuch' is not in vehicle",
+                     "grouped.by.vehicle: in vehicle, the categorical column 'nosuch' not found",
                      "classifier_settings.lr-sgd.hparams.speed: unknown hyperparameter",
                      "classifier_settings.lr-sgd.hparams.alpha: 5.0 is outside [1e-07, 0.1]",
                      "classifier_settings.xgb.epochs: only the mlp trains for epochs"):
-        assert expected in text, expected
-    assert len(err.value.problems) == 10
+        assert expected in text, f"{expected}\n{text}"
+    assert len(err.value.problems) == 11
 
 
 def test_degenerate_settings_are_warned_about_with_what_they_imply():
@@ -225,3 +228,70 @@ def test_tuned_studies_need_a_class_per_fold(tmp_path):
 
     assert min_class_size(tiny()) == 2
     assert min_class_size(tiny(hparams="tuned", tuning={"folds": 5})) == 7
+
+
+def _schema_keys(node: dict, root: dict, prefix: tuple = ()) -> tuple[set, set]:
+    """(keys, item keys) of the schema: dotted keys as tuples, ``*`` for a mapping's names;
+    item keys are (parent key, option) for the options inside a list's items (``{sig: d}``)."""
+    if "$ref" in node:
+        node = root["$defs"][node["$ref"].rsplit("/", 1)[1]]
+    keys, items = set(), set()
+    for name, sub in node.get("properties", {}).items():
+        keys.add(prefix + (name,))
+        k, i = _schema_keys(sub, root, prefix + (name,))
+        keys |= k
+        items |= i
+    for alt in node.get("oneOf", []) + node.get("anyOf", []):
+        k, i = _schema_keys(alt, root, prefix)
+        keys |= k
+        items |= i
+    if isinstance(node.get("additionalProperties"), dict):
+        k, i = _schema_keys(node["additionalProperties"], root, prefix + ("*",))
+        keys |= k | {prefix + ("*",)}
+        items |= i
+    if isinstance(node.get("items"), dict):
+        k, i = _schema_keys(node["items"], root, ())
+        items |= {(prefix, key[0]) for key in k}
+    return keys, items
+
+
+def test_every_config_key_is_documented_and_every_documented_key_exists():
+    """config/README.md's table and the schema agree (issue 24): each schema key has a row (a
+    section is covered by its keys' rows; NAME/CLF/RULE/DATASET stand for a mapping's names) or
+    is named in its parent's row, each option inside a list's items is named in its list's row,
+    and each row names a key of the schema."""
+    import re
+
+    from conftest import REPO
+
+    rows = {}
+    for line in (REPO / "config" / "README.md").read_text().splitlines():
+        found = re.match(r"^\| `([A-Za-z0-9_.]+)` \|", line)
+        if found:
+            rows[tuple(found.group(1).split("."))] = line
+    keys, items = _schema_keys(SCHEMA, SCHEMA)
+
+    def matches(schema_key, row_key):
+        return len(row_key) >= len(schema_key) and all(
+            s == "*" or s == r or (r.isupper() and s != "*")
+            or (s == "*" and r.isupper()) for s, r in zip(schema_key, row_key, strict=False))
+
+    def documented(key):  # its own row, or named in its parent's row ({rows, numeric, …})
+        return any(matches(key, row) or (len(row) == len(key) - 1 and matches(key[:-1], row)
+                                         and (key[-1] == "*" or key[-1] in rows[row]))
+                   for row in rows)
+
+    undocumented = sorted(".".join(k) for k in keys if not documented(k))
+    assert undocumented == [], f"config keys without a row in config/README.md: {undocumented}"
+    unnamed = sorted(f"{'.'.join(parent)}: {option}" for parent, option in items
+                     if parent in rows and f"{option}" not in rows[parent])
+    assert unnamed == [], f"list options not named in their row: {unnamed}"
+
+    def exists(row_key):
+        return any(len(k) == len(row_key) and all(
+            s == r or (s == "*" and (r.isupper() or r.islower())) or (r.isupper() and s != "*"
+                                                                        and len(k) > 1)
+            for s, r in zip(k, row_key, strict=True)) for k in keys)
+
+    unknown = sorted(".".join(r) for r in rows if not exists(r))
+    assert unknown == [], f"rows of config/README.md that name no config key: {unknown}"

@@ -100,7 +100,11 @@ def test_user_csv_with_categoricals(tmp_path):
         ("a,label\n1,x\n2,\n3,y\n", {"target": "label"}, "target 'label' has 1 missing"),
         ("a,label\n1,x\n2,x\n", {"target": "label"}, "at least 2 classes"),
         ("a,label\n1,x\n2,y\n", {"target": "label", "categorical": ["zz"]},
-         r"categorical column\(s\) \['zz'\] not found"),
+         r"categorical column 'zz' not found"),
+        ("a,Class\n1,x\n2,y\n", {"target": "class"},
+         r"target column 'class' not found; did you mean 'Class'\?"),
+        ("a,colour,label\n1,red,x\n2,blue,y\n", {"target": "label", "categorical": ["color"]},
+         r"categorical column 'color' not found; did you mean 'colour'\?"),
     ],
 )
 def test_user_file_errors_name_the_problem(tmp_path, text, spec, message):
@@ -151,3 +155,16 @@ def test_fit_jobs_read_the_same_arrays_without_pandas(tmp_path, name):
     assert fast.encoded.numeric_columns == slow.encoded.numeric_columns
     if name == "anneal":
         assert (fast.encoded.codes == -1).any()  # missing categorical cells stay missing
+
+
+def test_a_name_not_found_suggests_near_matches_before_listing_a_few():
+    """Issue 24: 'Class' for 'class' among 280 columns names the near match, not all 280."""
+    from modelvar.data.errors import near_matches, not_found_message
+
+    columns = [f"word_{i}" for i in range(279)] + ["class"]
+    text = not_found_message("target column", "Class", columns)
+    assert "did you mean 'class'?" in text and "(280 in all)" in text
+    assert text.count("word_") == 20
+    assert near_matches("colr", ["colour", "color", "size"]) == ["color", "colour"]
+    assert near_matches("zzz", ["colour", "size"]) == []
+    assert "did you mean" not in not_found_message("column", "zzz", ["a", "b"])

@@ -102,3 +102,10 @@ print(sorted(m for m in ("torch", "snakemake", "xgboost", "matplotlib", "seaborn
                          cwd=tmp_path)
     assert cli.returncode == 0, cli.stderr
     assert (tmp_path / "pw.summary.parquet").exists()
+    # a subcommand that needs an extra names it, in one line (issue 24)
+    plan = subprocess.run([str(env / "bin" / "modelvar"), "plan"], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert plan.returncode == 2, plan.stderr
+    assert plan.stderr.strip().splitlines() == [
+        "modelvar plan: error: it needs the 'pipeline' extra (No module named 'yaml'): "
+        "pip install 'modelvar[pipeline]'"]

@@ -191,3 +191,26 @@ def test_noop_families_collapse_on_vehicle_and_on_all_categorical_car(tmp_path):
     assert len(warnings) == 2
     assert warnings[0].startswith("vehicle: no categorical features")
     assert warnings[1].startswith("car: no numeric features")
+
+
+def test_plan_jobs_lists_every_job_with_its_rule(capsys):
+    """`modelvar plan --jobs` (issue 24): one line per fit, metrics and grouped-metrics job,
+    as many per rule as the plan counts, each fit line with its fits."""
+    from modelvar.cli import main
+
+    assert main(["plan", "--jobs", "--", "--configfile",
+                 str(REPO / "tests" / "configs" / "tiny.yaml")]) == 0
+    out = capsys.readouterr().out
+    listing = out[out.index("\nrule "):].strip().splitlines()[1:]
+    by_rule: dict[str, int] = {}
+    fits = 0
+    for line in listing:
+        rule = line.split()[0]
+        by_rule[rule] = by_rule.get(rule, 0) + 1
+        if rule == "fit":
+            fits += int(line.split()[7].replace(",", ""))
+    expected = re.search(r"jobs per rule: (.*?);", out).group(1)
+    counts = {rule: int(n.replace(",", "")) for rule, n in
+              (item.rsplit(" ", 1) for item in expected.split(", "))}
+    assert by_rule == {r: counts[r] for r in ("fit", "pairwise_metrics", "grouped_metrics")}
+    assert fits == int(re.search(r"total: ([\d,]+) fits", out).group(1).replace(",", ""))

@@ -59,6 +59,22 @@ def test_verify_finds_a_damaged_table_and_its_command_regenerates_it(tmp_path):
     assert ran["fit"] == 1 and "prepare_dataset" not in ran  # that job and what depends on it
     assert verify(results)[0] == []
 
+    # a copy of the folder elsewhere: its fix command repairs the copy, not the original
+    import shutil
+
+    copy = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(results, copy)
+    damaged = copy / table.relative_to(results)
+    damaged.write_bytes(damaged.read_bytes()[:1500])
+    before = sha256_file(table)
+    problems, _ = verify(copy)
+    command = problems[0].command
+    assert "results_dir=elsewhere/copy " in command
+    assert " elsewhere/copy/predictions/" in command  # the target inside the copy
+    fix = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env)
+    assert fix.returncode == 0, fix.stderr[-2000:]
+    assert verify(copy)[0] == [] and sha256_file(table) == before
+
 
 HOSTILE = "it's a $(touch PWNED) dir"
 

@@ -8,42 +8,75 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import CONFIGS, REPO
+from conftest import CONFIGS, REPO, job_counts
 from modelvar.pipeline.workflow_config import ConfigError, get_key, resolve
 
 pytestmark = pytest.mark.workflow
 
 
-def run_sh(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+def run_sh(*args: str, timeout: int = 600, cwd: Path | None = None
+           ) -> subprocess.CompletedProcess:
     env = dict(os.environ, MODELVAR_VENV=str(Path(sys.executable).parents[1]))
     return subprocess.run(["bash", str(REPO / "scripts" / "run.sh"), *args], capture_output=True,
-                          text=True, env=env, timeout=timeout)
+                          text=True, env=env, timeout=timeout, cwd=cwd)
 
 
-def test_run_sh_with_own_config_reports_into_its_results_dir(tmp_path):
+def test_run_sh_from_the_users_folder_with_relative_paths(tmp_path):
+    """Relative paths mean what they mean where run.sh is called from (issue 24): the config
+    file, its results_dir and targets; a folder with its own config/config.yaml plans that
+    config, not the repository's (issue 20). The results folder is kept out of git, and the
+    run says how to get the modelvar command."""
     config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
-    config["results_dir"] = str(tmp_path / "my-study")
+    config["results_dir"] = "my-study"
     del config["grouped"]
-    path = tmp_path / "my.yaml"
-    path.write_text(yaml.safe_dump(config))
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     report = tmp_path / "my-study" / "report.html"
 
-    dry = run_sh("--configfile", str(path), "-n")
+    dry = run_sh("--configfile", "config/config.yaml", "-n", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
+    assert "vehicle" in dry.stdout + dry.stderr and "anneal" not in dry.stdout + dry.stderr
     assert not report.exists()
 
-    first = run_sh("--configfile", str(path))
+    first = run_sh("--configfile", "config/config.yaml", cwd=tmp_path)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     assert report.stat().st_size > 10_000
     assert f"report: {report}" in first.stdout
-    assert not (REPO / "results" / "report.html").exists() or \
-        (REPO / "results" / "report.html").stat().st_mtime < report.stat().st_mtime - 1
+    venv = Path(sys.executable).parents[1]
+    assert f"source {venv}/bin/activate" in first.stdout
+    assert (venv / "bin" / "modelvar").exists()
+    assert (tmp_path / ".snakemake").is_dir() and not (REPO / "my-study").exists()
+    assert (tmp_path / "my-study" / ".gitignore").read_text().splitlines()[-1] == "*"
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    ignored = subprocess.run(["git", "-C", str(tmp_path), "check-ignore", "-q",
+                              "my-study/report.html"])
+    assert ignored.returncode == 0  # git ignores the results folder
 
     report.unlink()  # "Nothing to be done" still writes the report
-    again = run_sh("--configfile", str(path))
+    again = run_sh("--configfile", "config/config.yaml", cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing to be done" in again.stdout + again.stderr
     assert report.stat().st_size > 10_000
+
+    # a relative target means the file in the caller's folder
+    listed = run_sh("--configfile", "config/config.yaml", "-n", "--forceall",
+                    "my-study/datasets/vehicle.parquet", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert job_counts(listed.stdout) == {"prepare_dataset": 1, "total": 1}
+
+
+def test_run_sh_with_an_absolute_config_reports_into_its_results_dir(tmp_path):
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    config["results_dir"] = str(tmp_path / "abs-study")
+    del config["grouped"]
+    path = tmp_path / "my.yaml"
+    path.write_text(yaml.safe_dump(config))
+    dry = run_sh("--configfile", str(path), "-n", cwd=REPO)
+    assert dry.returncode == 0, dry.stderr
+    got = subprocess.run([sys.executable, "-m", "modelvar", "config", "--get", "results_dir",
+                          "--", "--configfile", str(path)], capture_output=True, text=True,
+                         cwd=REPO)
+    assert got.stdout.strip() == str(tmp_path / "abs-study")
 
 
 def test_config_resolution_merges_files_in_order_then_config_entries(tmp_path):

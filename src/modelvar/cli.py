@@ -452,6 +452,7 @@ def _snakemake_argv(args: argparse.Namespace) -> list[str]:
 def cmd_plan(args: argparse.Namespace) -> int:
     from modelvar.pipeline.plan_report import (
         calibrate_from_results,
+        format_jobs,
         format_plan,
         plan_of_command_line,
     )
@@ -461,6 +462,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return 0
     plan, config = plan_of_command_line(_snakemake_argv(args))
     print(format_plan(plan, config, top=args.top))
+    if args.jobs:
+        print("\n" + format_jobs(plan, config))
     return 0
 
 
@@ -472,10 +475,10 @@ def cmd_config(args: argparse.Namespace) -> int:
     resolved = resolve(_snakemake_argv(args))
     if args.report_path:
         if resolved.executes:
-            print(resolved.results_dir / "report.html")
+            print(resolved.results_dir.resolve() / "report.html")
         return 0
     if args.get == "results_dir":
-        print(resolved.results_dir)
+        print(resolved.results_dir.resolve())
         return 0
     value = get_key(resolved.config, args.get) if args.get else resolved.config
     print(value if isinstance(value, str | int | float) else
@@ -558,7 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
     what = p.add_mutually_exclusive_group()
     what.add_argument("--get", metavar="KEY",
                       help="print one key (dotted, e.g. split.repeats); results_dir is printed "
-                      "relative to the current directory (or --directory)")
+                      "as an absolute path: the config's value taken relative to the current "
+                      "directory (or --directory)")
     what.add_argument("--report-path", action="store_true",
                       help="print RESULTS_DIR/report.html if the command line runs jobs, "
                       "nothing for a dry run or another non-executing command")
@@ -574,6 +578,9 @@ def build_parser() -> argparse.ArgumentParser:
                  "plan --configfile config/full-study.yaml config/openml/seed-study.yaml`. With "
                  "--calibrate, fit the cost model to a finished run instead.")
     p.add_argument("--top", type=int, default=5, help="how many biggest items to list")
+    p.add_argument("--jobs", action="store_true",
+                   help="also list every fit and metrics job: dataset, classifier, job id, "
+                   "cells, repeats, runs, fits, estimated time and memory")
     p.add_argument("--calibrate", metavar="RESULTS",
                    help="fit the cost model to this finished run's runs tables and write it to "
                    "--out (use it with the config key jobs.cost_model)")
@@ -803,6 +810,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with lean:
             return args.func(args)
+    except ModuleNotFoundError as exc:  # a light install: name the extra it needs
+        from modelvar.extras import extra_for_module, missing_module_message
+
+        if extra_for_module(exc.name or "") is None:
+            raise
+        print(missing_module_message(args.command, exc), file=sys.stderr)
+        return 2
     except (DatasetError, MetricInputError, TableReadError, ValueError) as exc:
         message = f"modelvar {args.command}: error: {exc}"
         print(message, file=sys.stderr)  # once; with --log, also in the log file

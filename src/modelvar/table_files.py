@@ -308,18 +308,36 @@ def read_json(path: str | Path) -> dict:
 # ----------------------------------------------------------------------------- the invocation
 def regenerate_command(results_dir: str | Path, target: str) -> str:
     """``cd CWD && snakemake OPTIONS --force TARGET all``: re-runs the job that writes TARGET and
-    everything that depends on it."""
-    invocation = Path(results_dir) / STATE_DIR / INVOCATION_FILE
-    if invocation.is_file():
-        body = json.loads(invocation.read_text())
-        absolute = Path(target).resolve()
-        if absolute.is_relative_to(body["cwd"]):  # Snakemake matches targets as it names them
-            target = absolute.relative_to(body["cwd"]).as_posix()
-        # the options end with multi-value ones (--configfile A B): the next option ends them
-        words = ["snakemake", *body["options"], "--cores", "all", "--force", target, "all"]
-        return f"cd {shlex.quote(body['cwd'])} && {shlex.join(words)}"
-    return (f"snakemake --configfile YOUR_CONFIG --cores all --force {shlex.quote(target)} all "
-            "(from your study's working directory)")
+    everything that depends on it, in the results folder ``results_dir`` as it is now. A folder
+    copied or moved since its run (the invocation records where it was) gets its own command:
+    the target inside it, ``--config results_dir=`` it, and its parent as the working directory
+    unless the run's working directory holds it."""
+    root = Path(results_dir).resolve()
+    invocation = root / STATE_DIR / INVOCATION_FILE
+    if not invocation.is_file():
+        return (f"snakemake --configfile YOUR_CONFIG --cores all --force {shlex.quote(target)} "
+                "all (from your study's working directory)")
+    body = json.loads(invocation.read_text())
+    cwd, options = Path(body["cwd"]), list(body["options"])
+    absolute = Path(target) if Path(target).is_absolute() else cwd / target
+    absolute = Path(os.path.normpath(absolute))
+    original = Path(body["results_dir"]) if body.get("results_dir") else None
+    if original is not None and original != root and absolute.is_relative_to(original):
+        # copied or moved since the run: name the folder, and the target in it, as the rules
+        # will (relative to the working directory), so that Snakemake matches the target
+        if not root.is_relative_to(cwd):
+            cwd = root.parent
+            if "--directory" in options:
+                options[options.index("--directory") + 1] = str(cwd)
+        named = root.relative_to(cwd)
+        entry = f"results_dir={named.as_posix()}"
+        options += [entry] if "--config" in options else ["--config", entry]
+        target = (named / absolute.relative_to(original)).as_posix()
+    elif absolute.is_relative_to(cwd):  # Snakemake matches targets as it names them
+        target = absolute.relative_to(cwd).as_posix()
+    # the options end with multi-value ones (--configfile A B): the next option ends them
+    words = ["snakemake", *options, "--cores", "all", "--force", target, "all"]
+    return f"cd {shlex.quote(str(cwd))} && {shlex.join(words)}"
 
 
 # ----------------------------------------------------------------------------- verification

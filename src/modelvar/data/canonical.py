@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.data.errors import DatasetError, check_prepared_file
+from modelvar.data.errors import DatasetError, check_prepared_file, not_found_message
 from modelvar.labels import sort_labels
 from modelvar.table_files import Manifest, read_json, sha256_file
 
@@ -118,11 +118,11 @@ def build(
     """Type a raw frame: declared categoricals become ``category``, the rest must be numeric."""
     if target not in frame.columns:
         raise DatasetError(
-            f"{name}: target column {target!r} not found; columns are {list(frame.columns)}"
-        )
+            f"{name}: " + not_found_message("target column", target, list(frame.columns)))
     unknown = [c for c in categorical if c not in frame.columns]
     if unknown:
-        raise DatasetError(f"{name}: categorical column(s) {unknown} not found")
+        raise DatasetError(f"{name}: " + "; ".join(
+            not_found_message("categorical column", c, list(frame.columns)) for c in unknown))
     if target in categorical:
         raise DatasetError(f"{name}: the target {target!r} cannot also be a categorical feature")
     categories = dict(categories or {})

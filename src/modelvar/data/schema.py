@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from modelvar.data.canonical import CATEGORICAL, NUMERIC, DatasetError
+from modelvar.data.errors import did_you_mean, near_matches, not_found_message
 
 SAMPLE_ROWS = 10_000
 
@@ -56,8 +57,8 @@ class DatasetSchema:
 def _types_from_arff(attributes, target: str, name: str, where: str) -> dict[str, str]:
     names = [a for a, _ in attributes]
     if target not in names:
-        raise DatasetError(f"{name}: target {target!r} is not an attribute of {where}; "
-                           f"attributes: {names}")
+        raise DatasetError(f"{name}: " + not_found_message(f"in {where}, the target attribute",
+                                                           target, names))
     types = {}
     for attr, kind in attributes:
         if attr == target:
@@ -75,13 +76,17 @@ def _types_from_arff(attributes, target: str, name: str, where: str) -> dict[str
 def _types_from_frame(frame: pd.DataFrame, target: str, categorical: list[str], name: str,
                       where: str) -> dict[str, str]:
     if target not in frame.columns:
+        columns = list(frame.columns)
+        no_header = len(columns) and not near_matches(target, columns)
         raise DatasetError(
-            f"{name}: target column {target!r} not found in {where}; columns are "
-            f"{list(frame.columns)}" + ("; does the file lack a header row? set header: false "
-                                        "and columns: [...]" if len(frame.columns) else ""))
+            f"{name}: " + not_found_message(f"in {where}, the target column", target, columns)
+            + ("; does the file lack a header row? set header: false and columns: [...]"
+               if no_header else ""))
     absent = [c for c in categorical if c not in frame.columns]
     if absent:
-        raise DatasetError(f"{name}: categorical column(s) {absent} not found in {where}")
+        raise DatasetError(f"{name}: " + "; ".join(
+            not_found_message(f"in {where}, the categorical column", c, list(frame.columns))
+            for c in absent))
     if target in categorical:
         raise DatasetError(f"{name}: the target {target!r} cannot also be a categorical feature")
     types, non_numeric = {}, []
@@ -199,7 +204,8 @@ def peek(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml"
 
         key = spec.get("name", name)
         if key not in embedded_registry():
-            raise DatasetError(f"{name}: no embedded dataset named {key!r}; available: "
+            raise DatasetError(f"{name}: no embedded dataset named {key!r}; "
+                               f"{did_you_mean(key, list(embedded_registry()))}available: "
                                f"{sorted(embedded_registry())}")
         schema = _from_dataset(load_embedded(key))
     elif source == "sklearn":

@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from modelvar.data.canonical import Dataset, DatasetError, build
+from modelvar.data.errors import did_you_mean
 from modelvar.data.readers import read_arff, read_file, read_table
 from modelvar.table_files import sha256_file
 
@@ -41,7 +42,8 @@ def load_embedded(name: str) -> Dataset:
     registry = embedded_registry()
     if name not in registry:
         raise DatasetError(
-            f"no embedded dataset named {name!r}; available: {sorted(registry)}"
+            f"no embedded dataset named {name!r}; {did_you_mean(name, list(registry))}"
+            f"available: {sorted(registry)}"
         )
     entry = registry[name]
     path = embedded_dir() / entry["file"]

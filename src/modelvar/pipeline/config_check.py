@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from modelvar.data.canonical import DatasetError
+from modelvar.data.errors import not_found_message
 from modelvar.data.schema import DatasetSchema, peek
 
 CLASS_GROUPING = "@class"
@@ -198,8 +199,9 @@ def _grouping_problems(config: dict, schemas: dict[str, DatasetSchema]) -> list[
                 if column == CLASS_GROUPING:
                     continue
                 if column not in schema.feature_types:
-                    problems.append(f"{where}: column {column!r} is not in {dataset}; "
-                                    f"categorical columns: {categorical}")
+                    problems.append(f"{where}: " + not_found_message(
+                        f"in {dataset}, the categorical column", column,
+                        [*categorical, CLASS_GROUPING]))
                 elif column not in categorical:
                     problems.append(f"{where}: column {column!r} is numeric: group by a "
                                     f"categorical column {categorical} or {CLASS_GROUPING!r}")

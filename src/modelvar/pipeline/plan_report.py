@@ -178,6 +178,31 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     return "\n".join(lines)
 
 
+def format_jobs(plan: StudyPlan, config: dict) -> str:
+    """One line per fit, metrics and grouped-metrics job of the plan: its rule, dataset,
+    classifier and id (the ``{job}`` of its output paths), what it holds, its estimated time
+    and its memory."""
+    grouped = config.get("grouped", {}).get("by", {})
+
+    def line(rule, name, clf, job, runs="", fits=""):
+        seconds = f"{job.seconds:.0f} s" if job.seconds < 60 else _hours(job.seconds)
+        return (f"{rule:<18}{name[:23]:<24}{clf:<11}{job.id:<22}{len(job.cells):>6}"
+                f"{len(job.repeats):>8}{runs:>8}{fits:>9}{seconds:>10}{job.mem_mb:>7,}MB")
+
+    lines = [f"{'rule':<18}{'dataset':<24}{'classifier':<11}{'job':<22}{'cells':>6}"
+             f"{'repeats':>8}{'runs':>8}{'fits':>9}{'estimate':>10}{'mem':>9}"]
+    for name, ds in plan.datasets.items():
+        for clf, cp in ds.classifiers.items():
+            for job in cp.fit_jobs:
+                lines.append(line("fit_mlp" if clf == "mlp" else "fit", name, clf, job,
+                                  f"{job.runs[0]}-{job.runs[1] - 1}", f"{job.fits:,}"))
+            for rule in ("pairwise_metrics", "grouped_metrics"):
+                if rule == "grouped_metrics" and name not in grouped:
+                    continue
+                lines += [line(rule, name, clf, job) for job in cp.metrics_jobs]
+    return "\n".join(lines)
+
+
 def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
     """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
     does (:mod:`modelvar.pipeline.workflow_config`), checked and completed with the schema's

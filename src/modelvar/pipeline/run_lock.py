@@ -127,12 +127,24 @@ def unlock_if_stale(workdir: str | Path, snakemake_options: list[str]) -> str | 
             "(snakemake --unlock).")
 
 
+def ignore_in_git(results_dir: str | Path) -> None:
+    """``RESULTS/.gitignore`` holding ``*``, as a virtual environment does: a results folder
+    made inside a git checkout (any ``results_dir``, not only the default ``results/``) is never
+    committed by accident. An existing file is left as it is."""
+    path = Path(results_dir) / ".gitignore"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# written by modelvar: a results folder is not for git\n*\n")
+
+
 def start_run(results_dir: str | Path, argv: list[str], snakefile: str | Path,
               configfiles: list) -> None:
     """What the workflow does when jobs start (its onstart; not for dry runs): hold the results
-    lock, and record the invocation for ``modelvar verify``'s regenerate commands."""
+    lock, keep the folder out of git, and record the invocation for ``modelvar verify``'s
+    regenerate commands."""
     from modelvar.pipeline.workflow_config import record_invocation
 
     hold_results_lock(results_dir, working_dir=Path.cwd())
+    ignore_in_git(results_dir)
     record_invocation(results_dir, argv, working_dir=Path.cwd(), snakefile=snakefile,
                       configfiles=configfiles)

@@ -163,6 +163,7 @@ def record_invocation(results_dir: str | Path, argv: Sequence[str], *,
         else:  # --config KEY=VALUE …
             out.append(name)
             i += 1
-    body = {"cwd": str(workdir), "options": out}
+    body = {"cwd": str(workdir), "results_dir": str(Path(results_dir).resolve()),
+            "options": out}
     return write_text(json.dumps(body, indent=1) + "\n",
                       Path(results_dir) / STATE_DIR / INVOCATION_FILE)
