@@ -3,7 +3,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan calibrate
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan calibrate \
+	first-hour
 setup:
 	bash scripts/setup-venv.sh
 run:
@@ -40,3 +41,7 @@ bench-plan: setup
 # re-fit the shipped cost model on this machine (writes src/modelvar/pipeline/cost_model.json)
 calibrate: setup
 	$(PY) benchmarks/calibrate_cost_model.py --write
+# a new user's first hour in a fresh clone of HEAD: the README's commands timed, what test.sh
+# leaves behind (scripts/first-hour.sh; ~20 minutes)
+first-hour:
+	bash scripts/first-hour.sh

@@ -1,8 +1,38 @@
 #!/usr/bin/env bash
 # Set up (if needed) and run the checks: ruff, snakemake --lint, then the test suite.
 # Extra arguments go to pytest.
+# As root on Debian (as in CI) it installs and starts what two tests need: a one-machine SLURM
+# cluster (packages slurm-wlm and munge; daemons munged, slurmctld, slurmd) and Chromium with its
+# driver (packages chromium, chromium-driver). At the end, also on failure or Ctrl-C, it stops
+# the daemons it started and purges the packages it installed (scripts/test-machine.sh);
+# MODELVAR_KEEP_TEST_PACKAGES=1 keeps the packages for the next run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/test-machine.sh
+PYTEST_LOG="$(mktemp)"
+finish() {
+  local status=$?
+  trap - EXIT INT TERM
+  machine_restore
+  # pytest's own count, last, after the clean-up's lines
+  local counts
+  counts="$(grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$PYTEST_LOG" | tail -1 || true)"
+  if [ -n "$counts" ]; then
+    local passed failed=0 skipped n
+    passed=$(grep -oE '[0-9]+ passed' <<<"$counts" | cut -d' ' -f1 || true)
+    for n in $(grep -oE '[0-9]+ (failed|errors?)' <<<"$counts" | cut -d' ' -f1 || true); do
+      failed=$((failed + n))
+    done
+    skipped=$(grep -oE '[0-9]+ skipped' <<<"$counts" | cut -d' ' -f1 || true)
+    echo "tests: ${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped"
+  fi
+  rm -f "$PYTEST_LOG"
+  exit "$status"
+}
+machine_snapshot
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 bash scripts/setup-venv.sh
 VENV="${MODELVAR_VENV:-.venv}"
 case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
@@ -36,4 +66,4 @@ if [ "$#" = 0 ]; then
       python -m pytest -q -p no:cacheprovider tests/test_mlp.py tests/test_models.py
   done
 fi
-echo "== pytest" && python -m pytest -n 2 "$@"
+echo "== pytest" && python -m pytest -n 2 "$@" 2>&1 | tee "$PYTEST_LOG"

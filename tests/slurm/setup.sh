@@ -19,6 +19,12 @@ if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
   apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
 fi
 
+# A machine's own SLURM configuration is never overwritten: only one this script wrote.
+MARK="# written by modelvar's tests/slurm/setup.sh"
+if [ -s /etc/slurm/slurm.conf ] && ! grep -qF "$MARK" /etc/slurm/slurm.conf; then
+  echo "slurm setup: /etc/slurm/slurm.conf is this machine's own; not touching it" >&2; exit 3
+fi
+
 # munge: Debian's postinst creates the key; start the daemon once
 [ -s /etc/munge/munge.key ] || runuser -u munge -- mungekey --create
 install -d -o munge -g munge -m 0755 /run/munge
@@ -40,6 +46,7 @@ else
 fi
 install -d -o slurm -g slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd /var/log/slurm
 cat > /etc/slurm/slurm.conf <<CONF
+$MARK
 ClusterName=modelvartest
 SlurmctldHost=$H(127.0.0.1)
 SlurmUser=slurm
