@@ -17,6 +17,7 @@ import modelvar  # noqa: E402
 
 SRC = Path(modelvar.__file__).parent
 from modelvar.pipeline import result_tables as tables
+from modelvar.pipeline.code_hash import code_version
 from modelvar.pipeline.config_check import ConfigProblems, check_config, min_class_size
 from modelvar.pipeline.plan import PlanError, plan_study, runtime_minutes
 from modelvar.pipeline.run_lock import hold_activity_lock
@@ -66,111 +67,23 @@ wildcard_constraints:
     n_classes=r"\d+",
 
 
-def code_version(*modules):
-    """sha256 of the named modelvar source files: a params entry so that editing them reruns
-    the rule (Snakemake does not notice changes inside an imported package)."""
-    h = hashlib.sha256()
-    for module in modules:
-        for path in sorted(SRC.glob(module)):
-            h.update(path.relative_to(SRC).as_posix().encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-METRICS_CORE = (
-    "metrics/__init__.py",
-    "metrics/pairwise.py",
-    "metrics/agreement.py",
-    "metrics/inference.py",
-    "metrics/probabilistic.py",
-    "metrics/tau.py",
-    "metrics/summary.py",
+# Each rule's code version (a params entry, so that editing the library reruns the rule:
+# Snakemake does not notice changes inside an imported package) is a hash of the import closure
+# of its job's module, computed from the code (modelvar.pipeline.code_hash), never listed here.
+JOB_COMMANDS = (
+    "prepare",
+    "dataset-overview",
+    "tune",
+    "fit",
+    "pairwise",
+    "grouped",
+    "figures",
+    "findings",
+    "simulate",
+    "evaluate-simulation",
+    "dirichlet",
 )
-CODE = {
-    "prepare": code_version(
-        "data/__init__.py",
-        "data/canonical.py",
-        "data/sources.py",
-        "data/readers.py",
-        "data/openml_source.py",
-        "data/embedded/registry.json",
-    ),
-    "fit": code_version(
-        "data/arrays.py",
-        "data/preprocess.py",
-        "data/perturb.py",
-        "data/splits.py",
-        "seeding.py",
-        "pipeline/cells.py",
-        "models/*.py",
-        "pipeline/fitting.py",
-        "pipeline/predictions.py",
-        "metrics/probabilistic.py",
-    ),
-    "tune": code_version(
-        "data/canonical.py",
-        "seeding.py",
-        "data/splits.py",
-        "data/preprocess.py",
-        "models/*.py",
-    ),
-    "pairwise": code_version(
-        *METRICS_CORE,
-        "metrics/student_t.py",
-        "pipeline/predictions.py",
-        "pipeline/metric_tables.py",
-    ),
-    "grouped": code_version(
-        *METRICS_CORE,
-        "metrics/student_t.py",
-        "pipeline/predictions.py",
-        "pipeline/grouped_tables.py",
-    ),
-    "overview": code_version("pipeline/dataset_overview.py"),
-    "plot": code_version(
-        "plots/__init__.py",
-        "plots/common.py",
-        "plots/study.py",
-        "plots/findings.py",
-        "findings/sources.py",
-        "pipeline/cells.py",
-        "pipeline/design.py",
-        "pipeline/result_tables.py",
-    ),
-    "findings": code_version(
-        "findings/*.py",
-        "plots/__init__.py",
-        "plots/common.py",
-        "plots/findings.py",
-        "pipeline/cells.py",
-        "pipeline/design.py",
-        "pipeline/result_tables.py",
-        "metrics/student_t.py",
-        "seeding.py",
-    ),
-    "simulate": code_version(
-        "simulation/class_distributions.py",
-        "simulation/metric_study.py",
-        "metrics/pairwise.py",
-        "seeding.py",
-    ),
-    "simulate_eval": code_version(
-        "simulation/class_distributions.py",
-        "simulation/metric_study.py",
-        "metrics/pairwise.py",
-        "plots/__init__.py",
-        "plots/common.py",
-        "plots/simulation.py",
-    ),
-    "dirichlet": code_version(
-        "simulation/dirichlet.py",
-        "metrics/probabilistic.py",
-        "plots/__init__.py",
-        "plots/common.py",
-        "plots/simulation.py",
-        "seeding.py",
-    ),
-}
+CODE = {command: code_version(command) for command in JOB_COMMANDS}
 
 
 def get_dirichlet_cases():

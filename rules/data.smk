@@ -49,7 +49,7 @@ rule dataset_overview:
         **resources_of("plot"),
     params:
         manifest=manifest_path("dataset_overview"),
-        code=CODE["overview"],
+        code=CODE["dataset-overview"],
     shell:
         modelvar_job(
             "dataset-overview --meta {input:q} --out {output:q} --manifest "

@@ -24,7 +24,7 @@ rule figures:
         out_dir=lambda wildcards, output: Path(output[0]).parent,
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
-        code=CODE["plot"],
+        code=CODE["figures"],
     shell:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} --summary {input.summary:q} --agreement "
@@ -58,7 +58,7 @@ rule group_disparities_figure:
         out_dir=lambda wildcards, output: Path(output[0]).parent,
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
-        code=CODE["plot"],
+        code=CODE["figures"],
     shell:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} --disparities {input.disparities:q} "

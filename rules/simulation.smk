@@ -65,7 +65,7 @@ rule evaluate_simulation:
     params:
         out_dir=lambda wildcards, output: Path(output.simulations).parent,
         manifest=manifest_path("evaluate_simulation"),
-        code=CODE["simulate_eval"],
+        code=CODE["evaluate-simulation"],
     shell:
         modelvar_job(
             "evaluate-simulation --sims {input:q} --out-dir {params.out_dir:q} --manifest "

@@ -14,6 +14,7 @@ finish() {
   local status=$?
   trap - EXIT INT TERM
   machine_restore
+  [ -z "${VENV:-}" ] || echo "the modelvar command (modelvar plan, verify, config, …): source $VENV/bin/activate"
   # pytest's own count, last, after the clean-up's lines
   local counts
   counts="$(grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$PYTEST_LOG" | tail -1 || true)"

@@ -424,3 +424,71 @@ def test_end_to_end_findings(tiny_run):
     assert "varied most within a repeat under 50 % train" in page
     assert (tiny_run / "vehicle" / "summary.html").read_text().count("<tr>") == 2 * 2  # rows
     assert (tiny_run / "findings" / "sources_of_variance.png").stat().st_size > 10_000
+
+
+def _rewrite_run(path, row_group: int, run: int, change) -> None:
+    """Rewrite a predictions file with ``change(columns)`` applied to one run's rows of one row
+    group, keeping its row groups and metadata (what a tampering hand would do)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source = pq.ParquetFile(path)
+    schema = source.schema_arrow.with_metadata(source.metadata.metadata)
+    groups = [source.read_row_group(i) for i in range(source.num_row_groups)]
+    table = groups[row_group]
+    mask = table.column("run").to_numpy() == run
+    columns = {name: table.column(name).to_numpy(zero_copy_only=False).copy() for name in
+               table.column_names if name != "cell"}
+    change(columns, mask)
+    groups[row_group] = pa.Table.from_arrays(
+        [table.column("cell")] + [pa.array(columns[f.name], type=f.type)
+                                  for f in schema if f.name != "cell"], schema=schema)
+    with pq.ParquetWriter(path, schema) as writer:
+        for group in groups:
+            writer.write_table(group, row_group_size=len(group))
+
+
+def test_verify_refit_reproduces_honest_runs_and_catches_tampered_ones(tiny_run, tmp_path,
+                                                                       capsys):
+    """`modelvar verify --refit N` (issue 20): recorded runs fitted again from their recorded
+    seeds and hparams reproduce their stored predictions bit for bit; flipped labels and
+    reordered rows in a file whose metadata is intact are caught and described."""
+    import shutil
+
+    from modelvar.cli import main
+    from modelvar.pipeline.refit import recorded_runs, refit_sample
+
+    results = tmp_path / "results"
+    shutil.copytree(tiny_run, results)
+    runs = recorded_runs(results)
+    assert len(runs) == 24  # 2 classifiers x 2 cells x 2 repeats x 3 runs
+    honest = refit_sample(results, 6, seed=1)
+    assert len(honest) == 6 and all(r.exact for r in honest), [r.describe() for r in honest]
+    assert main(["verify", str(results), "--refit", "3"]) == 0
+    assert "refit 3 of 24 recorded runs (sample seed 0): 3 reproduce their stored " \
+        "predictions exactly, 0 differ" in capsys.readouterr().out
+
+    path = predictions(results)
+
+    def flip(columns, mask):
+        columns["y_pred"][np.flatnonzero(mask)[:20]] = \
+            (columns["y_pred"][np.flatnonzero(mask)[:20]] + 1) % 4
+
+    def shuffle(columns, mask):
+        rows = np.flatnonzero(mask)
+        for name in columns:
+            if name not in ("repeat", "run"):
+                columns[name][rows] = columns[name][rows[::-1]]
+
+    _rewrite_run(path, 0, 1, flip)
+    _rewrite_run(path, 1, 2, shuffle)
+    found = {(r.cell, r.repeat, r.run): r for r in refit_sample(results, len(runs))
+             if r.path.endswith(path.name) and "lr-sgd" in r.path}
+    assert sum(not r.exact for r in found.values()) == 2
+    flipped = next(r for r in found.values() if not r.exact and not r.reordered)
+    assert 0 < flipped.labels_changed <= 20 / 212 + 1e-9
+    reordered = next(r for r in found.values() if r.reordered)
+    assert reordered.labels_changed == 0 and "out of order" in reordered.describe()
+    assert main(["verify", str(results), "--refit", "24"]) == 1
+    out = capsys.readouterr().out
+    assert "22 reproduce their stored predictions exactly, 2 differ" in out

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +22,7 @@ from typing import TYPE_CHECKING
 from modelvar import __version__
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 
 def _setup_logging(log_file: str | None) -> None:
@@ -43,206 +41,25 @@ def _setup_logging(log_file: str | None) -> None:
     logging.captureWarnings(True)
 
 
+def _job(module: str):
+    """The entry point of a workflow job: ``modelvar.jobs.<module>.run``, imported when the job
+    runs (:mod:`modelvar.jobs`)."""
+
+    def run(args: argparse.Namespace) -> int:
+        # an import statement's path (not importlib.import_module), so that Python's import
+        # log (-X importtime) shows the job's module: tests/test_code_hash.py reads it
+        job = __import__(f"modelvar.jobs.{module}", fromlist=["run"])
+        return job.run(args)
+
+    run.__name__ = f"job_{module}"
+    return run
+
+
 def cmd_datasets(args: argparse.Namespace) -> int:
     from modelvar.data import list_available
 
     print(list_available().to_string(index=False))
     return 0
-
-
-def _manifest(args: argparse.Namespace, rule: str, **job):
-    from modelvar.table_files import Manifest
-
-    return Manifest(getattr(args, "manifest", None), rule=rule, job=job)
-
-
-def _read_json(path) -> dict:
-    from modelvar.table_files import read_json
-
-    return read_json(path)
-
-
-def _read_tables(paths) -> pd.DataFrame:
-    import pandas as pd
-
-    from modelvar.table_files import read_parquet
-
-    return pd.concat([read_parquet(p) for p in paths], ignore_index=True)
-
-
-def cmd_prepare(args: argparse.Namespace) -> int:
-    from modelvar.data import load, write
-    from modelvar.data.canonical import DatasetError
-    from modelvar.pipeline.config_check import rare_classes
-
-    spec = json.loads(args.spec)
-    ds = load(args.name, spec, openml_cache=args.openml_cache, openml_server=args.openml_server,
-              openml_timeout=args.openml_timeout)
-    counts = ds.y.value_counts()
-    rare = rare_classes({c: int(counts.get(c, 0)) for c in ds.classes}, args.min_class_size)
-    log = logging.getLogger("modelvar.prepare")
-    if rare and args.rare_classes == "stop":
-        raise DatasetError(
-            f"{args.name}: class(es) {rare} (label: samples) have fewer than the "
-            f"{args.min_class_size} samples the split needs. A truncated or mis-parsed file "
-            "often makes such a class; if the data is right, set split.rare_classes: keep to "
-            "keep them in every training pool (they are never tested)")
-    if spec.get("profile"):
-        from modelvar.data.schema import profile_problems
-
-        problems, warnings = profile_problems(
-            args.name, spec["profile"], n_rows=len(ds.y), n_numeric=len(ds.numeric_columns),
-            n_categorical=len(ds.categorical_columns), n_classes=len(ds.classes))
-        for warning in warnings:
-            log.warning("%s", warning)
-        if problems:
-            raise DatasetError("; ".join(problems))
-    if rare:
-        ds.provenance["rare_classes"] = {"kept": rare, "min_class_size": args.min_class_size}
-        log.warning("%s: keeping rare class(es) %s (fewer than %d samples): their rows stay in "
-                    "every training pool and are never tested", args.name, rare,
-                    args.min_class_size)
-    with _manifest(args, "prepare_dataset", dataset=args.name) as manifest:
-        meta = write(ds, args.out_parquet, args.out_meta, manifest=manifest)
-    logging.getLogger("modelvar.prepare").info(
-        "%s: %d samples, %d features (%d categorical), classes %s, %d missing cells",
-        args.name, meta["n_samples"], meta["n_features"], len(ds.categorical_columns),
-        meta["class_counts"], meta["n_missing_cells"],
-    )
-    return 0
-
-
-def _base_hparams(args: argparse.Namespace, settings: dict) -> dict | None:
-    """Tuned hparams (--hparams), overridden by the classifier settings' ``hparams``."""
-    base = None
-    if args.hparams:
-        tuned = _read_json(args.hparams)
-        if tuned.get("classifier") != args.classifier:
-            raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
-                             f"not {args.classifier!r}")
-        base = tuned["hparams"]
-    unknown = sorted(set(settings) - {"hparams", "epochs"})
-    if unknown:
-        raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs)")
-    if settings.get("hparams"):
-        from modelvar.models.hparams import space
-
-        names = {h.name for h in space(args.classifier)}
-        bad = sorted(set(settings["hparams"]) - names)
-        if bad:
-            raise ValueError(f"{args.classifier}: unknown hyperparameter(s) {bad} in "
-                             f"classifier_settings; known: {sorted(names)}")
-        base = {**(base or {}), **settings["hparams"]}
-    return base
-
-
-def cmd_fit(args: argparse.Namespace) -> int:
-    from modelvar.data.arrays import read_arrays
-    from modelvar.pipeline.cells import Cell
-    from modelvar.pipeline.fitting import fit_job
-
-    data = read_arrays(args.data, args.meta)
-    settings = json.loads(args.settings) if args.settings else {}
-    base = _base_hparams(args, settings)
-    runs = tuple(args.run_block) if args.run_block else (0, args.runs)
-    if not 0 <= runs[0] < runs[1] <= args.runs:
-        raise ValueError(f"--run-block {runs[0]} {runs[1]} is not a block of runs 0 to "
-                         f"{args.runs}")
-    logging.getLogger("modelvar.fit").info(
-        "%s fit job: %d cells x %d repeats x runs %d-%d; CUDA_VISIBLE_DEVICES=%s; "
-        "SLURM_JOB_ID=%s", args.classifier, len(args.cells), len(args.repeats), runs[0],
-        runs[1] - 1, os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
-        os.environ.get("SLURM_JOB_ID", "none"),
-    )
-    rule = "fit_mlp" if args.classifier == "mlp" else "fit"
-    with _manifest(args, rule, dataset=data.name, classifier=args.classifier,
-                   cells=args.cells, repeats=args.repeats, runs=list(runs)) as manifest:
-        fit_job(
-            data,
-            classifier=args.classifier,
-            cells=[Cell.parse(c) for c in args.cells],
-            repeats=args.repeats,
-            n_runs=args.runs,
-            runs=runs,
-            test_fraction=args.test_fraction,
-            root_seed=args.root_seed,
-            predictions_out=Path(args.predictions),
-            runs_out=Path(args.runs_out),
-            form=args.probabilities,
-            base_hparams=base,
-            threads=args.threads,
-            epochs=settings.get("epochs"),
-            manifest=manifest,
-            progress_seconds=args.progress_seconds,
-            warn_changed_below=args.warn_changed_below,
-        )
-    return 0
-
-
-def cmd_tune(args: argparse.Namespace) -> int:
-    from modelvar.data import read
-    from modelvar.models.tuning import tune
-
-    ds = read(args.data, args.meta)
-    trials, best = tune(ds, args.classifier, n_trials=args.trials, folds=args.folds,
-                        test_fraction=args.test_fraction, root_seed=args.root_seed,
-                        threads=args.threads)
-    with _manifest(args, "tune", dataset=ds.name, classifier=args.classifier) as manifest:
-        manifest.write_parquet(trials, args.trials_out)
-        manifest.write_text(json.dumps(best, indent=2, sort_keys=True) + "\n", args.best_out)
-    return 0
-
-
-def _job_tables(args: argparse.Namespace, names) -> dict[str, Path]:
-    from modelvar.pipeline.result_tables import table_path
-
-    return {t: Path(table_path(args.results, t, args.dataset, args.classifier, args.job))
-            for t in names}
-
-
-def _check_predictions_belong(args: argparse.Namespace) -> None:
-    """The prediction files are this dataset's and classifier's (their metadata says so)."""
-    from modelvar.metrics.pairwise import MetricInputError
-    from modelvar.pipeline.predictions import file_metadata
-
-    for path in args.predictions:
-        head, _ = file_metadata(path)
-        if (head["dataset"], head["classifier"]) != (args.dataset, args.classifier):
-            raise MetricInputError(
-                f"{path} holds predictions of {head['dataset']}/{head['classifier']}, not "
-                f"{args.dataset}/{args.classifier}")
-
-
-def _metrics_job(args: argparse.Namespace, rule: str, table_names, compute) -> int:
-    """A pipeline metrics job: check that the prediction files are this job's, run
-    ``compute(tables, manifest)`` (→ rows per table) under the job's manifest, log the rows."""
-    _check_predictions_belong(args)
-    with _manifest(args, rule, dataset=args.dataset, classifier=args.classifier,
-                   job=args.job) as manifest:
-        rows = compute(_job_tables(args, table_names), manifest)
-    logging.getLogger("modelvar.metrics").info(
-        "%s", ", ".join(f"{name}: {n} rows" for name, n in rows.items()))
-    return 0
-
-
-def cmd_pairwise(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.metric_tables import TABLES, metrics_job
-
-    classes = _read_json(args.meta)["classes"]
-    return _metrics_job(args, "pairwise_metrics", TABLES, lambda tables, manifest: metrics_job(
-        args.predictions, tables, classes=classes, ec_local_undefined=args.ec_local_undefined,
-        manifest=manifest))
-
-
-def cmd_grouped(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.grouped_tables import grouped_job
-    from modelvar.pipeline.result_tables import GROUPED_TABLES
-
-    meta = _read_json(args.meta)
-    return _metrics_job(args, "grouped_metrics", GROUPED_TABLES, lambda tables, manifest: (
-        grouped_job(args.predictions, args.data, meta, tables,
-                    groupings=json.loads(args.groupings), metrics=args.metrics,
-                    ec_local_undefined=args.ec_local_undefined, manifest=manifest)))
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -268,154 +85,6 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_figures(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.design import cell_roles, reach_of
-    from modelvar.pipeline.result_tables import read_tables
-    from modelvar.plots.study import FIGURE_FUNCTIONS, figures_of_design, group_disparities
-
-    out_dir = Path(args.out_dir)
-    roles = cell_roles(json.loads(args.perturbation), args.design,
-                       reach_of(_read_json(args.meta)))
-    log = logging.getLogger("modelvar.figures")
-    if args.disparities:
-        group_disparities(read_tables(args.disparities), roles, args.dataset,
-                          [out_dir / f"group_disparities.{ext}" for ext in args.formats])
-        return 0
-    given = {"summary": args.summary, "agreement": args.agreement, "runs": args.runs}
-    names = args.figures or figures_of_design(args.design)
-    unknown = sorted(set(names) - set(FIGURE_FUNCTIONS))
-    if unknown:
-        raise ValueError(f"figures: unknown figure(s) {unknown}; known: {list(FIGURE_FUNCTIONS)}")
-    needed = sorted({t for name in names for t in FIGURE_FUNCTIONS[name][0]})
-    missing = [t for t in needed if not given[t]]
-    if missing:
-        raise ValueError(f"figures: missing --{', --'.join(missing)}")
-    frames = {t: read_tables(given[t]) for t in needed}
-    for name in names:
-        tables, func = FIGURE_FUNCTIONS[name]
-        func(*(frames[t] for t in tables), roles, args.dataset,
-             [out_dir / f"{name}.{ext}" for ext in args.formats])
-        log.info("%s: %s done", args.dataset, name)
-    return 0
-
-
-def cmd_findings(args: argparse.Namespace) -> int:
-    from modelvar.findings.study import compute_findings, write_findings
-    from modelvar.plots.findings import accuracy_vs_reproducibility, sources_figure
-
-    metas = {}
-    for path in args.meta:
-        meta = _read_json(path)
-        metas[meta["name"]] = meta
-    findings = compute_findings(
-        summary_paths=args.summary, agreement_paths=args.agreement, runs_paths=args.runs,
-        metas=metas, perturbation=json.loads(args.perturbation), design=args.design,
-        root_seed=args.root_seed, n_boot=args.boot)
-    out = Path(args.results) / "findings"
-    figures = {}
-    with _manifest(args, "findings") as manifest:
-        if not findings.tables["sources"].empty:
-            paths = [out / f"sources_of_variance.{ext}" for ext in ("png", "pdf")]
-            sources_figure(findings.tables["sources"], findings.tables["study_sources"], paths)
-            figures["Sources of variance, each alone against the control"] = paths[0]
-        paths = [out / f"accuracy_vs_reproducibility.{ext}" for ext in ("png", "pdf")]
-        accuracy_vs_reproducibility(findings.summary, findings.roles, paths)
-        figures["Accuracy and reproducibility, per dataset and classifier"] = paths[0]
-        for path in sorted(out.glob("*.p[nd][gf]")):
-            manifest.record(path)
-        write_findings(findings, args.results, figures, manifest)
-    logging.getLogger("modelvar.findings").info(
-        "%s", ", ".join(f"{name}: {len(t)} rows" for name, t in findings.tables.items()))
-    return 0
-
-
-def cmd_simulate(args: argparse.Namespace) -> int:
-    from modelvar.seeding import stream
-    from modelvar.simulation.metric_study import run_simulations, simulation_grid
-
-    name = stream(args.root_seed, "metric-simulation", scheme=f"classes={args.n_classes}")
-    design = simulation_grid(n_classes=[args.n_classes], distributions=args.distributions,
-                             replicates=args.replicates)
-    sims = run_simulations(design, n_samples=args.n_samples, n_runs=args.runs,
-                           rng=name.generator())
-    sims["stream"] = str(name)
-    with _manifest(args, "simulate_metrics", n_classes=args.n_classes) as manifest:
-        manifest.write_parquet(sims, args.out)
-    logging.getLogger("modelvar.simulate").info("%d simulations with %d classes -> %s",
-                                                len(sims), args.n_classes, args.out)
-    return 0
-
-
-def cmd_evaluate_simulation(args: argparse.Namespace) -> int:
-    from modelvar.metrics.pairwise import ALL_METRICS
-    from modelvar.plots.simulation import metric_by_distribution, metric_vs_accuracy
-    from modelvar.simulation.metric_study import best_per_criterion, evaluate
-
-    sims = _read_tables(args.sims)
-    sims.insert(0, "simulation", range(len(sims)))
-    out = Path(args.out_dir)
-    metrics = list(ALL_METRICS)
-    tidy = sims.melt(id_vars=[c for c in sims.columns if c not in metrics],
-                     value_vars=metrics, var_name="metric", value_name="value")
-    criteria, ranking = evaluate(sims, metrics)
-    manifest = _manifest(args, "evaluate_simulation")
-    manifest.write_parquet(tidy, out / "simulations.parquet")
-    manifest.write_parquet(criteria, out / "criteria.parquet")
-    manifest.write_parquet(ranking, out / "ranking.parquet")
-    best = best_per_criterion(criteria)
-    html = ["<h3>Reproducibility metrics scored on the seed's criteria</h3>",
-            f"<p>{len(sims)} simulations. Best per criterion: "
-            + "; ".join(f"<b>{k}</b>: {', '.join(v)}" for k, v in best.items()) + "</p>",
-            ranking.to_html(index=False, float_format="%.2f"),
-            "<h4>Criterion values</h4>", criteria.to_html(index=False, float_format="%.3f")]
-    manifest.write_text("\n".join(html), out / "ranking.html")
-    metric_vs_accuracy(sims, metrics, [out / f"metric_vs_accuracy.{e}" for e in ("png", "pdf")])
-    metric_by_distribution(sims, metrics,
-                           [out / f"metric_by_distribution.{e}" for e in ("png", "pdf")])
-    manifest.close()
-    logging.getLogger("modelvar.simulate").info("best per criterion: %s", best)
-    return 0
-
-
-def cmd_dirichlet(args: argparse.Namespace) -> int:
-    from modelvar.plots.simulation import (
-        dirichlet_ci_vs_h,
-        dirichlet_class_densities,
-        dirichlet_h_ci_densities,
-    )
-    from modelvar.seeding import stream
-    from modelvar.simulation.dirichlet import simulate_cases, spearman_table
-
-    cases = json.loads(args.cases)
-    rng = stream(args.root_seed, "dirichlet-simulation").generator()
-    probs, per_sample = simulate_cases(cases, args.n, rng)
-    out = Path(args.out_dir)
-    table = spearman_table(per_sample)
-    manifest = _manifest(args, "dirichlet_simulation")
-    manifest.write_parquet(per_sample, out / "per_sample.parquet")
-    manifest.write_parquet(table, out / "spearman.parquet")
-    manifest.write_text(
-        "<h3>Spearman correlation of the confusion index and normalised entropy</h3>"
-        + table.to_html(index=False, float_format="%.3f"), out / "spearman.html")
-    dirichlet_class_densities(probs, [out / f"class_densities.{e}" for e in ("png", "pdf")],
-                              cases)
-    dirichlet_h_ci_densities(per_sample, [out / f"h_ci_densities.{e}" for e in ("png", "pdf")],
-                             cases)
-    dirichlet_ci_vs_h(per_sample, [out / f"ci_vs_h.{e}" for e in ("png", "pdf")], cases)
-    manifest.close()
-    logging.getLogger("modelvar.simulation.dirichlet").info("%s", table.to_string(index=False))
-    return 0
-
-
-def cmd_dataset_overview(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.dataset_overview import overview_html
-
-    metas = [_read_json(p) for p in args.meta]
-    with _manifest(args, "dataset_overview") as manifest:
-        manifest.write_text(overview_html(metas), args.out)
-    return 0
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
     from modelvar.table_files import STATE_DIR, verify
 
@@ -430,7 +99,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
               + (f" (written by rule {problem.rule})" if problem.rule else ""))
         if problem.command:
             print(f"  fix: {problem.command}")
-    return 1 if problems else 0
+    status = 1 if problems else 0
+    if args.refit:
+        from modelvar.pipeline.refit import format_refits, recorded_runs, refit_sample
+
+        results = refit_sample(root, args.refit, seed=args.refit_seed)
+        print(format_refits(results, len(recorded_runs(root)), args.refit_seed))
+        status = status or int(not all(r.exact for r in results))
+    return status
 
 
 def cmd_unlock_stale(args: argparse.Namespace) -> int:
@@ -548,10 +224,18 @@ def build_parser() -> argparse.ArgumentParser:
                  description="Check every table that the workflow's jobs wrote into RESULTS "
                  "against their manifests (present, size, row count, sha256), list stray "
                  "temporary files and unrecorded tables, and print for each bad table the "
-                 "command that regenerates it. Exit status 1 when a problem is found.")
+                 "command that regenerates it. With --refit N, also fit N recorded runs "
+                 "again, drawn at random, from their recorded seeds and hyperparameters, and "
+                 "report how many reproduce their stored predictions exactly (and how far the "
+                 "others are). Exit status 1 when a problem is found or a refit differs.")
     p.add_argument("results_dir", metavar="RESULTS", help="the study's results folder")
     p.add_argument("--quick", action="store_true",
                    help="skip the sha256 comparison (size and row counts are still checked)")
+    p.add_argument("--refit", type=int, metavar="N", default=0,
+                   help="refit N recorded runs drawn at random and compare them with their "
+                   "stored predictions (0: none)")
+    p.add_argument("--refit-seed", type=int, default=0,
+                   help="seed of the random sample of runs to refit")
 
     p = _command(sub, "config", "the workflow config a Snakemake command line resolves to",
                  cmd_config,
@@ -602,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # -------------------------------------------------------------- the workflow's jobs
     p = _command(sub, "prepare", "(job) write a canonical dataset: parquet + JSON metadata",
-                 cmd_prepare, parents=[recorded])
+                 _job("prepare"), parents=[recorded])
     p.add_argument("--name", required=True, help="the dataset's name in the study")
     p.add_argument("--spec", required=True, help="the dataset's config entry as JSON")
     p.add_argument("--out-parquet", required=True, help="the canonical table to write")
@@ -619,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a smaller class stops here (stop) or is kept, never tested (keep)")
 
     p = _command(sub, "fit", "(job) fit the runs of several repeats of perturbation cells",
-                 cmd_fit, parents=[recorded])
+                 _job("fit"), parents=[recorded])
     p.add_argument("--data", required=True, help="canonical dataset (parquet)")
     p.add_argument("--meta", required=True, help="its JSON metadata")
     p.add_argument("--classifier", required=True, choices=CLASSIFIERS, help="the classifier")
@@ -649,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "training cells")
 
     p = _command(sub, "tune", "(job) random-search tuning of one classifier on one dataset",
-                 cmd_tune, parents=[recorded])
+                 _job("tune"), parents=[recorded])
     p.add_argument("--data", required=True, help="canonical dataset (parquet)")
     p.add_argument("--meta", required=True, help="its JSON metadata")
     p.add_argument("--classifier", required=True, choices=CLASSIFIERS, help="the classifier")
@@ -674,14 +358,14 @@ def build_parser() -> argparse.ArgumentParser:
     job.add_argument("--job", required=True, help="the metrics job's id (names its tables)")
 
     p = _command(sub, "pairwise", "(job) metric tables of a group of fit jobs' predictions",
-                 cmd_pairwise, parents=[recorded, job],
+                 _job("pairwise"), parents=[recorded, job],
                  description="Read the predictions one repeat at a time and write the "
                  "pairwise, summary, per_run, agreement and per_sample tables to "
                  "RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet.")
     _ec_local(p)
 
     p = _command(sub, "grouped", "(job) metrics and reproducibility by group, per repeat",
-                 cmd_grouped, parents=[recorded, job],
+                 _job("grouped"), parents=[recorded, job],
                  description="Read the predictions one repeat at a time and write the grouped "
                  "and disparities tables to RESULTS/aggregated/TABLE/dataset=D/classifier=K/"
                  "JOB.parquet.")
@@ -692,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pairwise metrics computed by group")
     _ec_local(p)
 
-    p = _command(sub, "figures", "(job) the figure set of one dataset", cmd_figures)
+    p = _command(sub, "figures", "(job) the figure set of one dataset", _job("figures"))
     p.add_argument("--dataset", required=True, help="the dataset")
     for name in ("summary", "agreement", "runs"):
         p.add_argument(f"--{name}", nargs="+", metavar="TABLE",
@@ -710,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formats", nargs="+", default=["png", "pdf"], help="file formats")
 
     p = _command(sub, "findings", "(job) the study's findings from its aggregated tables",
-                 cmd_findings, parents=[recorded],
+                 _job("findings"), parents=[recorded],
                  description="Sources of variance (each source alone against the control), "
                  "variance components over the factorial grid, seed 004's claims checked, "
                  "the report's Findings page and each dataset's summary page, from the "
@@ -730,12 +414,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", required=True, help="the study's results folder")
 
     p = _command(sub, "dataset-overview", "(job) the report's page of the study's datasets",
-                 cmd_dataset_overview, parents=[recorded])
+                 _job("dataset_overview"), parents=[recorded])
     p.add_argument("--meta", nargs="+", required=True, help="prepared datasets' JSON metadata")
     p.add_argument("--out", required=True, help="HTML file to write")
 
     p = _command(sub, "simulate", "(job) simulated runs for the metric study (seed 000)",
-                 cmd_simulate, parents=[recorded])
+                 _job("simulate"), parents=[recorded])
     p.add_argument("--root-seed", type=int, required=True,
                    help="root of every named random stream")
     p.add_argument("--n-classes", type=int, required=True, help="number of classes")
@@ -748,12 +432,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "evaluate-simulation",
                  "(job) score every pairwise metric on the seed's criteria (seed 000)",
-                 cmd_evaluate_simulation, parents=[recorded])
+                 _job("evaluate_simulation"), parents=[recorded])
     p.add_argument("--sims", nargs="+", required=True, help="tables of the simulate command")
     p.add_argument("--out-dir", required=True, help="where the tables and figures go")
 
     p = _command(sub, "dirichlet", "(job) Dirichlet probability simulation (seed 002)",
-                 cmd_dirichlet, parents=[recorded])
+                 _job("dirichlet"), parents=[recorded])
     p.add_argument("--root-seed", type=int, required=True,
                    help="root of every named random stream")
     p.add_argument("--n", type=int, default=1000, help="samples per case")

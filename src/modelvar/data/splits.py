@@ -29,6 +29,12 @@ class RareClassWarning(UserWarning):
     """A class is too small to be stratified into both the test set and the training pool."""
 
 
+def rare_classes(class_counts: dict[str, int], need: int) -> dict[str, int]:
+    """The classes (label: samples) with fewer than ``need`` samples, the fewest a class needs
+    for the split (:func:`modelvar.pipeline.config_check.min_class_size`)."""
+    return {label: n for label, n in class_counts.items() if n < need}
+
+
 def split_test_set(
     y: np.ndarray, test_fraction: float, *, root_seed: int, dataset: str, repeat: int | None,
     purpose: str = "test-split", labels: list | None = None,

@@ -194,7 +194,8 @@ def sources_table(sources: pd.DataFrame) -> pd.DataFrame:
 
 def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.DataFrame,
                   study_components: pd.DataFrame, claims: pd.DataFrame, *, notes: list[str],
-                  strength: pd.DataFrame, figures: dict[str, Path]) -> str:
+                  strength: pd.DataFrame, figures: dict[str, Path],
+                  platforms: pd.DataFrame | None = None) -> str:
     """The Findings page (module docstring): sentences, the headline figures (embedded), the
     sources, variance-components and claims tables, and notes."""
     parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
@@ -255,6 +256,14 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                          "numeric_changed_frac": "numeric cells changed",
                          "categorical_changed_frac": "categorical cells changed"}).to_html(
                          index=False, float_format=lambda x: f"{x:.3f}", na_rep="–"))
+    if platforms is not None and not platforms.empty:
+        parts.append("<h3>Where the runs ran</h3><p>A run's predictions are bit-identical when "
+                     "it is fitted again on the same kind of machine, whatever the job's "
+                     "thread count; another CPU's vector kernels, another BLAS or torch, or a "
+                     "GPU may change their last bits (docs/decisions.md, \"Determinism\"). "
+                     "<code>modelvar verify RESULTS --refit N</code> fits N recorded runs again "
+                     "and says how many reproduce exactly.</p>"
+                     + platforms.to_html(index=False, escape=True))
     if notes:
         parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
                      + "</ul>")

@@ -34,7 +34,7 @@ SUMMARY_COLUMNS = ["cell", "repeat", "subset", "metric", "mean", "sd", "null_mea
 AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac"]
 RUNS_COLUMNS = ["cell", "repeat", "run", "accuracy", "data_mean_abs_shift_sd",
                 "data_changed_frac", "cat_changed_frac", "data", "categorical", "hparam",
-                "downsample", "model_seed"]
+                "downsample", "model_seed", "device", "platform", "versions"]
 STUDY_TABLES = ("sources", "study_sources", "components", "study_components", "claims",
                 "strength")
 
@@ -78,6 +78,28 @@ class Findings:
     summary: pd.DataFrame
     agreement: pd.DataFrame
     roles: dict[str, dict[str, tuple]]
+    platforms: pd.DataFrame
+
+
+def platforms(runs: pd.DataFrame) -> pd.DataFrame:
+    """Where the runs ran (docs/decisions.md, "Determinism"): per classifier, each distinct
+    device, machine, CPU, BLAS kernel, threads, torch CPU capability and library versions,
+    with its number of runs."""
+    import json
+
+    rows = []
+    keys = ["classifier", "device", "platform", "versions"]
+    for (classifier, device, platform, versions), part in runs.groupby(keys, observed=True):
+        where, libs = json.loads(platform), json.loads(versions)
+        rows.append({
+            "classifier": classifier, "device": device,
+            "machine": f"{where.get('machine', '?')}, {where.get('cpu', '?')}",
+            "BLAS": "; ".join(where.get("blas", [])) or "–",
+            "threads": where.get("threads"),
+            "torch CPU": where.get("torch_cpu_capability", "–"),
+            "versions": ", ".join(f"{k} {v}" for k, v in sorted(libs.items())),
+            "runs": len(part)})
+    return pd.DataFrame(rows)
 
 
 def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[str, dict],
@@ -102,7 +124,7 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
               "study_components": study_components(components) if not components.empty
               else pd.DataFrame(), "claims": check_claims(sources),
               "strength": realised_strength(runs)}
-    return Findings(tables, notes, summary, agreement, roles)
+    return Findings(tables, notes, summary, agreement, roles, platforms(runs))
 
 
 def write_findings(findings: Findings, results: str | Path, figures: dict[str, Path],
@@ -115,7 +137,8 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
         manifest.write_parquet(table, study_table_path(results, name))
     manifest.write_text(findings_html(t["sources"], t["study_sources"], t["components"],
                                       t["study_components"], t["claims"], notes=findings.notes,
-                                      strength=t["strength"], figures=figures),
+                                      strength=t["strength"], figures=figures,
+                                      platforms=findings.platforms),
                         results / "findings" / "findings.html")
     for name, roles in findings.roles.items():
         summary = findings.summary[findings.summary["dataset"] == name]

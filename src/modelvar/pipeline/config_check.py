@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from modelvar.data.canonical import DatasetError
 from modelvar.data.errors import not_found_message
 from modelvar.data.schema import DatasetSchema, peek
+from modelvar.data.splits import rare_classes
 
 CLASS_GROUPING = "@class"
 #: below these sizes results are warned about (too few rows to learn from or to measure on)
@@ -148,10 +149,6 @@ def min_class_size(config: dict) -> int:
         test_fraction = config["split"].get("test_fraction", 0.25)
         need = max(need, math.ceil(folds / (1 - test_fraction)))
     return need
-
-
-def rare_classes(class_counts: dict[str, int], need: int) -> dict[str, int]:
-    return {label: n for label, n in class_counts.items() if n < need}
 
 
 def _hparam_problems(config: dict) -> list[str]:

@@ -70,6 +70,33 @@ def library_versions(classifier: str) -> dict[str, str]:
     return out
 
 
+def platform_record(classifier: str, threads: int) -> dict:
+    """What a run's bits may depend on beyond its seeds and versions (docs/decisions.md,
+    "Determinism"): the machine's architecture and CPU, the BLAS and its kernel (threadpoolctl),
+    the job's threads, and for the MLP the vector instructions torch uses and its intra-op
+    threads (fixed: :data:`modelvar.models.mlp.CPU_THREADS`)."""
+    from threadpoolctl import threadpool_info
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh
+                        if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    blas = sorted({f"{i.get('internal_api')} {i.get('version')} {i.get('architecture', '')}".strip()
+                   for i in threadpool_info() if i.get("user_api") == "blas"})
+    out = {"machine": platform.machine(), "cpu": cpu, "blas": blas, "threads": int(threads)}
+    if classifier == "mlp":
+        import torch
+
+        from modelvar.models.mlp import CPU_THREADS
+
+        out["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        out["torch_threads"] = CPU_THREADS
+    return out
+
+
 def run_hparams(
     classifier: str, base: dict, cell: Cell, *, dataset: str, root_seed: int, repeat: int,
     run: int, n_runs: int,
@@ -267,6 +294,7 @@ def fit_repeat_arrays(
     on_run_done: Callable[[int], None] | None = None,
     epochs: int | None = None,
     versions: str | None = None,
+    platform_json: str | None = None,
     batch_mlp: bool | None = None,
     form: str = "dense",
 ) -> RepeatFit:
@@ -281,6 +309,8 @@ def fit_repeat_arrays(
     pool, test = split_test_set(y_all, test_fraction, root_seed=root_seed, dataset=data.name,
                                 repeat=repeat, labels=data.classes)
     versions = versions or json.dumps(library_versions(classifier), sort_keys=True)
+    platform_json = platform_json or json.dumps(platform_record(classifier, threads),
+                                                sort_keys=True)
     keys = dict(classifier=classifier, cell=cell, repeat=repeat, n_runs=n_runs, pool=pool,
                 test=test, root_seed=root_seed, base=base)
     fitted: dict[int, tuple] = {}
@@ -331,6 +361,7 @@ def fit_repeat_arrays(
             "device": device,
             "streams": json.dumps(current.streams, sort_keys=True),
             "versions": versions,
+            "platform": platform_json,
         })
         prepared.pop(run, None)
     preds = np.array(preds, dtype=np.int64)
@@ -442,6 +473,7 @@ def fit_job(
     run_ids = list(range(start_run, stop_run))
     total = len(cells) * len(repeats) * len(run_ids)
     versions = json.dumps(library_versions(classifier), sort_keys=True)
+    platform_json = json.dumps(platform_record(classifier, threads), sort_keys=True)
     done, logged = 0, -math.inf
     warned: set[str] = set()  # data levels already checked for weak perturbation
     start = time.perf_counter()
@@ -458,8 +490,12 @@ def fit_job(
                      _duration(elapsed / done * (total - done)))
 
     manifest = manifest if manifest is not None else Manifest(None, rule="fit")
+    # what modelvar.pipeline.refit needs to fit any run of the file again
+    fit_args = {"n_runs": n_runs, "test_fraction": test_fraction, "root_seed": root_seed,
+                "base_hparams": base_hparams, "epochs": epochs}
     writer = PredictionsWriter(predictions_out, dataset=data.name, classifier=classifier,
-                               classes=data.classes, form=form, n_rows=len(data.y))
+                               classes=data.classes, form=form, n_rows=len(data.y),
+                               fit=fit_args)
     runs_table = TableStream(runs_out, manifest=manifest)
     try:
         for cell in cells:
@@ -470,7 +506,7 @@ def fit_job(
                     data, classifier=classifier, cell=cell, repeat=repeat, runs=run_ids,
                     n_runs=n_runs, test_fraction=test_fraction, root_seed=root_seed,
                     base_hparams=base_hparams, threads=threads, on_run_done=progress,
-                    epochs=epochs, versions=versions, form=form)
+                    epochs=epochs, versions=versions, platform_json=platform_json, form=form)
                 writer.write(cell.id, repeat, fit.runs, fit.samples, fit.y_true, fit.preds,
                              fit.proba, stats=fit.stats)
                 rows = fit.run_rows

@@ -101,7 +101,7 @@ class PredictionsWriter:
     :meth:`close`, which renames the finished file into place (nothing on failure)."""
 
     def __init__(self, path: str | Path, *, dataset: str, classifier: str, classes: Sequence,
-                 form: str, n_rows: int):
+                 form: str, n_rows: int, fit: dict | None = None):
         import pyarrow as pa
 
         if form not in FORMS:
@@ -118,9 +118,11 @@ class PredictionsWriter:
             fields += [(f"{OTHER_PREFIX}{i}", pa.float32()) for i in range(len(classes) - 1)]
         elif form == "compact":
             fields += [(s, pa.float32()) for s in STAT_COLUMNS]
-        self.schema = pa.schema(fields, metadata={META_KEY: json.dumps({
-            "dataset": dataset, "classifier": classifier, "classes": self.classes,
-            "probabilities": form, "layout": 2})})
+        head = {"dataset": dataset, "classifier": classifier, "classes": self.classes,
+                "probabilities": form, "layout": 2}
+        if fit is not None:  # what refits a run (modelvar.pipeline.refit)
+            head["fit"] = fit
+        self.schema = pa.schema(fields, metadata={META_KEY: json.dumps(head, sort_keys=True)})
         self.groups: list[list] = []
         self.rows = 0
         self._file: PendingParquet | None = None
@@ -147,6 +149,23 @@ class PredictionsWriter:
         columns = {
             "cell": pa.DictionaryArray.from_arrays(np.zeros(rows, np.int32), [cell]),
             "repeat": np.full(rows, repeat, np.int16),
+            **self.encode(runs, samples, y_true, preds, proba, stats),
+        }
+        arrays = [pa.array(columns[f.name], type=f.type) if not isinstance(
+            columns[f.name], pa.Array) else columns[f.name] for f in self.schema]
+        self._file.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema),
+                                      row_group_size=rows)
+        self.groups.append([cell, int(repeat), int(runs[0]), int(runs[-1]) + 1])
+        self.rows += rows
+
+    def encode(self, runs: np.ndarray, samples: np.ndarray, y_true: np.ndarray,
+               preds: np.ndarray, proba: np.ndarray | None, stats: dict | None = None
+               ) -> dict[str, np.ndarray]:
+        """The columns after ``cell`` and ``repeat`` of the rows :meth:`write` stores for these
+        runs, as arrays (also what a refit compares with the stored rows)."""
+        k, n = preds.shape
+        rows = k * n
+        columns = {
             "run": np.repeat(np.asarray(runs, np.int16), n),
             "sample": np.tile(samples, k),
             "y_true": np.tile(y_true, k),
@@ -161,12 +180,7 @@ class PredictionsWriter:
                 stats = probability_stats(y_true, proba)
             columns.update({s: np.asarray(stats[s]).ravel().astype(np.float32)
                             for s in STAT_COLUMNS})
-        arrays = [pa.array(columns[f.name], type=f.type) if not isinstance(
-            columns[f.name], pa.Array) else columns[f.name] for f in self.schema]
-        self._file.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema),
-                                      row_group_size=rows)
-        self.groups.append([cell, int(repeat), int(runs[0]), int(runs[-1]) + 1])
-        self.rows += rows
+        return columns
 
     def close(self) -> Path:
         if self._file is None:

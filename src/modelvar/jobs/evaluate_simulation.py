@@ -1,0 +1,41 @@
+"""The ``evaluate-simulation`` job: the metric study's criteria, ranking and figures."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from modelvar.jobs.common import job_manifest, read_tables
+
+
+def run(args: argparse.Namespace) -> int:
+    from modelvar.metrics.pairwise import ALL_METRICS
+    from modelvar.plots.simulation import metric_by_distribution, metric_vs_accuracy
+    from modelvar.simulation.metric_study import best_per_criterion, evaluate
+
+    sims = read_tables(args.sims)
+    sims.insert(0, "simulation", range(len(sims)))
+    out = Path(args.out_dir)
+    metrics = list(ALL_METRICS)
+    tidy = sims.melt(id_vars=[c for c in sims.columns if c not in metrics],
+                     value_vars=metrics, var_name="metric", value_name="value")
+    criteria, ranking = evaluate(sims, metrics)
+    manifest = job_manifest(args, "evaluate_simulation")
+    manifest.write_parquet(tidy, out / "simulations.parquet")
+    manifest.write_parquet(criteria, out / "criteria.parquet")
+    manifest.write_parquet(ranking, out / "ranking.parquet")
+    best = best_per_criterion(criteria)
+    html = ["<h3>Reproducibility metrics scored on the seed's criteria</h3>",
+            f"<p>{len(sims)} simulations. Best per criterion: "
+            + "; ".join(f"<b>{k}</b>: {', '.join(v)}" for k, v in best.items()) + "</p>",
+            ranking.to_html(index=False, float_format="%.2f"),
+            "<h4>Criterion values</h4>", criteria.to_html(index=False, float_format="%.3f")]
+    manifest.write_text("\n".join(html), out / "ranking.html")
+    metric_vs_accuracy(sims, metrics, [out / f"metric_vs_accuracy.{e}" for e in ("png", "pdf")])
+    metric_by_distribution(sims, metrics,
+                           [out / f"metric_by_distribution.{e}" for e in ("png", "pdf")])
+    manifest.close()
+    logging.getLogger("modelvar.simulate").info("best per criterion: %s", best)
+    return 0
+

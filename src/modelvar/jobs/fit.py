@@ -1,0 +1,80 @@
+"""The ``fit`` job: the runs of its cells, repeats and runs (modelvar.pipeline.fitting), with
+the base hyperparameters merged from tuning and the classifier settings."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+from pathlib import Path
+
+from modelvar.jobs.common import job_manifest, read_json
+
+
+def _base_hparams(args: argparse.Namespace, settings: dict) -> dict | None:
+    """Tuned hparams (--hparams), overridden by the classifier settings' ``hparams``."""
+    base = None
+    if args.hparams:
+        tuned = read_json(args.hparams)
+        if tuned.get("classifier") != args.classifier:
+            raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
+                             f"not {args.classifier!r}")
+        base = tuned["hparams"]
+    unknown = sorted(set(settings) - {"hparams", "epochs"})
+    if unknown:
+        raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs)")
+    if settings.get("hparams"):
+        from modelvar.models.hparams import space
+
+        names = {h.name for h in space(args.classifier)}
+        bad = sorted(set(settings["hparams"]) - names)
+        if bad:
+            raise ValueError(f"{args.classifier}: unknown hyperparameter(s) {bad} in "
+                             f"classifier_settings; known: {sorted(names)}")
+        base = {**(base or {}), **settings["hparams"]}
+    return base
+
+
+def run(args: argparse.Namespace) -> int:
+    from modelvar.data.arrays import read_arrays
+    from modelvar.pipeline.cells import Cell
+    from modelvar.pipeline.fitting import fit_job
+
+    data = read_arrays(args.data, args.meta)
+    settings = json.loads(args.settings) if args.settings else {}
+    base = _base_hparams(args, settings)
+    runs = tuple(args.run_block) if args.run_block else (0, args.runs)
+    if not 0 <= runs[0] < runs[1] <= args.runs:
+        raise ValueError(f"--run-block {runs[0]} {runs[1]} is not a block of runs 0 to "
+                         f"{args.runs}")
+    logging.getLogger("modelvar.fit").info(
+        "%s fit job: %d cells x %d repeats x runs %d-%d; CUDA_VISIBLE_DEVICES=%s; "
+        "SLURM_JOB_ID=%s", args.classifier, len(args.cells), len(args.repeats), runs[0],
+        runs[1] - 1, os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+        os.environ.get("SLURM_JOB_ID", "none"),
+    )
+    rule = "fit_mlp" if args.classifier == "mlp" else "fit"
+    with job_manifest(args, rule, dataset=data.name, classifier=args.classifier,
+                   cells=args.cells, repeats=args.repeats, runs=list(runs)) as manifest:
+        fit_job(
+            data,
+            classifier=args.classifier,
+            cells=[Cell.parse(c) for c in args.cells],
+            repeats=args.repeats,
+            n_runs=args.runs,
+            runs=runs,
+            test_fraction=args.test_fraction,
+            root_seed=args.root_seed,
+            predictions_out=Path(args.predictions),
+            runs_out=Path(args.runs_out),
+            form=args.probabilities,
+            base_hparams=base,
+            threads=args.threads,
+            epochs=settings.get("epochs"),
+            manifest=manifest,
+            progress_seconds=args.progress_seconds,
+            warn_changed_below=args.warn_changed_below,
+        )
+    return 0
+

@@ -1,0 +1,43 @@
+"""What the ``pairwise`` and ``grouped`` jobs share: their prediction files checked to be the
+job's, their tables, their manifest and log."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from modelvar.jobs.common import job_manifest
+
+
+def job_tables(args: argparse.Namespace, names) -> dict[str, Path]:
+    from modelvar.pipeline.result_tables import table_path
+
+    return {t: Path(table_path(args.results, t, args.dataset, args.classifier, args.job))
+            for t in names}
+
+
+def check_predictions_belong(args: argparse.Namespace) -> None:
+    """The prediction files are this dataset's and classifier's (their metadata says so)."""
+    from modelvar.metrics.pairwise import MetricInputError
+    from modelvar.pipeline.predictions import file_metadata
+
+    for path in args.predictions:
+        head, _ = file_metadata(path)
+        if (head["dataset"], head["classifier"]) != (args.dataset, args.classifier):
+            raise MetricInputError(
+                f"{path} holds predictions of {head['dataset']}/{head['classifier']}, not "
+                f"{args.dataset}/{args.classifier}")
+
+
+def metrics_job_run(args: argparse.Namespace, rule: str, table_names, compute) -> int:
+    """A pipeline metrics job: check that the prediction files are this job's, run
+    ``compute(tables, manifest)`` (→ rows per table) under the job's manifest, log the rows."""
+    check_predictions_belong(args)
+    with job_manifest(args, rule, dataset=args.dataset, classifier=args.classifier,
+                      job=args.job) as manifest:
+        rows = compute(job_tables(args, table_names), manifest)
+    logging.getLogger("modelvar.metrics").info(
+        "%s", ", ".join(f"{name}: {n} rows" for name, n in rows.items()))
+    return 0
+

@@ -1,0 +1,152 @@
+"""Code versions from the import closure (issue 20): each rule's hash covers every modelvar module
+its job imports, computed from the code (modelvar.pipeline.code_hash), checked against what real
+jobs import, for every rule; editing a module reruns exactly the jobs that import it."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import CONFIGS, REPO, copy_workflow, job_counts, snakemake
+from modelvar.pipeline.code_hash import code_version, import_closure, job_module, package_data
+
+RULES = REPO / "rules"
+
+
+def job_commands() -> tuple[str, ...]:
+    text = (RULES / "common.smk").read_text()
+    block = re.search(r"JOB_COMMANDS = \((.*?)\)", text, re.S).group(1)
+    return tuple(re.findall(r'"([a-z-]+)"', block))
+
+
+def test_every_rule_hashes_the_code_of_the_command_it_runs():
+    """Each rule that runs `modelvar COMMAND` carries code=CODE["COMMAND"], and every command
+    is a module of modelvar.jobs."""
+    seen = {}
+    for path in RULES.glob("*.smk"):
+        for block in re.split(r"\n(?=rule |use rule )", path.read_text()):
+            name = re.match(r"(?:use )?rule (\w+)", block)
+            command = re.search(r'modelvar_job\(\s*"([a-z-]+) ', block)
+            if not (name and command):
+                continue
+            code = re.search(r'code=CODE\["([a-z-]+)"\]', block)
+            assert code, f"rule {name.group(1)} ({path.name}) has no code version"
+            assert code.group(1) == command.group(1), name.group(1)
+            seen[name.group(1)] = command.group(1)
+    assert set(seen.values()) == set(job_commands())
+    assert len(seen) >= 12  # every rule but `all` and the `use rule` copy
+    for command in job_commands():
+        assert import_closure(job_module(command))
+
+
+def test_the_closure_follows_lazy_and_relative_imports_and_leaves_out_the_parser():
+    fit = import_closure("modelvar.jobs.fit")
+    # modules the issue found unhashed: the class order, the table files, the data errors
+    for module in ("modelvar.labels", "modelvar.table_files", "modelvar.data.errors",
+                   "modelvar.pipeline.fitting", "modelvar.models.mlp"):
+        assert module in fit, module
+    assert "modelvar.cli" not in fit and "modelvar.plots" not in fit
+    prepare = import_closure("modelvar.jobs.prepare")
+    # `from modelvar.data import load` loads modelvar.data.sources through __getattr__
+    assert "modelvar.data.sources" in prepare and "modelvar.data.schema" in prepare
+    assert "modelvar.models.mlp" not in prepare
+    assert any(p.name == "registry.json" for p in package_data("modelvar.data.sources"))
+    assert "modelvar.metrics.grouped" not in import_closure("modelvar.jobs.pairwise")
+
+
+def _job_imports(log: Path) -> tuple[str | None, set[str]]:
+    """(the job module, the modelvar modules imported from the start of its import on) of a
+    job's log written under PYTHONPROFILEIMPORTTIME: a module's line comes when its import
+    ends, after the more indented lines of what it imported, so the job's part of the log
+    starts at the first of those; what came before is the argument parser's."""
+    entries = []
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            field = line.rsplit("|", 1)[1]
+            entries.append((len(field) - len(field.lstrip()), field.strip()))
+    index = next((i for i, (_, name) in enumerate(entries)
+                  if re.fullmatch(r"modelvar\.jobs\.\w+", name)
+                  and name not in ("modelvar.jobs.common", "modelvar.jobs.metrics_job")), None)
+    if index is None:
+        return None, set()
+    start = index
+    while start > 0 and entries[start - 1][0] > entries[index][0]:
+        start -= 1
+    return entries[index][1], {name for _, name in entries[start:]
+                               if name.split(".")[0] == "modelvar"}
+
+
+@pytest.mark.workflow
+def test_every_job_imports_only_modules_of_its_closure(tmp_path, monkeypatch):
+    """The oracle: Python's own import log (PYTHONPROFILEIMPORTTIME) of every job of a
+    workflow that runs every rule; each job's modelvar modules lie in its job module's static
+    closure (the parser modelvar.cli and modelvar.__main__ aside)."""
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+    snakemake(tmp_path, CONFIGS / "every-rule.yaml", "--cores", "2", timeout=900)
+    seen: dict[str, int] = {}
+    for log in (tmp_path / "results" / "logs").rglob("*.log"):
+        job, imported = _job_imports(log)
+        if job is None:
+            continue
+        command = job.removeprefix("modelvar.jobs.").replace("_", "-")
+        outside = imported - set(import_closure(job))
+        assert outside == set(), f"{log}: {sorted(outside)} not in the closure of {job}"
+        seen[command] = seen.get(command, 0) + 1
+    assert set(seen) == set(job_commands()), seen
+
+
+@pytest.fixture
+def finished_copy(tmp_path):
+    """A copy of the workflow, and the tiny study run with it."""
+    workflow = copy_workflow(tmp_path / "workflow")
+    work = tmp_path / "work"
+    snakemake(work, CONFIGS / "tiny.yaml", "--cores", "2",
+              snakefile=workflow / "Snakefile")
+    return workflow, work
+
+
+def _dry(workflow: Path, work: Path) -> dict[str, int]:
+    proc = snakemake(work, CONFIGS / "tiny.yaml", "-n", "--cores", "1",
+                     snakefile=workflow / "Snakefile")
+    text = proc.stdout + proc.stderr
+    return {} if "Nothing to be done" in text else job_counts(proc.stdout)
+
+
+@pytest.mark.workflow
+def test_an_edit_reruns_exactly_the_jobs_that_import_the_module(finished_copy):
+    workflow, work = finished_copy
+    src = workflow / "src" / "modelvar"
+
+    def edit(rel: str) -> dict[str, int]:
+        path = src / rel
+        original = path.read_text()
+        path.write_text(original + "\n# edited by a test\n")
+        try:
+            return _dry(workflow, work)
+        finally:
+            path.write_text(original)
+
+    # labels.py orders every dataset's classes: every job that imports it reruns
+    labels = edit("labels.py")
+    assert labels.get("prepare_dataset") == 1 and labels.get("fit") == 2, labels
+    # the argument parser and a module no job imports: nothing reruns
+    assert edit("cli.py") == {}
+    assert edit("pipeline/plan_report.py") == {}
+    # the grouped tables: only grouped-metrics jobs (and what reads their tables)
+    grouped = edit("pipeline/grouped_tables.py")
+    assert "fit" not in grouped and "pairwise_metrics" not in grouped
+    assert grouped.get("grouped_metrics") == 2, grouped
+    # the code versions the workflow computes change exactly for the commands that import it
+    for command in job_commands():
+        closure = import_closure(job_module(command), src)
+        before = code_version(command, src)
+        path = src / "pipeline" / "grouped_tables.py"
+        original = path.read_text()
+        path.write_text(original + "\n# edited\n")
+        import_closure.cache_clear()
+        try:
+            changed = code_version(command, src) != before
+        finally:
+            path.write_text(original)
+            import_closure.cache_clear()
+        assert changed == ("modelvar.pipeline.grouped_tables" in closure), command
