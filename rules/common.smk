@@ -21,6 +21,7 @@ from modelvar.pipeline.code_hash import code_version
 from modelvar.pipeline.config_check import ConfigProblems, check_config, min_class_size
 from modelvar.pipeline.plan import PlanError, plan_study, runtime_minutes
 from modelvar.pipeline.run_lock import hold_activity_lock
+from modelvar.pipeline.workflow_config import ConfigError, check_config_file
 
 # While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
 # Snakemake's locks alone (modelvar.pipeline.run_lock).
@@ -33,10 +34,12 @@ hold_activity_lock(Path.cwd())
 # datasets' shapes (peeked from the data, or the profiles of OpenML datasets).
 SCHEMA_PATH = WORKFLOW_DIR / "workflow" / "schemas" / "config.schema.yaml"
 try:
+    for _file in workflow.overwrite_configfiles or [WORKFLOW_DIR / "config" / "config.yaml"]:
+        check_config_file(_file)  # duplicate keys, aliases, templating (workflow_config)
     STUDY = check_config(config, yaml.safe_load(SCHEMA_PATH.read_text()))
     validate(config, schema=str(SCHEMA_PATH))
     PLAN = plan_study(config, STUDY.schemas)
-except (ConfigProblems, PlanError) as exc:
+except (ConfigProblems, ConfigError, PlanError) as exc:
     sys.exit(f"modelvar: {exc}")
 if workflow.is_main_process:
     for _warning in STUDY.warnings + PLAN.warnings():

@@ -22,6 +22,22 @@ report="$(python -m modelvar config --report-path -- "${workflow[@]}" "$@")"
 if [ -z "$report" ]; then  # a dry run, a listing, --lint, --unlock, …: nothing to report
   exec snakemake "${workflow[@]}" "$@"
 fi
-snakemake "${workflow[@]}" "$@" --report "$report" --report-after-run
+# Snakemake runs as a child in its own process group, with SIGINT at its default (set -m and
+# env --default-signal: a script's background child, or a script started in the background,
+# ignores SIGINT): a SIGTERM, SIGINT or SIGHUP of this script reaches its process group as
+# SIGINT, as Ctrl-C in a terminal does: the running jobs stop and Snakemake removes their
+# incomplete outputs, instead of running on (on SIGTERM it would wait for the jobs to finish).
+set -m
+env --default-signal=INT snakemake "${workflow[@]}" "$@" --report "$report" --report-after-run &
+child=$!
+set +m
+trap 'kill -INT -- -"$child" 2>/dev/null' TERM INT HUP
+status=0
+while :; do
+  wait "$child" && status=0 || status=$?
+  kill -0 "$child" 2>/dev/null || break  # a trapped signal interrupted the wait: wait again
+done
+trap - TERM INT HUP
+[ "$status" = 0 ] || exit "$status"
 echo "figures: $(dirname "$report")/*/figures/   report: $report"
 echo "the modelvar command (modelvar plan, verify, config, …): source $VENV/bin/activate"

@@ -189,12 +189,21 @@ def test_run_sh_recovers_from_a_killed_run(tmp_path):
     assert any(locks.iterdir()), "the killed run left no lock: nothing to test"
     plain = snakemake(tmp_path, config, "--cores", "1", check=False)
     assert plain.returncode != 0 and "cannot be locked" in plain.stdout + plain.stderr
+    # what a write cut by kill -9 leaves (issue 20): removed when the next run starts
+    stray = tmp_path / "results" / "predictions" / ".dnone_cnone_hnone.parquet.k3x9.tmp"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(b"PAR1 half a table")
     proc = subprocess.run(["bash", str(REPO / "scripts" / "run.sh"), "--directory",
                            str(tmp_path), "--configfile", str(config)],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "was interrupted and left Snakemake's lock behind" in proc.stderr
     assert (tmp_path / "results" / "report.html").exists()
+    assert not stray.exists() and "removed 1 temporary file(s) of interrupted writes" in \
+        proc.stderr
+    from modelvar.table_files import verify
+
+    assert verify(tmp_path / "results")[0] == []
 
 
 def test_unlock_stale_leaves_a_live_runs_lock_alone(tmp_path):

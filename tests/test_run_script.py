@@ -102,3 +102,86 @@ def test_config_resolution_default_config_and_errors(tmp_path):
         get_key(got.config, "split.nosuch")
     with pytest.raises(ConfigError, match="does not exist"):
         resolve(["--configfile", str(tmp_path / "missing.yaml")])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("__use_yte__: true\nroot_seed: ?__import__('os').getpid()\n", "templating"),
+    ("root_seed: 1\nsplit: {repeats: 2}\nroot_seed: 2\n", "key 'root_seed' is given twice"),
+    ("root_seed: 1\n\tresults_dir: x\n", "is not valid YAML"),
+    ("root_seed: !!python/object/apply:os.getpid []\n", "is not valid YAML"),
+    ("- a\n- b\n", "must hold a mapping"),
+    ("a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n"
+     "grouped: {by: {x: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d, *d]}}\n",
+     "expands to more than 100,000 values"),
+])
+def test_a_config_file_is_read_safely_before_snakemake_reads_it(tmp_path, text, message):
+    """Issue 20: no code runs from a config, duplicate keys and alias bombs are refused, and
+    YAML errors are one line naming the file (also through run.sh, before any job)."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        resolve(["--configfile", str(path)])
+    proc = run_sh("--configfile", str(path), "-n", cwd=tmp_path)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert message.split(" (")[0] in proc.stderr
+    assert not list(tmp_path.glob("*.pid"))
+
+
+@pytest.mark.parametrize("results_dir", [".", "/", ".."])
+def test_a_results_dir_that_holds_the_working_directory_is_refused(tmp_path, results_dir):
+    from modelvar.pipeline.config_check import results_dir_problems
+
+    work = tmp_path / "work"
+    work.mkdir()
+    problems = results_dir_problems({"results_dir": results_dir}, work)
+    assert len(problems) == 1 and "a folder of their own" in problems[0]
+    assert results_dir_problems({"results_dir": "results"}, work) == []
+
+
+def test_sigterm_to_run_sh_stops_snakemake_and_its_jobs(tmp_path):
+    """Issue 20: SIGTERM to run.sh reaches Snakemake, which stops its jobs: nothing of the
+    run is left running."""
+    import signal
+    import time
+
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    config["classifiers"] = ["mlp"]
+    config["classifier_settings"] = {"mlp": {"epochs": 200}}
+    del config["grouped"]
+    (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
+    env = dict(os.environ, MODELVAR_VENV=str(Path(sys.executable).parents[1]))
+    proc = subprocess.Popen(["bash", str(REPO / "scripts" / "run.sh"), "--configfile",
+                             "my.yaml", "--cores", "1"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline and not list((tmp_path / "results" / "logs").glob(
+                "fit/**/*.log")):
+            time.sleep(0.5)
+        assert list((tmp_path / "results" / "logs").glob("fit/**/*.log")), "no fit started"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+        deadline = time.time() + 60
+        while time.time() < deadline and _processes_in(tmp_path):
+            time.sleep(0.5)
+        assert _processes_in(tmp_path) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in _processes_in(tmp_path):
+            os.kill(pid, 9)
+
+
+def _processes_in(folder: Path) -> list[int]:
+    """Processes whose working directory is ``folder`` (Snakemake and its jobs)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(os.readlink(entry / "cwd")) == folder:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

@@ -492,3 +492,10 @@ def test_verify_refit_reproduces_honest_runs_and_catches_tampered_ones(tiny_run,
     assert main(["verify", str(results), "--refit", "24"]) == 1
     out = capsys.readouterr().out
     assert "22 reproduce their stored predictions exactly, 2 differ" in out
+    # the metrics jobs' reader refuses the reordered rows instead of pairing wrong predictions
+    from modelvar.pipeline.predictions import iter_repeats
+    from modelvar.table_files import TableReadError
+
+    with pytest.raises(TableReadError, match="not in the order the fit job writes"):
+        list(iter_repeats([path]))
+    assert len(list(iter_repeats([predictions(results, "svm-sgd")]))) == 4

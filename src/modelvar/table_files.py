@@ -340,6 +340,18 @@ def regenerate_command(results_dir: str | Path, target: str) -> str:
     return f"cd {shlex.quote(str(cwd))} && {shlex.join(words)}"
 
 
+def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
+    """Remove the hidden temporaries (``.NAME.RANDOM.tmp``) that interrupted writes left in
+    ``results_dir`` (a ``kill -9``, a power loss). Only when no job can be writing there: a
+    run's start, holding the folder's lock (:mod:`modelvar.pipeline.run_lock`)."""
+    root = Path(results_dir)
+    stray = [path for path in root.rglob(f".*{TMP_SUFFIX}") if path.is_file()] \
+        if root.is_dir() else []
+    for path in stray:
+        path.unlink(missing_ok=True)
+    return stray
+
+
 # ----------------------------------------------------------------------------- verification
 @dataclass
 class Problem:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from modelvar.data.canonical import DatasetError
 from modelvar.data.errors import not_found_message
@@ -256,11 +257,29 @@ def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
     return warnings
 
 
+def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]:
+    """``results_dir`` must be a folder of its own: not the working directory, the file
+    system's root or a folder that holds the working directory (runs write there and remove
+    tables that a changed config no longer plans)."""
+    value = config.get("results_dir", "results")
+    if not isinstance(value, str) or not value.strip():
+        return []  # the schema reports it
+    workdir = (workdir or Path.cwd()).resolve()
+    folder = (workdir / value).resolve()
+    if folder == workdir or workdir.is_relative_to(folder):
+        what = "the working directory" if folder == workdir else \
+            f"{folder}, which holds the working directory"
+        return [f"results_dir: {value!r} is {what}: runs write there and delete tables a "
+                "changed config no longer plans; give the results a folder of their own "
+                "(e.g. results)"]
+    return []
+
+
 def check_config(config: dict, schema: dict, *, datasets: bool = True) -> CheckedStudy:
     """Schema and study checks (raising :class:`ConfigProblems` with every problem), then the
     warnings. ``config`` is modified in place: integral floats become ints. ``datasets=False``
     skips peeking at the datasets (a job step, after the main process checked them)."""
-    problems = schema_problems(config, schema)
+    problems = schema_problems(config, schema) + results_dir_problems(config)
     if problems:
         raise ConfigProblems(problems)
     coerce_integers(config, schema)

@@ -261,7 +261,17 @@ def iter_repeats(paths: Sequence[str | Path],
                     f"{path}: cannot be read, it is truncated or corrupt "
                     f"({type(exc).__name__}: {exc}); {regenerate_hint(path)}") from exc
         head = heads[parts[0][1]]
-        yield _runs_matrix(blocks, head, cell, repeat, classes)
+        try:
+            matrix = _runs_matrix(blocks, head, cell, repeat, classes)
+        except RowOrderError as exc:
+            files = sorted({path for _s, path, _rg in parts})
+            raise TableReadError(f"{', '.join(files)}: {exc}; {regenerate_hint(files[0])}") \
+                from exc
+        yield matrix
+
+
+class RowOrderError(ValueError):
+    """A prediction file's rows are not laid out as the fit job writes them."""
 
 
 def _runs_matrix(blocks, head: dict, cell: str, repeat: int, classes) -> RunsMatrix:
@@ -271,7 +281,16 @@ def _runs_matrix(blocks, head: dict, cell: str, repeat: int, classes) -> RunsMat
     k = len(run_ids)
     n = len(samples_all) // k
     samples = samples_all[:n].astype(np.int64)
-    y_true = blocks[0].column("y_true").to_numpy()[:n].astype(np.int64)
+    y_all = np.concatenate([b.column("y_true").to_numpy() for b in blocks])
+    y_true = y_all[:n].astype(np.int64)
+    # what the fit job writes: run-major blocks, each the same samples in increasing order with
+    # the same true labels; rows moved by hand would silently pair the wrong predictions
+    if (k * n != len(runs) or not np.array_equal(runs, np.repeat(run_ids, n))
+            or not np.array_equal(samples_all, np.tile(samples_all[:n], k))
+            or np.any(np.diff(samples) <= 0) or not np.array_equal(y_all, np.tile(y_all[:n], k))):
+        raise RowOrderError(f"cell {cell} repeat {repeat}: the rows are not in the order the "
+                            "fit job writes (runs in blocks, samples increasing, the same "
+                            "samples and true labels in every run)")
     preds = np.concatenate([b.column("y_pred").to_numpy() for b in blocks]).astype(
         np.int64).reshape(k, n)
     file_classes = head["classes"]

@@ -143,8 +143,13 @@ def start_run(results_dir: str | Path, argv: list[str], snakefile: str | Path,
     lock, keep the folder out of git, and record the invocation for ``modelvar verify``'s
     regenerate commands."""
     from modelvar.pipeline.workflow_config import record_invocation
+    from modelvar.table_files import remove_stray_temporaries
 
     hold_results_lock(results_dir, working_dir=Path.cwd())
     ignore_in_git(results_dir)
+    stray = remove_stray_temporaries(results_dir)
+    if stray:
+        print(f"modelvar: removed {len(stray)} temporary file(s) of interrupted writes, e.g. "
+              f"{stray[0]}", file=sys.stderr)
     record_invocation(results_dir, argv, working_dir=Path.cwd(), snakefile=snakefile,
                       configfiles=configfiles)

@@ -61,6 +61,65 @@ class ResolvedConfig:
         return self.workdir / str(self.config.get("results_dir", "results"))
 
 
+#: the most values a config file may expand to (YAML aliases repeat what an anchor holds)
+MAX_CONFIG_VALUES = 100_000
+
+
+def check_config_file(path: str | Path) -> None:
+    """Read a config file safely before Snakemake does, and refuse, in one line naming the
+    file: YAML it cannot parse (a tab, an unknown ``!!python`` tag), a top level that is not a
+    mapping, a key given twice at one level (YAML keeps the last silently), Snakemake's config
+    templating (``__use_yte__: true`` evaluates expressions in the file: code), and aliases that
+    expand to more than :data:`MAX_CONFIG_VALUES` values."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ConfigError(f"config file {path}: key {key!r} is given twice (line "
+                                  f"{key_node.start_mark.line + 1}); YAML would keep the last "
+                                  "silently")
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    text = Path(path).read_text()
+    try:
+        data = yaml.load(text, Loader=Loader)  # a SafeLoader subclass: no code runs
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: "
+                          f"{' '.join(str(exc).split())}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of keys (results_dir: …, "
+                          f"datasets: …), not a {type(data).__name__}")
+    if "__use_yte__" in data:
+        raise ConfigError(f"config file {path} asks for templating (__use_yte__), which "
+                          "evaluates the file's expressions as code; modelvar configs are plain "
+                          "YAML: remove the key")
+    budget = [MAX_CONFIG_VALUES]
+
+    def count(value) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ConfigError(f"config file {path} expands to more than "
+                              f"{MAX_CONFIG_VALUES:,} values (YAML anchors and aliases?)")
+        if isinstance(value, dict):
+            for item in value.values():
+                count(item)
+        elif isinstance(value, list):
+            for item in value:
+                count(item)
+
+    count(data)
+
+
 def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> ResolvedConfig:
     """Resolve the config of a Snakemake command line ``argv`` (without the program name).
 
@@ -87,6 +146,7 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
     for path in files:
         if not path.is_file():
             raise ConfigError(f"config file {path} does not exist")
+        check_config_file(path)
         update_config(config, load_configfile(str(path)))
     update_config(config, parse_config(args.config or []))
     workdir = Path(args.directory) if args.directory else Path.cwd()
