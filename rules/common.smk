@@ -1,5 +1,4 @@
 # Config validation, wildcard constraints, and the input functions of every rule.
-import hashlib
 import json
 import os
 import sys
@@ -34,8 +33,10 @@ hold_activity_lock(Path.cwd())
 # datasets' shapes (peeked from the data, or the profiles of OpenML datasets).
 SCHEMA_PATH = WORKFLOW_DIR / "workflow" / "schemas" / "config.schema.yaml"
 try:
-    for _file in workflow.overwrite_configfiles or [WORKFLOW_DIR / "config" / "config.yaml"]:
-        check_config_file(_file)  # duplicate keys, aliases, templating (workflow_config)
+    # duplicate keys, aliases, templating: refused (modelvar.pipeline.workflow_config)
+    _DEFAULT_CONFIG = WORKFLOW_DIR / "config" / "config.yaml"
+    for _file in workflow.overwrite_configfiles or [_DEFAULT_CONFIG]:
+        check_config_file(_file)
     STUDY = check_config(config, yaml.safe_load(SCHEMA_PATH.read_text()))
     validate(config, schema=str(SCHEMA_PATH))
     PLAN = plan_study(config, STUDY.schemas)
