@@ -266,6 +266,8 @@ def test_an_error_is_printed_once(tmp_path, capsys):
 def test_a_subcommand_without_its_extra_names_the_extra(monkeypatch, capsys, command, module,
                                                          extra):
     """Issue 24: no bare ModuleNotFoundError; the extra to install, in one line."""
+    for name in [m for m in sys.modules if m.startswith(f"{module}.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # submodules imported by earlier tests
     monkeypatch.setitem(sys.modules, module, None)  # importing it now fails
     assert main(command) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -480,7 +480,7 @@ def _without(names):
 
 def main(argv: list[str] | None = None) -> int:
     from modelvar.data.errors import DatasetError
-    from modelvar.metrics.pairwise import MetricInputError
+    from modelvar.metrics.errors import MetricInputError
     from modelvar.table_files import TableReadError
 
     parser = build_parser()

@@ -19,7 +19,7 @@ def job_tables(args: argparse.Namespace, names) -> dict[str, Path]:
 
 def check_predictions_belong(args: argparse.Namespace) -> None:
     """The prediction files are this dataset's and classifier's (their metadata says so)."""
-    from modelvar.metrics.pairwise import MetricInputError
+    from modelvar.metrics.errors import MetricInputError
     from modelvar.pipeline.predictions import file_metadata
 
     for path in args.predictions:

@@ -11,17 +11,10 @@ The grouped API (``GroupedMetric``, ``reproducibility_by_group``, …) is import
 it is loaded on first use, so importing the pairwise metrics does not import fairlearn.
 """
 
-from modelvar.metrics.pairwise import (
-    ALL_METRICS,
-    ERROR_METRICS,
-    LABEL_METRICS,
-    MetricInputError,
-    disagreement_mask,
-    encode_labels,
-    pairwise_metrics,
-)
-from modelvar.metrics.summary import STATS, summarise
-
+# Loaded on first use (as modelvar.data's): importing one metrics module, as a fit job imports
+# the probabilistic metrics, does not import the others, so a job's import closure, and with it
+# its code version (modelvar.pipeline.code_hash), holds only what it uses; the grouped API does
+# not import fairlearn until asked for.
 _GROUPED = (
     "GroupedMetric",
     "GroupedMetricError",
@@ -30,24 +23,20 @@ _GROUPED = (
     "reproducibility_by_group",
     "reproducibility_ci_by_group",
 )
-
-__all__ = [
-    "ALL_METRICS",
-    "ERROR_METRICS",
-    "LABEL_METRICS",
-    "STATS",
-    "MetricInputError",
-    "disagreement_mask",
-    "encode_labels",
-    "pairwise_metrics",
-    "summarise",
-    *_GROUPED,
-]
+_EXPORTS = {
+    "ALL_METRICS": "modelvar.metrics.pairwise", "ERROR_METRICS": "modelvar.metrics.pairwise",
+    "LABEL_METRICS": "modelvar.metrics.pairwise", "MetricInputError": "modelvar.metrics.errors",
+    "disagreement_mask": "modelvar.metrics.pairwise", "encode_labels": "modelvar.metrics.pairwise",
+    "pairwise_metrics": "modelvar.metrics.pairwise", "STATS": "modelvar.metrics.summary",
+    "summarise": "modelvar.metrics.summary",
+    **{name: "modelvar.metrics.grouped" for name in _GROUPED},
+}
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str):
-    if name in _GROUPED:
-        from modelvar.metrics import grouped
+    if name in _EXPORTS:
+        import importlib
 
-        return getattr(grouped, name)
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'modelvar.metrics' has no attribute {name!r}")

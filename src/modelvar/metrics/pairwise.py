@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from modelvar.metrics.errors import MetricInputError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -70,10 +72,6 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
 }
 SUBSETS = ("all", "disagree")
 _UNDEFINED_EC_LOCAL = {"nan": np.nan, "zero": 0.0, "one": 1.0}
-
-
-class MetricInputError(ValueError):
-    """Inputs to a metric are malformed (shape, labels, values)."""
 
 
 def check_runs(y_true: np.ndarray, preds: np.ndarray, n_classes: int | None = None):

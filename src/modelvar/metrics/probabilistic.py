@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from modelvar.metrics.pairwise import MetricInputError
+from modelvar.metrics.errors import MetricInputError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from modelvar.metrics.pairwise import MetricInputError
+from modelvar.metrics.errors import MetricInputError
 
 
 @dataclass(frozen=True)

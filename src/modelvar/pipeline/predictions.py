@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from modelvar.metrics.pairwise import MetricInputError
+from modelvar.metrics.errors import MetricInputError
 from modelvar.metrics.probabilistic import STAT_COLUMNS, probability_stats
 from modelvar.table_files import PendingParquet
 

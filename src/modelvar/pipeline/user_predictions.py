@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from modelvar.labels import LabelError, harmonise
-from modelvar.metrics.pairwise import MetricInputError
+from modelvar.metrics.errors import MetricInputError
 from modelvar.pipeline.predictions import PROBA_PREFIX, proba_columns
 
 REQUIRED = ("run", "sample", "y_true", "y_pred")
