@@ -17,12 +17,8 @@ import contextlib
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from modelvar import __version__
-
-if TYPE_CHECKING:
-    pass
 
 
 def _setup_logging(log_file: str | None) -> None:

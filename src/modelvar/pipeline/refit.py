@@ -69,10 +69,18 @@ def _stored_rows(path: Path, row_group: int, run: int) -> dict[str, np.ndarray]:
             if name not in ("cell", "repeat")}
 
 
-def refit_run(results_dir: str | Path, path: Path, row_group: int, cell: str, repeat: int,
-              run: int) -> RefitResult:
-    """Fit one recorded run again and compare it with its stored rows (module docstring)."""
+def _prepared(results_dir: str | Path, dataset: str):
+    """The prepared dataset's arrays, as the fit job reads them."""
     from modelvar.data.arrays import read_arrays
+
+    datasets = Path(results_dir) / "datasets"
+    return read_arrays(datasets / f"{dataset}.parquet", datasets / f"{dataset}.json")
+
+
+def refit_run(results_dir: str | Path, path: Path, row_group: int, cell: str, repeat: int,
+              run: int, *, data=None) -> RefitResult:
+    """Fit one recorded run again and compare it with its stored rows (module docstring);
+    ``data``: the prepared dataset's arrays when the caller has read them already."""
     from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.fitting import fit_repeat_arrays
     from modelvar.pipeline.predictions import PredictionsWriter, file_metadata
@@ -82,9 +90,7 @@ def refit_run(results_dir: str | Path, path: Path, row_group: int, cell: str, re
     if fit is None:
         raise ValueError(f"{path}: written by a modelvar that did not record how to refit its "
                          "runs; run the fit job again to refit it")
-    datasets = Path(results_dir) / "datasets"
-    data = read_arrays(datasets / f"{head['dataset']}.parquet",
-                       datasets / f"{head['dataset']}.json")
+    data = data if data is not None else _prepared(results_dir, head["dataset"])
     result = fit_repeat_arrays(
         data, classifier=head["classifier"], cell=Cell.parse(cell), repeat=repeat, runs=[run],
         n_runs=fit["n_runs"], test_fraction=fit["test_fraction"], root_seed=fit["root_seed"],
@@ -124,7 +130,16 @@ def refit_sample(results_dir: str | Path, n: int, *, seed: int = 0) -> list[Refi
         raise ValueError(f"{results_dir}: no prediction files to refit (predictions/ is empty)")
     rng = stream(seed, "refit-sample").generator()
     picked = sorted(rng.choice(len(runs), size=min(n, len(runs)), replace=False))
-    return [refit_run(results_dir, *runs[i]) for i in picked]
+    from modelvar.pipeline.predictions import file_metadata
+
+    datasets: dict[str, object] = {}  # each prepared dataset read once
+    out = []
+    for i in picked:
+        name = file_metadata(runs[i][0])[0]["dataset"]
+        if name not in datasets:
+            datasets[name] = _prepared(results_dir, name)
+        out.append(refit_run(results_dir, *runs[i], data=datasets[name]))
+    return out
 
 
 def format_refits(results: list[RefitResult], total: int, seed: int) -> str:
