@@ -34,4 +34,5 @@ onstart:
 
 
 onsuccess:
+    tidy_partitions()
     print(run_summary())

@@ -1,4 +1,5 @@
 # Config validation, wildcard constraints, and the input functions of every rule.
+import inspect
 import json
 import os
 import sys
@@ -18,9 +19,16 @@ SRC = Path(modelvar.__file__).parent
 from modelvar.pipeline import result_tables as tables
 from modelvar.pipeline.code_hash import code_version
 from modelvar.pipeline.config_check import ConfigProblems, check_config, min_class_size
+from modelvar.pipeline.job_recipes import (
+    clamp_future_times,
+    forget_dry_run,
+    record_recipe,
+    source_digest,
+)
 from modelvar.pipeline.plan import PlanError, plan_study, runtime_minutes
 from modelvar.pipeline.run_lock import hold_activity_lock
 from modelvar.pipeline.workflow_config import ConfigError, check_config_file
+from modelvar.table_files import forget_damaged
 
 # While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
 # Snakemake's locks alone (modelvar.pipeline.run_lock).
@@ -45,6 +53,19 @@ except (ConfigProblems, ConfigError, PlanError) as exc:
 if workflow.is_main_process:
     for _warning in STUDY.warnings + PLAN.warnings():
         print(f"modelvar: warning: {_warning}", file=sys.stderr)
+    # A job whose tables are not what it wrote (truncated, replaced) loses its manifest, one of
+    # its outputs, so that this run redoes it (modelvar.table_files.forget_damaged).
+    for _line in forget_damaged(config["results_dir"]):
+        print(f"modelvar: damaged table: {_line}", file=sys.stderr)
+    forget_dry_run(config["results_dir"])
+    # file times in the future (a clock skew) would hide every change (job_recipes docstring)
+    _future = clamp_future_times(config["results_dir"])
+    if _future:
+        print(
+            f"modelvar: warning: {len(_future)} file(s) of {config['results_dir']} were dated "
+            f"in the future (clock skew?), e.g. {_future[0]}; set to the present",
+            file=sys.stderr,
+        )
 
 
 # Downloads need the internet, which cluster compute nodes often lack: run them on the head node.
@@ -111,9 +132,17 @@ _PATHS = [str(SRC.parent), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(_PATHS) if p)
 
 
+# A log-only setting reaches the fit jobs through the environment too: changing it must not
+# rerun them (their command text and params decide that).
+os.environ["MODELVAR_WARN_CHANGED_BELOW"] = str(
+    config["perturbation"].get("warn_changed_below", 0.5)
+)
+
+
 envvars:
     "MODELVAR_PYTHON",
     "PYTHONPATH",
+    "MODELVAR_WARN_CHANGED_BELOW",
 
 
 def modelvar_job(arguments, *, blas_threads=False):
@@ -177,6 +206,37 @@ def planned_resources(group, job_of, **extra):
         ),
         **extra,
     }
+
+
+def recipe_of(rule_name):
+    """The input function of a job's recipe (modelvar.pipeline.job_recipes): the rule's params
+    that do not derive from input or output paths (those files are inputs themselves), and a
+    file dataset's content digest, recorded in the results folder so that a change reruns the
+    job even where Snakemake's metadata is gone."""
+
+    def recipe(wildcards):
+        values = {}
+        for name, value in workflow.get_rule(rule_name).params.items():
+            if callable(value):
+                if list(inspect.signature(value).parameters) != ["wildcards"]:
+                    continue
+                value = value(wildcards)
+            values[name] = value
+        if rule_name == "prepare_dataset":
+            spec = config["datasets"][wildcards.dataset]
+            if spec["source"] == "file":
+                values["source_sha256"] = source_digest(spec["path"], RESULTS)
+        return str(
+            record_recipe(
+                RESULTS,
+                rule_name,
+                dict(wildcards.items()),
+                values,
+                dry_run=workflow.dryrun,
+            )
+        )
+
+    return recipe
 
 
 def manifest_path(rule, *wildcards):
@@ -295,7 +355,15 @@ from modelvar.plots.study import figures_of_design  # noqa: E402
 DESIGN = config.get("design", "both")
 FIGURES = figures_of_design(DESIGN)
 FIGURE_TABLES = ("summary", "agreement", "runs")
-PERTURBATION_JSON = json.dumps(config.get("perturbation", {}), sort_keys=True)
+# the levels, not the log-only warning threshold: changing it reruns no figure or finding
+PERTURBATION_JSON = json.dumps(
+    {
+        k: v
+        for k, v in config.get("perturbation", {}).items()
+        if k != "warn_changed_below"
+    },
+    sort_keys=True,
+)
 # The report, in reading order: Snakemake sorts categories and labelled entries by name
 FINDINGS_CATEGORY, DATA_CATEGORY, SIMULATION_CATEGORY = (
     "1. Findings",
@@ -391,6 +459,46 @@ def dataset_outputs(ds):
     return out
 
 
+def planned_manifests():
+    """The manifest of every job that records one: requested, so that a job whose manifest is
+    gone (deleted, or forgotten as damaged by forget_damaged) runs again."""
+    out = [
+        manifest_path("prepare_dataset", "dataset").format(dataset=ds)
+        for ds in DATASETS
+    ]
+    out.append(manifest_path("dataset_overview"))
+    if TUNED:
+        out += [
+            manifest_path("tune", "dataset", "classifier").format(
+                dataset=ds, classifier=clf
+            )
+            for ds in DATASETS
+            for clf in CLASSIFIERS
+        ]
+    for ds, clf, plan in classifier_plans():
+        jobs = [("fit", job.id) for job in plan.fit_jobs]
+        jobs += [("pairwise_metrics", job.id) for job in plan.metrics_jobs]
+        if ds in GROUPED:
+            jobs += [("grouped_metrics", job.id) for job in plan.metrics_jobs]
+        out += [
+            manifest_path(rule, "dataset", "classifier", "job").format(
+                dataset=ds, classifier=clf, job=job
+            )
+            for rule, job in jobs
+        ]
+    out.append(manifest_path("findings"))
+    if SIMULATION.get("enabled", False):
+        out += [
+            manifest_path("simulate_metrics", "n_classes").format(n_classes=c)
+            for c in SIM_CLASSES
+        ]
+        out += [
+            manifest_path("evaluate_simulation"),
+            manifest_path("dirichlet_simulation"),
+        ]
+    return out
+
+
 def get_final_outputs():
     out = []
     if TUNED:
@@ -401,6 +509,7 @@ def get_final_outputs():
         ]
     out.append(f"{RESULTS}/datasets/overview.html")
     out += planned_tables()
+    out += planned_manifests()
     out.append(f"{RESULTS}/findings/findings.html")
     for ds in DATASETS:
         out += dataset_outputs(ds)
@@ -423,14 +532,20 @@ def get_final_outputs():
 def start_run():
     """When jobs start (onstart; not for dry runs): one run per results folder, from any working
     directory; the invocation is recorded for `modelvar verify`'s regenerate commands; tables
-    of jobs that a changed config removed from the plan are deleted (result_tables docstring).
-    """
+    of jobs that a changed config removed from the plan are deleted once their replacements
+    exist (result_tables docstring)."""
     from modelvar.pipeline.run_lock import start_run as start
 
     start(
         RESULTS, sys.argv[1:], workflow.main_snakefile, workflow.overwrite_configfiles
     )
-    stale = tables.remove_stale(
+    tidy_partitions(warn_foreign=True)
+
+
+def tidy_partitions(*, warn_foreign=False):
+    """Delete the tables of jobs no longer in the plan whose replacements all exist (at a
+    run's start, for an earlier interrupted run, and at its end)."""
+    stale, foreign = tables.remove_stale(
         RESULTS,
         planned_tables(),
         [(ds, clf) for ds, clf, _ in classifier_plans()],
@@ -438,7 +553,14 @@ def start_run():
     if stale:
         print(
             f"modelvar: removed {len(stale)} table(s) of jobs no longer in the plan "
-            f"(the config regrouped the fits), e.g. {stale[0]}",
+            f"(the config regrouped the fits; their replacements exist), e.g. {stale[0]}",
+            file=sys.stderr,
+        )
+    if foreign and warn_foreign:
+        print(
+            f"modelvar: warning: {len(foreign)} parquet file(s) in the results' table "
+            f"folders were not written by this workflow, e.g. {foreign[0]}; they are left "
+            "alone and not read, but pandas.read_parquet of the folder would read them",
             file=sys.stderr,
         )
 

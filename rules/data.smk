@@ -1,9 +1,11 @@
 rule prepare_dataset:
     input:
         unpack(get_dataset_source),
+        recipe=recipe_of("prepare_dataset"),
     output:
         data=f"{RESULTS}/datasets/{{dataset}}.parquet",
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
+        manifest=manifest_path("prepare_dataset", "dataset"),
     log:
         f"{RESULTS}/logs/prepare_dataset/{{dataset}}.log",
     conda:
@@ -18,7 +20,6 @@ rule prepare_dataset:
         openml_timeout=config["openml"]["timeout"],
         min_class_size=min_class_size(config),
         rare_classes=config["split"]["rare_classes"],
-        manifest=manifest_path("prepare_dataset", "dataset"),
         code=CODE["prepare"],
     shell:
         modelvar_job(
@@ -26,20 +27,22 @@ rule prepare_dataset:
             "{params.openml_cache:q} --openml-server {params.openml_server:q} "
             "--openml-timeout {params.openml_timeout:q} --min-class-size "
             "{params.min_class_size:q} --rare-classes {params.rare_classes:q} --out-parquet "
-            "{output.data:q} --out-meta {output.meta:q} --manifest {params.manifest:q} 2> "
+            "{output.data:q} --out-meta {output.meta:q} --manifest {output.manifest:q} 2> "
             "{log:q}",
         )
 
 
 rule dataset_overview:
     input:
-        [f"{RESULTS}/datasets/{ds}.json" for ds in DATASETS],
+        meta=[f"{RESULTS}/datasets/{ds}.json" for ds in DATASETS],
+        recipe=recipe_of("dataset_overview"),
     output:
-        report(
+        html=report(
             f"{RESULTS}/datasets/overview.html",
             caption="../workflow/report/dataset_overview.rst",
             category=DATA_CATEGORY,
         ),
+        manifest=manifest_path("dataset_overview"),
     log:
         f"{RESULTS}/logs/dataset_overview.log",
     conda:
@@ -48,10 +51,9 @@ rule dataset_overview:
     resources:
         **resources_of("plot"),
     params:
-        manifest=manifest_path("dataset_overview"),
         code=CODE["dataset-overview"],
     shell:
         modelvar_job(
-            "dataset-overview --meta {input:q} --out {output:q} --manifest "
-            "{params.manifest:q} 2> {log:q}",
+            "dataset-overview --meta {input.meta:q} --out {output.html:q} --manifest "
+            "{output.manifest:q} 2> {log:q}",
         )

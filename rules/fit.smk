@@ -4,9 +4,11 @@
 rule fit:
     input:
         unpack(get_fit_inputs),
+        recipe=recipe_of("fit"),
     output:
         predictions=predictions_file("{dataset}", "{classifier}", "{job}"),
         runs=table_file("runs", "{dataset}", "{classifier}", "{job}"),
+        manifest=manifest_path("fit", "dataset", "classifier", "job"),
     log:
         f"{RESULTS}/logs/fit/{{dataset}}/{{classifier}}/{{job}}.log",
     benchmark:
@@ -25,8 +27,6 @@ rule fit:
         root_seed=config["root_seed"],
         hparams=get_hparams_arg,
         settings=get_classifier_settings,
-        warn_changed_below=config["perturbation"].get("warn_changed_below", 0.5),
-        manifest=manifest_path("fit", "dataset", "classifier", "job"),
         code=CODE["fit"],
     shell:
         modelvar_job(
@@ -35,7 +35,7 @@ rule fit:
             "--test-fraction {params.test_fraction:q} --root-seed {params.root_seed:q} "
             "--threads {threads} {params.hparams:q} --settings {params.settings:q} "
             "--predictions {output.predictions:q} --runs-out {output.runs:q} --manifest "
-            "{params.manifest:q} --warn-changed-below {params.warn_changed_below:q} 2> "
+            "{output.manifest:q} 2> "
             "{log:q}",
             blas_threads=True,
         )
@@ -56,9 +56,11 @@ use rule fit as fit_mlp with:
 rule tune:
     input:
         unpack(get_dataset_files),
+        recipe=recipe_of("tune"),
     output:
         trials=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/trials.parquet",
         best=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/best.json",
+        manifest=manifest_path("tune", "dataset", "classifier"),
     log:
         f"{RESULTS}/logs/tune/{{dataset}}/{{classifier}}.log",
     benchmark:
@@ -73,7 +75,6 @@ rule tune:
         folds=config["tuning"]["folds"],
         test_fraction=config["split"].get("test_fraction", 0.25),
         root_seed=config["root_seed"],
-        manifest=manifest_path("tune", "dataset", "classifier"),
         code=CODE["tune"],
     shell:
         modelvar_job(
@@ -81,6 +82,6 @@ rule tune:
             "{wildcards.classifier:q} --trials {params.trials:q} --folds {params.folds:q} "
             "--test-fraction {params.test_fraction:q} --root-seed {params.root_seed:q} "
             "--threads {threads} --trials-out {output.trials:q} --best-out {output.best:q} "
-            "--manifest {params.manifest:q} 2> {log:q}",
+            "--manifest {output.manifest:q} 2> {log:q}",
             blas_threads=True,
         )

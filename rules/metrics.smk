@@ -5,11 +5,13 @@ rule pairwise_metrics:
     input:
         predictions=get_metrics_predictions,
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
+        recipe=recipe_of("pairwise_metrics"),
     output:
         **{
             t: table_file(t, "{dataset}", "{classifier}", "{job}")
             for t in tables.METRIC_TABLES
         },
+        manifest=manifest_path("pairwise_metrics", "dataset", "classifier", "job"),
     log:
         f"{RESULTS}/logs/pairwise_metrics/{{dataset}}/{{classifier}}/{{job}}.log",
     conda:
@@ -21,14 +23,13 @@ rule pairwise_metrics:
         # RESULTS, from RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet
         results=lambda wildcards, output: Path(output[0]).parents[4],
         ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
-        manifest=manifest_path("pairwise_metrics", "dataset", "classifier", "job"),
         code=CODE["pairwise"],
     shell:
         modelvar_job(
             "pairwise --predictions {input.predictions:q} --meta {input.meta:q} --results "
             "{params.results:q} --dataset {wildcards.dataset:q} --classifier "
             "{wildcards.classifier:q} --job {wildcards.job:q} --ec-local-undefined "
-            "{params.ec_local_undefined:q} --manifest {params.manifest:q} 2> {log:q}",
+            "{params.ec_local_undefined:q} --manifest {output.manifest:q} 2> {log:q}",
         )
 
 
@@ -37,11 +38,13 @@ rule grouped_metrics:
         predictions=get_metrics_predictions,
         data=f"{RESULTS}/datasets/{{dataset}}.parquet",
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
+        recipe=recipe_of("grouped_metrics"),
     output:
         **{
             t: table_file(t, "{dataset}", "{classifier}", "{job}")
             for t in tables.GROUPED_TABLES
         },
+        manifest=manifest_path("grouped_metrics", "dataset", "classifier", "job"),
     log:
         f"{RESULTS}/logs/grouped_metrics/{{dataset}}/{{classifier}}/{{job}}.log",
     conda:
@@ -55,7 +58,6 @@ rule grouped_metrics:
         groupings=lambda wildcards: json.dumps(GROUPED[wildcards.dataset]),
         metrics=GROUPED_METRICS,
         ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
-        manifest=manifest_path("grouped_metrics", "dataset", "classifier", "job"),
         code=CODE["grouped"],
     shell:
         modelvar_job(
@@ -63,5 +65,5 @@ rule grouped_metrics:
             "{input.meta:q} --results {params.results:q} --dataset {wildcards.dataset:q} "
             "--classifier {wildcards.classifier:q} --job {wildcards.job:q} --groupings "
             "{params.groupings:q} --metrics {params.metrics:q} --ec-local-undefined "
-            "{params.ec_local_undefined:q} --manifest {params.manifest:q} 2> {log:q}",
+            "{params.ec_local_undefined:q} --manifest {output.manifest:q} 2> {log:q}",
         )

@@ -1,6 +1,7 @@
 rule figures:
     input:
         unpack(get_figure_inputs),
+        recipe=recipe_of("figures"),
     output:
         **{
             f"{fig}_png": report(
@@ -38,6 +39,7 @@ rule group_disparities_figure:
     input:
         disparities=lambda wildcards: dataset_tables(wildcards.dataset, "disparities"),
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
+        recipe=recipe_of("group_disparities_figure"),
     output:
         png=report(
             f"{RESULTS}/{{dataset}}/figures/group_disparities.png",
@@ -72,6 +74,7 @@ rule group_disparities_figure:
 rule findings:
     input:
         unpack(get_findings_inputs),
+        recipe=recipe_of("findings"),
     output:
         **{
             f"{fig}_png": report(
@@ -102,6 +105,7 @@ rule findings:
             )
             for i, ds in enumerate(DATASETS, start=1)
         ],
+        manifest=manifest_path("findings"),
     log:
         f"{RESULTS}/logs/findings.log",
     benchmark:
@@ -116,12 +120,11 @@ rule findings:
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
         root_seed=config["root_seed"],
-        manifest=manifest_path("findings"),
         code=CODE["findings"],
     shell:
         modelvar_job(
             "findings --summary {input.summary:q} --agreement {input.agreement:q} --runs "
             "{input.runs:q} --meta {input.meta:q} --perturbation {params.perturbation:q} "
             "--design {params.design:q} --root-seed {params.root_seed:q} --results "
-            "{params.results:q} --manifest {params.manifest:q} 2> {log:q}",
+            "{params.results:q} --manifest {output.manifest:q} 2> {log:q}",
         )

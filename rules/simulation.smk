@@ -3,8 +3,11 @@
 
 
 rule simulate_metrics:
+    input:
+        recipe=recipe_of("simulate_metrics"),
     output:
-        f"{RESULTS}/simulation/metrics/classes-{{n_classes}}.parquet",
+        table=f"{RESULTS}/simulation/metrics/classes-{{n_classes}}.parquet",
+        manifest=manifest_path("simulate_metrics", "n_classes"),
     log:
         f"{RESULTS}/logs/simulate_metrics/classes-{{n_classes}}.log",
     conda:
@@ -18,20 +21,20 @@ rule simulate_metrics:
         replicates=SIMULATION.get("replicates", 20),
         n_samples=SIMULATION.get("n_samples", 500),
         runs=SIMULATION.get("runs", 10),
-        manifest=manifest_path("simulate_metrics", "n_classes"),
         code=CODE["simulate"],
     shell:
         modelvar_job(
             "simulate --root-seed {params.root_seed:q} --n-classes {wildcards.n_classes:q} "
             "--distributions {params.distributions:q} --replicates {params.replicates:q} "
-            "--n-samples {params.n_samples:q} --runs {params.runs:q} --out {output:q} "
-            "--manifest {params.manifest:q} 2> {log:q}",
+            "--n-samples {params.n_samples:q} --runs {params.runs:q} --out {output.table:q} "
+            "--manifest {output.manifest:q} 2> {log:q}",
         )
 
 
 rule evaluate_simulation:
     input:
-        [f"{RESULTS}/simulation/metrics/classes-{c}.parquet" for c in SIM_CLASSES],
+        sims=[f"{RESULTS}/simulation/metrics/classes-{c}.parquet" for c in SIM_CLASSES],
+        recipe=recipe_of("evaluate_simulation"),
     output:
         **{
             f"{fig}_png": report(
@@ -55,6 +58,7 @@ rule evaluate_simulation:
             category=SIMULATION_CATEGORY,
             subcategory="Reproducibility metrics (seed 000)",
         ),
+        manifest=manifest_path("evaluate_simulation"),
     log:
         f"{RESULTS}/logs/evaluate_simulation.log",
     conda:
@@ -64,16 +68,17 @@ rule evaluate_simulation:
         **resources_of("simulate"),
     params:
         out_dir=lambda wildcards, output: Path(output.simulations).parent,
-        manifest=manifest_path("evaluate_simulation"),
         code=CODE["evaluate-simulation"],
     shell:
         modelvar_job(
-            "evaluate-simulation --sims {input:q} --out-dir {params.out_dir:q} --manifest "
-            "{params.manifest:q} 2> {log:q}",
+            "evaluate-simulation --sims {input.sims:q} --out-dir {params.out_dir:q} --manifest "
+            "{output.manifest:q} 2> {log:q}",
         )
 
 
 rule dirichlet_simulation:
+    input:
+        recipe=recipe_of("dirichlet_simulation"),
     output:
         **{
             f"{fig}_png": report(
@@ -96,6 +101,7 @@ rule dirichlet_simulation:
             category=SIMULATION_CATEGORY,
             subcategory="Entropy and confusion index (seed 002)",
         ),
+        manifest=manifest_path("dirichlet_simulation"),
     log:
         f"{RESULTS}/logs/dirichlet_simulation.log",
     conda:
@@ -108,11 +114,10 @@ rule dirichlet_simulation:
         n=SIMULATION.get("dirichlet", {}).get("n", 1000),
         cases=json.dumps(get_dirichlet_cases()),
         out_dir=lambda wildcards, output: Path(output.per_sample).parent,
-        manifest=manifest_path("dirichlet_simulation"),
         code=CODE["dirichlet"],
     shell:
         modelvar_job(
             "dirichlet --root-seed {params.root_seed:q} --n {params.n:q} --cases "
-            "{params.cases:q} --out-dir {params.out_dir:q} --manifest {params.manifest:q} 2> "
+            "{params.cases:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} 2> "
             "{log:q}",
         )

@@ -9,9 +9,15 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
   echo "modelvar needs Python >= 3.11; $PYTHON is $("$PYTHON" --version 2>&1)" >&2
   exit 1
 fi
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "creating virtual environment $VENV" >&2
-  "$PYTHON" -m venv "$VENV"
+# A venv whose creation was interrupted has a python but no pip: make it again
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+  if [ -e "$VENV" ]; then
+    echo "recreating virtual environment $VENV (an earlier setup did not finish)" >&2
+  else
+    echo "creating virtual environment $VENV" >&2
+  fi
+  "$PYTHON" -m venv --clear "$VENV"
+  rm -f "$VENV/.modelvar-install-stamp"
 fi
 stamp="$VENV/.modelvar-install-stamp"
 want="$(cat pyproject.toml constraints.txt "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"

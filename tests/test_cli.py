@@ -282,3 +282,53 @@ def test_config_get_results_dir_prints_an_absolute_path(tmp_path, monkeypatch, c
     assert main(["config", "--get", "results_dir", "--", "--configfile", "c.yaml",
                  "--directory", "work"]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "work" / "out")
+
+
+# ------------------------------------------------------------------ faults as one line (issue 20)
+def test_faults_of_the_file_system_and_command_line_are_one_line(tmp_path, capsys):
+    """Each of these printed a traceback before: a path under a file, a value Snakemake checks
+    after parsing, a folder that holds no results, a log file that cannot be written."""
+    frame = numeric_table(np.random.default_rng(3))
+    source = tmp_path / "in.parquet"
+    frame.to_parquet(source)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [
+        (["metrics", str(source), "--out", str(afile / "o.parquet")], "afile is a file"),
+        (["plan", "--cores", "abc"], "--cores"),
+        (["plan", "--calibrate", str(tmp_path)], "no tables written by the study's jobs"),
+        (["--log", str(afile / "x.log"), "datasets"], "cannot be written"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (argv, err)
+        assert len(err.strip().splitlines()) == 1, (argv, err)
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path):
+    """`modelvar verify | head -1`: Python's BrokenPipeError traceback before."""
+    import subprocess
+
+    from modelvar.table_files import MANIFEST_DIR, STATE_DIR
+
+    manifests = tmp_path / STATE_DIR / MANIFEST_DIR
+    manifests.mkdir(parents=True)
+    for i in range(3000):  # more output than a pipe buffers
+        (tmp_path / f"t{i}.parquet").write_bytes(b"x")
+    proc = subprocess.run(
+        f"{sys.executable} -m modelvar verify {tmp_path} | head -1", shell=True,
+        capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith("checked 0 files")
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_verify_names_a_corrupt_manifest(tmp_path, capsys):
+    from modelvar.table_files import MANIFEST_DIR, STATE_DIR
+
+    manifest = tmp_path / STATE_DIR / MANIFEST_DIR / "fit" / "d" / "k" / "j.json"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text('{"files": [')
+    assert main(["verify", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "fit/d/k/j.json: job manifest cannot be read" in out

@@ -3,6 +3,7 @@ the workflow starts (dry runs too), degenerate settings warned about, what users
 
 import copy
 import gzip
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -104,6 +105,41 @@ def test_degenerate_settings_are_warned_about_with_what_they_imply():
     config = tiny()
     config["split"]["test_fraction"] = 0.02
     assert any("test sets of about 17 rows" in w for w in check_config(config, SCHEMA).warnings)
+
+
+def test_kept_rare_classes_are_warned_about_where_the_user_looks(tmp_path):
+    """400 classes of one row each, kept: the metrics describe the two other classes only. The
+    prepare job's log said so; the run's summary now does too (and the config check, where the
+    class counts are known before the run)."""
+    import json
+
+    import pandas as pd
+
+    from modelvar.pipeline.result_tables import study_summary, table_path
+
+    counts = {**{f"c{i}": 1 for i in range(400)}, "x": 50, "y": 50}
+    results = tmp_path / "results"
+    (results / "datasets").mkdir(parents=True)
+    (results / "datasets" / "ids.json").write_text(json.dumps({
+        "class_counts": counts,
+        "provenance": {"rare_classes": {"kept": {f"c{i}": 1 for i in range(400)},
+                                        "min_class_size": 2}}}))
+    runs = Path(table_path(results, "runs", "ids", "lr-sgd", "j"))
+    runs.parent.mkdir(parents=True)
+    pd.DataFrame({"cell": ["a"] * 3, "repeat": [0] * 3, "accuracy": [0.5] * 3,
+                  "fit_seconds": [1.0] * 3}).to_parquet(runs)
+    summary = study_summary([runs], results)
+    assert ("warning: ids: 400 of its 402 classes (400 of 500 rows) have fewer than the 2 "
+            "samples the split needs") in summary
+    assert "describe the other 2 class(es) only (is the target an identifier?)" in summary
+    config = tiny()
+    config["datasets"] = {"anneal": {"source": "embedded"}}
+    config["grouped"] = {}
+    config["split"].update(rare_classes="keep", test_fraction=0.5)
+    config.update(hparams="tuned", tuning={"trials": 2, "folds": 10})  # 20 rows per class
+    warnings = check_config(config, SCHEMA).warnings
+    assert any(w.startswith("anneal: 1 of its 5 classes (8 of 898 rows) have fewer than the "
+                            "20 samples") for w in warnings), warnings
 
 
 @pytest.mark.workflow

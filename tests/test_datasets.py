@@ -105,6 +105,11 @@ def test_user_csv_with_categoricals(tmp_path):
          r"target column 'class' not found; did you mean 'Class'\?"),
         ("a,colour,label\n1,red,x\n2,blue,y\n", {"target": "label", "categorical": ["color"]},
          r"categorical column 'color' not found; did you mean 'colour'\?"),
+        # pandas read these as columns a and a.1, or as infinite floats (issue 20)
+        ("a,a,label\n1,2,x\n2,3,y\n", {"target": "label"},
+         r"names column\(s\) \['a'\] more than once"),
+        ("a,b,label\n1,inf,x\n2,-inf,y\n3,1,x\n", {"target": "label"},
+         r"infinite values.*\{'b': 2\}"),
     ],
 )
 def test_user_file_errors_name_the_problem(tmp_path, text, spec, message):

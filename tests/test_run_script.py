@@ -185,3 +185,24 @@ def _processes_in(folder: Path) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def test_setup_recreates_a_venv_whose_creation_was_interrupted(tmp_path):
+    """A venv killed while it was being made has a python but no pip: every later setup failed
+    with "No module named pip" (issue 20). Here the install after the repair fails at once (no
+    package index), which is not what this test checks."""
+    venv = tmp_path / "venv"
+    python = sys.executable if not hasattr(sys, "base_prefix") else \
+        str(Path(sys.base_prefix) / "bin" / "python3")
+    subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
+    broken = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "--version"],
+                            capture_output=True, text=True)
+    assert "No module named pip" in broken.stderr
+    env = {**os.environ, "MODELVAR_VENV": str(venv), "PYTHON": python, "PIP_NO_INDEX": "1",
+           "PIP_FIND_LINKS": str(tmp_path)}
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "setup-venv.sh")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert f"recreating virtual environment {venv}" in proc.stderr
+    assert "No module named pip" not in proc.stderr
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "--version"], check=True,
+                   capture_output=True)

@@ -499,3 +499,67 @@ def test_verify_refit_reproduces_honest_runs_and_catches_tampered_ones(tiny_run,
     with pytest.raises(TableReadError, match="not in the order the fit job writes"):
         list(iter_repeats([path]))
     assert len(list(iter_repeats([predictions(results, "svm-sgd")]))) == 4
+
+
+def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
+    """Issue 20's fault battery: Snakemake's metadata gone, a dataset replaced by content with an
+    older time, a truncated table, a deleted manifest, a log-only setting changed."""
+    import os
+    import shutil
+
+    import yaml
+
+    from conftest import REPO
+
+    source = tmp_path / "mine.csv"
+    shutil.copy(REPO / "src/modelvar/data/embedded/vehicle.csv", source)
+    study = {"root_seed": 7, "results_dir": "results",
+             "datasets": {"mine": {"source": "file", "path": str(source), "target": "Class"}},
+             "classifiers": ["lr-sgd"], "split": {"repeats": 2, "runs": 3},
+             "perturbation": {"downsample": [1.0], "model_seed": ["fixed"]},
+             "simulation": {"enabled": False}}
+
+    def config(**changes):
+        path = tmp_path / "study.yaml"
+        path.write_text(yaml.safe_dump({**study, **changes}))
+        return path
+
+    def dry_run(**changes):
+        proc = snakemake(tmp_path, config(**changes), "-n", "--cores", "1")
+        output = proc.stdout + proc.stderr
+        return ({} if "Nothing to be done" in output else job_counts(proc.stdout)), output
+
+    snakemake(tmp_path, config(), "--cores", "2")
+    assert dry_run()[0] == {}
+    # a log-only setting reruns nothing
+    perturbation = {**study["perturbation"], "warn_changed_below": 0.9}
+    assert dry_run(perturbation=perturbation)[0] == {}
+    # Snakemake's records gone, then a metrics setting changed: the metrics jobs rerun, no fit
+    shutil.rmtree(tmp_path / ".snakemake")
+    jobs, _ = dry_run(metrics={"ec_local_undefined": "zero"})
+    assert jobs.get("pairwise_metrics") == 1 and "fit" not in jobs
+    assert dry_run()[0] == {}  # a dry run records nothing: back to the study's value
+    # the dataset's content replaced by a copy dated 2001 (cp -p, rsync -a, unzip)
+    replacement = tmp_path / "replacement.csv"
+    lines = source.read_text().splitlines()
+    first = lines[1].split(",")
+    first[0] = str(float(first[0]) + 50)
+    replacement.write_text("\n".join([lines[0], ",".join(first), *lines[2:]]) + "\n")
+    os.utime(replacement, (1e9, 1e9))
+    shutil.copy2(replacement, source)
+    jobs, _ = dry_run()
+    assert jobs.get("prepare_dataset") == 1 and jobs.get("fit") == 1
+    snakemake(tmp_path, config(), "--cores", "2")
+    # a truncated table, a deleted manifest: their jobs rerun
+    results = tmp_path / "results"
+    summary = next((results / "aggregated" / "summary").rglob("*.parquet"))
+    with open(summary, "r+b") as fh:
+        fh.truncate(100)
+    next((results / ".modelvar" / "manifests" / "fit").rglob("*.json")).unlink()
+    jobs, output = dry_run()
+    assert "damaged table: pairwise_metrics/mine/lr-sgd" in output
+    assert jobs.get("pairwise_metrics") == 1 and jobs.get("fit") == 1
+    snakemake(tmp_path, config(), "--cores", "2")
+    from modelvar.table_files import verify
+
+    assert verify(results)[0] == []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -324,9 +325,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
     p.add_argument("--progress-seconds", type=float, default=30.0,
                    help="log progress (runs done, ETA) at most this often")
-    p.add_argument("--warn-changed-below", type=float, default=0.5,
+    p.add_argument("--warn-changed-below", type=float,
                    help="warn when a data perturbation changes a smaller share of the numeric "
-                   "training cells")
+                   "training cells (default: $MODELVAR_WARN_CHANGED_BELOW, which the workflow "
+                   "sets from perturbation.warn_changed_below, else 0.5)")
 
     p = _command(sub, "tune", "(job) random-search tuning of one classifier on one dataset",
                  _job("tune"), parents=[recorded])
@@ -474,6 +476,18 @@ def _without(names):
         sys.meta_path.remove(finder)
 
 
+def _os_error(exc: OSError) -> str:
+    """An OSError as one line naming the path(s): ``PATH: Not a directory``."""
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileExistsError | NotADirectoryError) and paths:
+        # mkdir of a folder where a file is (``--out afile/x.parquet``)
+        file = next((p for p in [Path(paths[0]), *Path(paths[0]).parents] if p.is_file()), None)
+        if file is not None:
+            return f"{file} is a file, so nothing can be written under it"
+    return f"{' -> '.join(paths)}: {reason}" if paths else reason
+
+
 def main(argv: list[str] | None = None) -> int:
     from modelvar.data.errors import DatasetError
     from modelvar.metrics.errors import MetricInputError
@@ -485,7 +499,12 @@ def main(argv: list[str] | None = None) -> int:
         if not hasattr(args, "snakemake_args"):
             parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         args.snakemake_args = [*unknown, *args.snakemake_args]
-    _setup_logging(args.log)
+    try:
+        _setup_logging(args.log)
+    except OSError as exc:
+        print(f"modelvar: error: --log {args.log}: cannot be written ({_os_error(exc)})",
+              file=sys.stderr)
+        return 2
     lean = _without(["pandas"]) if _without_pandas(args) else contextlib.nullcontext()
     try:
         with lean:
@@ -497,8 +516,14 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(missing_module_message(args.command, exc), file=sys.stderr)
         return 2
-    except (DatasetError, MetricInputError, TableReadError, ValueError) as exc:
-        message = f"modelvar {args.command}: error: {exc}"
+    except BrokenPipeError:  # `modelvar verify | head`: the reader left; so do we, quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
+        return 141  # as a command killed by SIGPIPE
+    except (DatasetError, MetricInputError, TableReadError, ValueError, OSError) as exc:
+        # OSError: the file system refused (a path under a file, no permission, disk full)
+        detail = _os_error(exc) if isinstance(exc, OSError) else exc
+        message = f"modelvar {args.command}: error: {detail}"
         print(message, file=sys.stderr)  # once; with --log, also in the log file
         if args.log:
             with open(args.log, "a") as fh:

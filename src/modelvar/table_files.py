@@ -352,7 +352,70 @@ def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
     return stray
 
 
+def forget_damaged(results_dir: str | Path) -> list[str]:
+    """Delete the manifest of every job whose tables no longer are what it wrote (a size that
+    differs from the manifest's: truncated, appended to, replaced), and every manifest that
+    cannot be read; return one line per job. Each rule declares its manifest as an output, so
+    the next run reruns exactly these jobs (and, by Snakemake's file times, what depends on
+    them) instead of skipping them as up to date. Sizes only: a stat per file, cheap enough
+    for every load of the workflow; ``modelvar verify`` also compares content."""
+    root = Path(results_dir).resolve()
+    lines = []
+    for manifest, body in manifests(root):
+        if body is None:
+            reason = "its manifest cannot be read"
+        else:
+            reason = None
+            for record in body["files"]:
+                path = Path(record["path"])
+                path = path if path.is_absolute() else root / path
+                with contextlib.suppress(FileNotFoundError):  # missing: Snakemake reruns it
+                    size = path.stat().st_size
+                    if size != record["bytes"]:
+                        reason = (f"{record['path']} has {size} bytes, the job wrote "
+                                  f"{record['bytes']}")
+                        break
+        if reason:
+            manifest.unlink(missing_ok=True)
+            lines.append(f"{manifest.relative_to(root / STATE_DIR / MANIFEST_DIR).with_suffix('')}"
+                         f": {reason}; the job runs again")
+    return lines
+
+
+#: The rules in the order data flows through them: ``verify`` lists problems upstream first,
+#: so that the first fix command regenerates the cause before what was made from it.
+DATA_FLOW = ("prepare_dataset", "tune", "fit", "fit_mlp", "pairwise_metrics",
+             "grouped_metrics", "dataset_overview", "findings", "simulate_metrics",
+             "evaluate_simulation", "dirichlet_simulation")
+
+
 # ----------------------------------------------------------------------------- verification
+def manifests(results_dir: str | Path) -> list[tuple[Path, dict | None]]:
+    """Every job manifest of ``results_dir``, with its body (None where it cannot be read)."""
+    out: list[tuple[Path, dict | None]] = []
+    for manifest in sorted((Path(results_dir) / STATE_DIR / MANIFEST_DIR).glob("**/*.json")):
+        try:
+            body = json.loads(manifest.read_text())
+            if not isinstance(body, dict) or not isinstance(body.get("files"), list):
+                raise ValueError("not a manifest")
+        except (OSError, UnicodeDecodeError, ValueError):
+            body = None
+        out.append((manifest, body))
+    return out
+
+
+def recorded_paths(results_dir: str | Path) -> dict[Path, Path]:
+    """The files that job manifests of ``results_dir`` record (resolved), each with its
+    manifest: the files modelvar wrote, as opposed to files put there by hand."""
+    root = Path(results_dir).resolve()
+    out: dict[Path, Path] = {}
+    for manifest, body in manifests(root):
+        for record in body["files"] if body else ():
+            path = Path(record["path"])
+            out[(path if path.is_absolute() else root / path).resolve()] = manifest
+    return out
+
+
 @dataclass
 class Problem:
     path: str
@@ -387,12 +450,17 @@ def verify(results_dir: str | Path, *, quick: bool = False,
 
     ``quick`` skips the sha256 comparison (size and row counts are still checked)."""
     root = Path(results_dir).resolve()
-    manifests = sorted((root / STATE_DIR / MANIFEST_DIR).glob("**/*.json"))
     problems: list[Problem] = []
     recorded: set[Path] = set()
     checked = 0
-    for manifest in manifests:
-        body = json.loads(manifest.read_text())
+    for manifest, body in manifests(root):
+        if body is None:
+            problems.append(Problem(
+                manifest.relative_to(root).as_posix(),
+                "job manifest cannot be read (truncated or corrupt): the tables it recorded "
+                "cannot be checked; rerun its job (or delete the manifest: a resumed run then "
+                "reruns the job)", None, None))
+            continue
         for record in body["files"]:
             checked += 1
             path = Path(record["path"])
@@ -414,4 +482,6 @@ def verify(results_dir: str | Path, *, quick: bool = False,
         elif path.suffix == ".parquet" and path.resolve() not in recorded:
             problems.append(Problem(rel, "table not recorded by any job's manifest (written by "
                                     "hand or by an older modelvar)", None, None))
+    rank = {rule: i for i, rule in enumerate(DATA_FLOW)}
+    problems.sort(key=lambda p: rank.get(p.rule, len(rank)) if p.rule else len(rank) + 1)
     return problems, checked

@@ -154,6 +154,12 @@ def build(
                 continue
             columns[col] = numeric.astype("float64").to_numpy()
             types[col] = NUMERIC
+    infinite = {col: int(np.isinf(v).sum()) for col, v in columns.items()
+                if types[col] == NUMERIC and np.isinf(v).any()}
+    if infinite:
+        raise DatasetError(
+            f"{name}: column(s) hold infinite values, which no classifier can fit (cells: "
+            f"{infinite}); replace them (e.g. by a missing value) or drop the column(s)")
     X = pd.DataFrame(columns, index=pd.RangeIndex(len(frame)))
     if non_numeric:
         raise DatasetError(

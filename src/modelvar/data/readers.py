@@ -178,6 +178,24 @@ def read_arff(path: str | Path, name: str, target: str, provenance: dict | None 
 
 
 # ----------------------------------------------------------------------------- delimited text
+def _refuse_repeated_names(path: Path, fmt: FileFormat, name: str) -> None:
+    """pandas renames a repeated column name (``x``, ``x.1``): refuse it instead, since which
+    column a config's ``target`` or ``categorical`` means would be a guess."""
+    import csv
+    from collections import Counter
+
+    with _open_text(path, fmt.gzip) as fh:
+        first = next((ln for ln in fh if ln.strip()), "")
+    if fmt.delimiter == r"\s+":
+        header = first.split()
+    else:
+        header = next(csv.reader([first], delimiter=fmt.delimiter, skipinitialspace=True), [])
+    repeated = sorted(c for c, n in Counter(h.strip() for h in header).items() if n > 1)
+    if repeated:
+        raise DatasetError(f"{name}: {path} names column(s) {repeated} more than once; "
+                           "rename them so that each column has its own name")
+
+
 def read_delimited(path: Path, fmt: FileFormat, name: str, *, text_columns=(),
                    nrows: int | None = None) -> pd.DataFrame:
     """A delimited-text file as a frame; ``text_columns`` are read as text exactly as written."""
@@ -189,6 +207,8 @@ def read_delimited(path: Path, fmt: FileFormat, name: str, *, text_columns=(),
         width = len(re.split(fmt.delimiter, first.strip())) if fmt.delimiter == r"\s+" \
             else len(first.split(fmt.delimiter))
         names = [f"V{i + 1}" for i in range(width)]
+    if fmt.header and names is None:
+        _refuse_repeated_names(path, fmt, name)
     dtype = {c: str for c in text_columns}
     try:
         return pd.read_csv(

@@ -35,6 +35,18 @@ def rare_classes(class_counts: dict[str, int], need: int) -> dict[str, int]:
     return {label: n for label, n in class_counts.items() if n < need}
 
 
+def kept_rare_classes_warning(name: str, rare: dict[str, int], class_counts: dict[str, int],
+                              need: int) -> str:
+    """What keeping ``rare`` classes (``split.rare_classes: keep``) does to a dataset's metrics:
+    their rows train every run but are never tested."""
+    tested = len(class_counts) - len(rare)
+    return (f"{name}: {len(rare)} of its {len(class_counts)} classes ({sum(rare.values())} of "
+            f"{sum(class_counts.values())} rows) have fewer than the {need} samples the split "
+            f"needs: they are kept in every training pool and never tested, so the metrics "
+            f"describe the other {tested} class(es) only"
+            + (" (is the target an identifier?)" if len(rare) * 2 > len(class_counts) else ""))
+
+
 def split_test_set(
     y: np.ndarray, test_fraction: float, *, root_seed: int, dataset: str, repeat: int | None,
     purpose: str = "test-split", labels: list | None = None,

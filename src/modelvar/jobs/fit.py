@@ -36,6 +36,19 @@ def _base_hparams(args: argparse.Namespace, settings: dict) -> dict | None:
     return base
 
 
+def _warn_changed_below(args: argparse.Namespace) -> float:
+    """The share below which a weak data perturbation is warned about: it changes the log only,
+    so the workflow passes it in the environment (a job's command line is part of what decides
+    whether Snakemake reruns it)."""
+    if args.warn_changed_below is not None:
+        return args.warn_changed_below
+    value = os.environ.get("MODELVAR_WARN_CHANGED_BELOW", "0.5")
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"MODELVAR_WARN_CHANGED_BELOW={value!r} is not a number") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from modelvar.data.arrays import read_arrays
     from modelvar.pipeline.cells import Cell
@@ -74,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             epochs=settings.get("epochs"),
             manifest=manifest,
             progress_seconds=args.progress_seconds,
-            warn_changed_below=args.warn_changed_below,
+            warn_changed_below=_warn_changed_below(args),
         )
     return 0
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from modelvar.data.canonical import DatasetError
 from modelvar.data.errors import not_found_message
 from modelvar.data.schema import DatasetSchema, peek
-from modelvar.data.splits import rare_classes
+from modelvar.data.splits import kept_rare_classes_warning, rare_classes
 
 CLASS_GROUPING = "@class"
 #: below these sizes results are warned about (too few rows to learn from or to measure on)
@@ -248,6 +248,10 @@ def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
         if n_test < MIN_TEST_ROWS:
             warnings.append(f"{name}: test_fraction {test_fraction} gives test sets of about "
                             f"{n_test:.0f} rows: metrics on them vary a lot between repeats")
+        need = min_class_size(config)
+        rare = rare_classes(schema.class_counts or {}, need)
+        if rare and split.get("rare_classes", "stop") == "keep":
+            warnings.append(kept_rare_classes_warning(name, rare, schema.class_counts, need))
         if schema.class_counts and smallest < 1:
             single = sorted(c for c, n in schema.class_counts.items()
                             if 0 < math.ceil(n * (1 - test_fraction) * smallest) <= 1)

@@ -17,9 +17,11 @@ gathers them afterwards, so no table is written twice):
 ``pandas.read_parquet("RESULTS/aggregated/summary")`` (or pyarrow, polars, duckdb) gives them back
 as columns. JOB names the job (:mod:`modelvar.pipeline.plan`). When a changed config (e.g.
 ``jobs.target_minutes``) regroups the fits of a dataset × classifier into other jobs, the run
-removes the files of jobs that are no longer in the plan from that partition
-(:func:`stale_files`), so a folder never mixes two plans' tables; partitions of datasets or
-classifiers the config no longer names are left alone.
+removes the files of jobs that are no longer in the plan from that partition once every
+replacement exists (:func:`stale_files`), so a finished folder never mixes two plans' tables
+and an interrupted one keeps the old tables; files put there by hand are never deleted (nor read
+by :func:`read_table`; ``pandas.read_parquet`` of the folder would read them); partitions of
+datasets or classifiers the config no longer names are left alone.
 """
 
 from __future__ import annotations
@@ -86,55 +88,103 @@ def read_tables(paths: Sequence[str | Path], columns: list[str] | None = None) -
 
 
 def read_table(results: str | Path, table: str, dataset: str | None = None) -> pd.DataFrame:
-    """Every file of one table (of one dataset, or all), for your own analysis."""
+    """Every file of one table (of one dataset, or all) that the study's jobs wrote, for your
+    own analysis. Files in the folder that no job's manifest records (put there by hand) are
+    not read; a warning names them."""
+    import logging
+
+    from modelvar.table_files import TableReadError, recorded_paths
+
     root = Path(results) / "aggregated" / table
     if dataset is not None:
         root = root / f"dataset={dataset}"
-    paths = sorted(p for p in root.glob("**/*.parquet") if not p.name.startswith((".", "_")))
+    found = sorted(p for p in root.glob("**/*.parquet") if not p.name.startswith((".", "_")))
+    recorded = recorded_paths(results)
+    paths = [p for p in found if p.resolve() in recorded]
+    foreign = [p for p in found if p.resolve() not in recorded]
+    if foreign:
+        logging.getLogger(__name__).warning(
+            "%d file(s) in %s were not written by the study's jobs and are not read, e.g. %s",
+            len(foreign), root, foreign[0])
     if not paths:
-        raise FileNotFoundError(f"{root}: no tables (has the study run?)")
+        raise TableReadError(f"{root}: no tables written by the study's jobs (is {results} a "
+                             "results folder, and has the study run?)")
     return read_tables(paths)
 
 
 def stale_files(results: str | Path, planned: Iterable[str | Path],
-                partitions: Iterable[tuple[str, str]]) -> list[Path]:
-    """Table and prediction files in the planned (dataset, classifier) partitions that no job
-    of the plan writes (a changed config regrouped the fits into other jobs)."""
+                partitions: Iterable[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
+    """(stale, foreign) files of the planned (dataset, classifier) partitions.
+
+    Stale: tables and prediction files that a job wrote (its manifest records them) but no job
+    of the plan writes (a changed config regrouped the fits into other jobs), in partitions
+    whose planned files all exist: a stale file stays until its replacements do, so that an
+    interrupted regrouping run loses nothing. Foreign: files no job's manifest records (put
+    there by hand); they are never deleted."""
+    from modelvar.table_files import recorded_paths
+
     results = Path(results)
     keep = {Path(p).resolve() for p in planned}
+    recorded = recorded_paths(results)
     roots = [results / "predictions"] + [results / "aggregated" / t for t in PARTITIONED_TABLES]
-    out = []
+    stale: list[Path] = []
+    foreign: list[Path] = []
     for dataset, classifier in partitions:
-        for root in roots:
-            folder = root / partition(dataset, classifier)
-            if folder.is_dir():
-                out += [p for p in sorted(folder.glob("*.parquet"))
-                        if p.resolve() not in keep and not p.name.startswith((".", "_"))]
-    return out
+        folders = [root / partition(dataset, classifier) for root in roots]
+        resolved = {folder.resolve() for folder in folders}
+        complete = all(p.is_file() for p in keep if p.parent in resolved)
+        for folder in folders:
+            if not folder.is_dir():
+                continue
+            for p in sorted(folder.glob("*.parquet")):
+                if p.name.startswith((".", "_")) or p.resolve() in keep:
+                    continue
+                if p.resolve() not in recorded:
+                    foreign.append(p)
+                elif complete:
+                    stale.append(p)
+    return stale, foreign
 
 
 def remove_stale(results: str | Path, planned: Iterable[str | Path],
-                 partitions: Iterable[tuple[str, str]]) -> list[Path]:
-    """Delete :func:`stale_files` and the job manifests that list them; return the files."""
+                 partitions: Iterable[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
+    """Delete the stale files of :func:`stale_files` and the job manifests that list them;
+    return (the files deleted, the foreign files left alone)."""
+    from modelvar.table_files import manifests
+
+    planned = [Path(p).resolve() for p in planned]
+    stale, foreign = stale_files(results, planned, partitions)
+    if stale:
+        gone = {p.resolve() for p in stale}
+        root = Path(results).resolve()
+        for manifest, body in manifests(root):
+            if body and any((root / f["path"]).resolve() in gone for f in body["files"]):
+                manifest.unlink()
+        for path in stale:
+            path.unlink()
+    return stale, foreign
+
+
+def _prepared_warnings(results_dir: str | Path, datasets) -> list[str]:
+    """Warnings the prepare jobs recorded in the datasets' metadata (kept rare classes), which
+    would otherwise stay in their logs."""
     import json
 
-    from modelvar.table_files import MANIFEST_DIR, STATE_DIR
+    from modelvar.data.splits import kept_rare_classes_warning
 
-    stale = stale_files(results, planned, partitions)
-    if not stale:
-        return []
-    gone = {p.resolve() for p in stale}
-    root = Path(results).resolve()
-    for manifest in (root / STATE_DIR / MANIFEST_DIR).glob("**/*.json"):
+    out = []
+    for name in datasets:
         try:
-            files = json.loads(manifest.read_text())["files"]
-        except (OSError, ValueError, KeyError):
+            meta = json.loads(Path(results_dir, "datasets", f"{name}.json").read_text())
+        except (OSError, ValueError):
             continue
-        if any((root / f["path"]).resolve() in gone for f in files):
-            manifest.unlink()
-    for path in stale:
-        path.unlink()
-    return stale
+        kept = meta.get("provenance", {}).get("rare_classes")
+        if kept:
+            counts = meta["class_counts"]
+            out.append(kept_rare_classes_warning(
+                name, {c: counts.get(c, 0) for c in kept["kept"]}, counts,
+                kept["min_class_size"]))
+    return out
 
 
 def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path) -> str:
@@ -154,6 +204,7 @@ def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path) ->
             f"{part['repeat'].nunique()} repeats), fit time {part['fit_seconds'].sum():.1f} s; "
             "mean accuracy " + ", ".join(f"{c} {a:.3f}" for c, a in by_clf.items()))
     lines.append(f"  total: {len(runs)} fits, {runs['fit_seconds'].sum():.1f} s of fitting")
+    lines += [f"  warning: {w}" for w in _prepared_warnings(results_dir, runs["dataset"].unique())]
     lines.append(f"  report: {results_dir}/report.html (scripts/run.sh makes it); tables: "
                  f"{results_dir}/aggregated/")
     return "\n".join(lines)

@@ -129,6 +129,7 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
     """
     from snakemake.cli import parse_args, parse_config
     from snakemake.common.configfile import load_configfile
+    from snakemake.exceptions import CliException
     from snakemake.utils import update_config
 
     err = io.StringIO()
@@ -138,6 +139,8 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
     except SystemExit as exc:  # Snakemake's parser exits on a bad command line or profile
         raise ConfigError(f"snakemake cannot parse {list(argv)}: {err.getvalue().strip()}") \
             from exc
+    except CliException as exc:  # a value it checks after parsing (--cores abc)
+        raise ConfigError(f"snakemake cannot parse {list(argv)}: {exc}") from exc
     if snakefile_dir is None:
         snakefile_dir = Path(args.snakefile).parent if args.snakefile else Path.cwd()
     configfiles = tuple(Path(p) for p in (args.configfile or []))

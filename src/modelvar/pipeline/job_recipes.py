@@ -1,0 +1,113 @@
+"""What decides each job's results, recorded in the results folder itself.
+
+Snakemake decides that a job must run again from its records in the working directory's
+``.snakemake/metadata`` (a job's params and code) and from file times. Both can fail a
+reproducible study: the metadata is lost (a new clone, ``rm -rf .snakemake``, a second clone
+driving the same results folder) and a file copied with its times (``cp -p``, ``rsync -a``,
+``tar``, ``unzip``) can replace a dataset with older-dated content. So every job also has a
+*recipe*, an input file ``RESULTS/.modelvar/recipes/RULE/WILDCARDS…/recipe.json`` that the
+workflow (re)writes while it builds the jobs, and only when its content changes:
+
+* the rule's params that do not come from file paths (config values, the plan's cells, the
+  code version of the job's import closure);
+* for a dataset read from a file, the sha256 of the file's content (:func:`source_digest`).
+
+A changed recipe is a newer input, so Snakemake reruns the job, and by file times all that
+depends on it, whatever its metadata says. Files dated in the future (a clock skew) would defeat
+that comparison: :func:`clamp_future_times` sets them to the present first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from modelvar.table_files import STATE_DIR, sha256_file, write_text
+
+RECIPE_DIR = "recipes"
+DRY_RUN_DIR = "recipes-of-dry-runs"
+SOURCE_DIGESTS = "source-digests.json"
+#: Seconds a file's time may lie ahead of the clock before it counts as dated in the future
+FUTURE_SLACK = 60.0
+
+
+def recipe_path(results_dir: str | Path, rule: str, wildcards: dict[str, str]) -> Path:
+    """``RESULTS/.modelvar/recipes/RULE/W1/W2/…/recipe.json`` (wildcard values in the rule's
+    order): a folder per job, because Snakemake lists a folder once to learn which of its
+    files exist, and a recipe written into an already listed folder would count as missing."""
+    parts = [str(value) for value in wildcards.values()]
+    return Path(results_dir, STATE_DIR, RECIPE_DIR, rule, *parts, "recipe.json")
+
+
+def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
+                  recipe: dict, *, dry_run: bool = False) -> Path:
+    """Write the job's recipe unless the file already holds it (its time then stays, and the
+    job stays up to date); return its path. A dry run changes nothing in the record: a changed
+    recipe goes to :data:`DRY_RUN_DIR` instead (removed by the next load, see
+    :func:`forget_dry_run`), so that the dry run shows the job as one to run, and a later run
+    of the unchanged config still finds its jobs up to date."""
+    path = recipe_path(results_dir, rule, wildcards)
+    text = json.dumps({"rule": rule, "wildcards": wildcards, "recipe": recipe}, sort_keys=True,
+                      indent=1, default=str) + "\n"
+    try:
+        if path.read_text() == text:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    if dry_run:
+        path = Path(results_dir, STATE_DIR, DRY_RUN_DIR, path.relative_to(
+            Path(results_dir, STATE_DIR, RECIPE_DIR)))
+    write_text(text, path)
+    return path
+
+
+def forget_dry_run(results_dir: str | Path) -> None:
+    """Remove the recipes that earlier dry runs wrote aside."""
+    shutil.rmtree(Path(results_dir, STATE_DIR, DRY_RUN_DIR), ignore_errors=True)
+
+
+def source_digest(path: str | Path, results_dir: str | Path) -> str:
+    """sha256 of a dataset file's content, cached in ``RESULTS/.modelvar/source-digests.json``
+    by the file's identity: size, inode, modification and change times in ns. A copy that
+    keeps the modification time still gets a new change time (no tool can set it), so a
+    replaced file is always read again."""
+    stat = os.stat(path)
+    key = f"{stat.st_size}:{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
+    cache_file = Path(results_dir, STATE_DIR, SOURCE_DIGESTS)
+    try:
+        cache = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    name = str(Path(path).resolve())
+    entry = cache.get(name) if isinstance(cache, dict) else None
+    if isinstance(entry, dict) and entry.get("key") == key:
+        return entry["sha256"]
+    digest = sha256_file(path)
+    cache = cache if isinstance(cache, dict) else {}
+    cache[name] = {"key": key, "sha256": digest}
+    write_text(json.dumps(cache, sort_keys=True, indent=1) + "\n", cache_file)
+    return digest
+
+
+def clamp_future_times(results_dir: str | Path, now: float | None = None) -> list[Path]:
+    """Set the times of files in ``results_dir`` that lie more than :data:`FUTURE_SLACK`
+    seconds ahead of the clock to the present; return them."""
+    now = time.time() if now is None else now
+    root = Path(results_dir)
+    moved = []
+    if not root.is_dir():
+        return moved
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = Path(folder, name)
+            try:
+                if path.lstat().st_mtime > now + FUTURE_SLACK:
+                    os.utime(path, (now, now), follow_symlinks=False)
+                    moved.append(path)
+            except FileNotFoundError:  # removed meanwhile
+                continue
+    return moved
+

@@ -1,0 +1,147 @@
+"""What decides that a job runs again, without Snakemake's metadata or trustworthy file times
+(issue 20): job recipes, dataset content digests, clock skew, damaged tables, regrouped and
+foreign files in a results partition."""
+
+import os
+import shutil
+import time
+
+import pandas as pd
+import pytest
+
+from modelvar.pipeline import job_recipes, result_tables
+from modelvar.table_files import (
+    MANIFEST_DIR,
+    STATE_DIR,
+    Manifest,
+    forget_damaged,
+    manifests,
+    recorded_paths,
+    verify,
+)
+
+
+def job(results, rule, key, *tables):
+    """Write ``tables`` (relative paths) as one job with its manifest; return the manifest."""
+    manifest_path = results / STATE_DIR / MANIFEST_DIR / rule / f"{key}.json"
+    with Manifest(manifest_path, rule=rule) as manifest:
+        for i, rel in enumerate(tables):
+            manifest.write_parquet(pd.DataFrame({"x": range(i + 3)}), results / rel)
+    return manifest_path
+
+
+# ----------------------------------------------------------------------------- recipes
+def test_a_recipe_is_rewritten_only_when_it_changes(tmp_path):
+    wildcards = {"dataset": "d", "classifier": "k", "job": "j"}
+    path = job_recipes.record_recipe(tmp_path, "fit", wildcards, {"root_seed": 1})
+    assert path == tmp_path / STATE_DIR / "recipes" / "fit" / "d" / "k" / "j" / "recipe.json"
+    old = time.time() - 1000
+    os.utime(path, (old, old))
+    job_recipes.record_recipe(tmp_path, "fit", wildcards, {"root_seed": 1})
+    assert path.stat().st_mtime == pytest.approx(old)  # same recipe: the job stays up to date
+    job_recipes.record_recipe(tmp_path, "fit", wildcards, {"root_seed": 2})
+    assert path.stat().st_mtime > old + 900  # changed: a newer input, so the job reruns
+    assert job_recipes.recipe_path(tmp_path, "findings", {}).parent.name == "findings"
+    # a dry run of another config leaves the record alone and writes its recipe aside
+    aside = job_recipes.record_recipe(tmp_path, "fit", wildcards, {"root_seed": 3},
+                                      dry_run=True)
+    assert aside != path and aside.is_file() and '"root_seed": 2' in path.read_text()
+    assert job_recipes.record_recipe(tmp_path, "fit", wildcards, {"root_seed": 2},
+                                     dry_run=True) == path
+    job_recipes.forget_dry_run(tmp_path)
+    assert not aside.exists() and path.exists()
+
+
+def test_a_dataset_copied_with_an_older_time_gets_a_new_digest(tmp_path):
+    """`cp -p` / rsync -a / tar / unzip keep the modification time; the change time and the
+    content digest still tell."""
+    source = tmp_path / "data.csv"
+    source.write_text("a,y\n1,0\n")
+    first = job_recipes.source_digest(source, tmp_path / "results")
+    assert job_recipes.source_digest(source, tmp_path / "results") == first  # cached
+    replacement = tmp_path / "new.csv"
+    replacement.write_text("a,y\n2,0\n")
+    os.utime(replacement, (1e9, 1e9))  # 2001
+    shutil.copy2(replacement, source)
+    assert source.stat().st_mtime == 1e9
+    assert job_recipes.source_digest(source, tmp_path / "results") != first
+
+
+def test_files_dated_in_the_future_are_set_to_the_present(tmp_path):
+    now = time.time()
+    future, present = tmp_path / "a" / "future.parquet", tmp_path / "present.parquet"
+    future.parent.mkdir()
+    future.write_text("x")
+    present.write_text("y")
+    os.utime(future, (now + 86400, now + 86400))
+    os.utime(present, (now - 10, now - 10))
+    assert job_recipes.clamp_future_times(tmp_path, now=now) == [future]
+    assert future.stat().st_mtime == pytest.approx(now)
+    assert present.stat().st_mtime == pytest.approx(now - 10)
+    assert job_recipes.clamp_future_times(tmp_path / "none") == []
+
+
+# ----------------------------------------------------------------------------- damaged tables
+def test_a_job_with_a_damaged_table_or_manifest_is_forgotten(tmp_path):
+    ok = job(tmp_path, "fit", "d/k/a", "predictions/a.parquet")
+    cut = job(tmp_path, "fit", "d/k/b", "predictions/b.parquet")
+    gone = job(tmp_path, "fit", "d/k/c", "predictions/c.parquet")
+    corrupt = tmp_path / STATE_DIR / MANIFEST_DIR / "findings" / "job.json"
+    corrupt.parent.mkdir(parents=True)
+    corrupt.write_text('{"files": [')
+    with open(tmp_path / "predictions/b.parquet", "r+b") as fh:
+        fh.truncate(10)
+    (tmp_path / "predictions/c.parquet").unlink()  # missing: Snakemake itself reruns it
+    lines = forget_damaged(tmp_path)
+    assert sorted(lines) == [
+        "findings/job: its manifest cannot be read; the job runs again",
+        "fit/d/k/b: predictions/b.parquet has 10 bytes, the job wrote "
+        f"{(tmp_path / 'predictions/a.parquet').stat().st_size}; the job runs again"]
+    assert ok.exists() and gone.exists() and not cut.exists() and not corrupt.exists()
+
+
+def test_verify_lists_problems_upstream_first(tmp_path):
+    fit = job(tmp_path, "fit", "d/k/a", "predictions/a.parquet")
+    job(tmp_path, "findings", "job", "aggregated/study/s.parquet")
+    job(tmp_path, "pairwise_metrics", "d/k/a", "aggregated/summary/a.parquet")
+    job(tmp_path, "prepare_dataset", "d", "datasets/d.parquet")
+    del fit
+    for rel in ("aggregated/study/s.parquet", "aggregated/summary/a.parquet",
+                "predictions/a.parquet", "datasets/d.parquet"):
+        with open(tmp_path / rel, "ab") as fh:
+            fh.write(b"more")
+    problems, _ = verify(tmp_path)
+    assert [p.rule for p in problems] == ["prepare_dataset", "fit", "pairwise_metrics",
+                                          "findings"]
+
+
+# ----------------------------------------------------------------------------- partitions
+PART = "dataset=d/classifier=k"
+
+
+def test_regrouped_tables_stay_until_their_replacements_exist(tmp_path):
+    old = f"predictions/{PART}/old.parquet"
+    job(tmp_path, "fit", "d/k/old", old)
+    planned = [tmp_path / f"predictions/{PART}/new1.parquet",
+               tmp_path / f"predictions/{PART}/new2.parquet"]
+    job(tmp_path, "fit", "d/k/new1", planned[0].relative_to(tmp_path))
+    # one replacement of two exists (an interrupted run): the old table stays
+    assert result_tables.remove_stale(tmp_path, planned, [("d", "k")]) == ([], [])
+    assert (tmp_path / old).exists()
+    job(tmp_path, "fit", "d/k/new2", planned[1].relative_to(tmp_path))
+    removed, foreign = result_tables.remove_stale(tmp_path, planned, [("d", "k")])
+    assert removed == [tmp_path / old] and foreign == []
+    assert not (tmp_path / old).exists()
+    assert [m.name for m, _ in manifests(tmp_path)] == ["new1.json", "new2.json"]
+
+
+def test_a_users_file_in_a_partition_is_neither_read_nor_deleted(tmp_path):
+    ours = f"aggregated/runs/{PART}/j.parquet"
+    job(tmp_path, "fit", "d/k/j", ours)
+    mine = tmp_path / f"aggregated/runs/{PART}/mine.parquet"
+    pd.DataFrame({"x": [100, 101]}).to_parquet(mine)
+    frame = result_tables.read_table(tmp_path, "runs")
+    assert len(frame) == 3 and 100 not in set(frame["x"])  # pd.read_parquet would give 5
+    removed, foreign = result_tables.remove_stale(tmp_path, [tmp_path / ours], [("d", "k")])
+    assert removed == [] and foreign == [mine] and mine.exists()
+    assert (tmp_path / ours).resolve() in recorded_paths(tmp_path)
