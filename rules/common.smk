@@ -1,4 +1,5 @@
 # Config validation, wildcard constraints, and the input functions of every rule.
+import functools
 import inspect
 import json
 import os
@@ -208,6 +209,12 @@ def planned_resources(group, job_of, **extra):
     }
 
 
+@functools.cache
+def takes_only_wildcards(function):
+    """Whether a params function reads only the wildcards (not input or output paths)."""
+    return list(inspect.signature(function).parameters) == ["wildcards"]
+
+
 def recipe_of(rule_name):
     """The input function of a job's recipe (modelvar.pipeline.job_recipes): the rule's params
     that do not derive from input or output paths (those files are inputs themselves), and a
@@ -218,7 +225,7 @@ def recipe_of(rule_name):
         values = {}
         for name, value in workflow.get_rule(rule_name).params.items():
             if callable(value):
-                if list(inspect.signature(value).parameters) != ["wildcards"]:
+                if not takes_only_wildcards(value):
                     continue
                 value = value(wildcards)
             values[name] = value

@@ -45,19 +45,21 @@ def recipe_path(results_dir: str | Path, rule: str, wildcards: dict[str, str]) -
 def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
                   recipe: dict, *, dry_run: bool = False) -> Path:
     """Write the job's recipe unless the file already holds it (its time then stays, and the
-    job stays up to date); return its path. A dry run changes nothing in the record: a changed
-    recipe goes to :data:`DRY_RUN_DIR` instead (removed by the next load, see
+    job stays up to date); return its path. A dry run changes no recipe that exists: a changed
+    one goes to :data:`DRY_RUN_DIR` instead (removed by the next load, see
     :func:`forget_dry_run`), so that the dry run shows the job as one to run, and a later run
-    of the unchanged config still finds its jobs up to date."""
+    of the unchanged config still finds its jobs up to date. A missing recipe is written even by
+    a dry run: its job runs in any case (a new input is newer than any output)."""
     path = recipe_path(results_dir, rule, wildcards)
     text = json.dumps({"rule": rule, "wildcards": wildcards, "recipe": recipe}, sort_keys=True,
                       indent=1, default=str) + "\n"
     try:
-        if path.read_text() == text:
-            return path
+        recorded = path.read_text()
     except (OSError, UnicodeDecodeError):
-        pass
-    if dry_run:
+        recorded = None  # a new job (or one of an older modelvar): it runs in any case
+    if recorded == text:
+        return path
+    if dry_run and recorded is not None:
         path = Path(results_dir, STATE_DIR, DRY_RUN_DIR, path.relative_to(
             Path(results_dir, STATE_DIR, RECIPE_DIR)))
     write_text(text, path)
