@@ -81,10 +81,12 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     before = {p: p.stat().st_mtime_ns for p in preds}
     assert len(before) == 2  # one fit job per classifier
 
-    # a job that fails on the cluster: a damaged predictions file (a bad configuration is
-    # refused before any job is submitted, so it cannot make a job fail)
+    # a job that fails on the cluster: a predictions file damaged in place, its size kept (a
+    # bad configuration is refused before any job is submitted, and a table whose size changed
+    # makes a resume redo its job, so neither can make a job fail)
     damaged = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.parquet"
-    damaged.write_bytes(damaged.read_bytes()[:500])
+    content = damaged.read_bytes()
+    damaged.write_bytes(content[:-4] + b"\0\0\0\0")  # the footer's magic number
     proc = run_slurm(work, CONFIGS / "slurm.yaml")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
