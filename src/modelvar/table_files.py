@@ -367,8 +367,7 @@ def forget_damaged(results_dir: str | Path) -> list[str]:
         else:
             reason = None
             for record in body["files"]:
-                path = Path(record["path"])
-                path = path if path.is_absolute() else root / path
+                path = recorded_path(root, record)
                 with contextlib.suppress(FileNotFoundError):  # missing: Snakemake reruns it
                     size = path.stat().st_size
                     if size != record["bytes"]:
@@ -390,6 +389,12 @@ DATA_FLOW = ("prepare_dataset", "tune", "fit", "fit_mlp", "pairwise_metrics",
 
 
 # ----------------------------------------------------------------------------- verification
+def recorded_path(root: Path, record: dict) -> Path:
+    """Where a manifest's file record points: relative to the results folder ``root``, unless
+    the job wrote outside it (an absolute path)."""
+    return root / record["path"]  # an absolute record["path"] replaces root
+
+
 def manifests(results_dir: str | Path) -> list[tuple[Path, dict | None]]:
     """Every job manifest of ``results_dir``, with its body (None where it cannot be read)."""
     out: list[tuple[Path, dict | None]] = []
@@ -411,8 +416,7 @@ def recorded_paths(results_dir: str | Path) -> dict[Path, Path]:
     out: dict[Path, Path] = {}
     for manifest, body in manifests(root):
         for record in body["files"] if body else ():
-            path = Path(record["path"])
-            out[(path if path.is_absolute() else root / path).resolve()] = manifest
+            out[recorded_path(root, record).resolve()] = manifest
     return out
 
 
@@ -425,8 +429,7 @@ class Problem:
 
 
 def _check(root: Path, record: dict, quick: bool) -> str | None:
-    path = Path(record["path"])
-    path = path if path.is_absolute() else root / path
+    path = recorded_path(root, record)
     if not path.exists():
         return "missing"
     size = path.stat().st_size
@@ -463,8 +466,7 @@ def verify(results_dir: str | Path, *, quick: bool = False,
             continue
         for record in body["files"]:
             checked += 1
-            path = Path(record["path"])
-            recorded.add((path if path.is_absolute() else root / path).resolve())
+            recorded.add(recorded_path(root, record).resolve())
             problem = _check(root, record, quick)
             if problem:
                 problems.append(Problem(record["path"], problem, body["rule"],

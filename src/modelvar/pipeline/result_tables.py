@@ -113,26 +113,31 @@ def read_table(results: str | Path, table: str, dataset: str | None = None) -> p
 
 
 def stale_files(results: str | Path, planned: Iterable[str | Path],
-                partitions: Iterable[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
+                partitions: Iterable[tuple[str, str]], *,
+                recorded: dict[Path, Path] | None = None) -> tuple[list[Path], list[Path]]:
     """(stale, foreign) files of the planned (dataset, classifier) partitions.
 
     Stale: tables and prediction files that a job wrote (its manifest records them) but no job
     of the plan writes (a changed config regrouped the fits into other jobs), in partitions
     whose planned files all exist: a stale file stays until its replacements do, so that an
     interrupted regrouping run loses nothing. Foreign: files no job's manifest records (put
-    there by hand); they are never deleted."""
+    there by hand); they are never deleted. ``recorded``: the results' recorded paths
+    (:func:`modelvar.table_files.recorded_paths`), when the caller has them."""
     from modelvar.table_files import recorded_paths
 
     results = Path(results)
     keep = {Path(p).resolve() for p in planned}
-    recorded = recorded_paths(results)
+    planned_in: dict[Path, list[Path]] = {}
+    for path in keep:
+        planned_in.setdefault(path.parent, []).append(path)
+    recorded = recorded_paths(results) if recorded is None else recorded
     roots = [results / "predictions"] + [results / "aggregated" / t for t in PARTITIONED_TABLES]
     stale: list[Path] = []
     foreign: list[Path] = []
     for dataset, classifier in partitions:
         folders = [root / partition(dataset, classifier) for root in roots]
-        resolved = {folder.resolve() for folder in folders}
-        complete = all(p.is_file() for p in keep if p.parent in resolved)
+        complete = all(p.is_file() for folder in folders
+                       for p in planned_in.get(folder.resolve(), ()))
         for folder in folders:
             if not folder.is_dir():
                 continue
@@ -150,18 +155,14 @@ def remove_stale(results: str | Path, planned: Iterable[str | Path],
                  partitions: Iterable[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
     """Delete the stale files of :func:`stale_files` and the job manifests that list them;
     return (the files deleted, the foreign files left alone)."""
-    from modelvar.table_files import manifests
+    from modelvar.table_files import recorded_paths
 
-    planned = [Path(p).resolve() for p in planned]
-    stale, foreign = stale_files(results, planned, partitions)
-    if stale:
-        gone = {p.resolve() for p in stale}
-        root = Path(results).resolve()
-        for manifest, body in manifests(root):
-            if body and any((root / f["path"]).resolve() in gone for f in body["files"]):
-                manifest.unlink()
-        for path in stale:
-            path.unlink()
+    recorded = recorded_paths(results)
+    stale, foreign = stale_files(results, planned, partitions, recorded=recorded)
+    for manifest in {recorded[p.resolve()] for p in stale}:
+        manifest.unlink(missing_ok=True)
+    for path in stale:
+        path.unlink()
     return stale, foreign
 
 
