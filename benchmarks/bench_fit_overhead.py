@@ -26,7 +26,8 @@ from modelvar.data import load, write
 from modelvar.data.arrays import DataArrays
 from modelvar.data.preprocess import transform_run
 from modelvar.data.splits import downsample, split_test_set
-from modelvar.models.classifiers import make_classifier, torch_device
+from modelvar.models.classifiers import torch_device
+from modelvar.models.registry import make_classifier
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.fitting import fit_job, model_stream
 

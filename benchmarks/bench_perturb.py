@@ -26,7 +26,7 @@ from modelvar.data.perturb import (
     significant_digit,
 )
 from modelvar.data.preprocess import EncodedDataset, fit_transform, transform_run
-from modelvar.models.classifiers import make_classifier
+from modelvar.models.registry import make_classifier
 
 
 def timed(fn, repeat=3):

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from modelvar.models.classifiers import make_classifier
+from modelvar.models.registry import make_classifier
 from modelvar.pipeline.cost_model import SHIPPED, fit
 
 GRID = {

@@ -17,6 +17,7 @@ sys.path.insert(0, str(WORKFLOW_DIR / "src"))
 import modelvar  # noqa: E402
 
 SRC = Path(modelvar.__file__).parent
+from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
 from modelvar.pipeline.code_hash import code_version
 from modelvar.pipeline.config_check import ConfigProblems, check_config, min_class_size
@@ -88,7 +89,7 @@ DIRICHLET_FIGURES = ["class_densities", "h_ci_densities", "ci_vs_h"]
 
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9._-]*",
-    classifier=r"lr-sgd|svm-sgd|xgb|mlp",
+    classifier=registry.wildcard(among=CLASSIFIERS),
     job=r"[a-z0-9_]+(\+\d+)?(\.c\d+)?(\.r\d+(-\d+|\.k\d+-\d+))?",
     n_classes=r"\d+",
 

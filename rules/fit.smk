@@ -1,6 +1,7 @@
 # One fit job = the cells, repeats and runs that the plan (modelvar.pipeline.plan) gives it: one
-# predictions file and one runs table. CPU classifiers here; MLP fits use the GPU-tagged copy
-# `fit_mlp` below, so that cluster profiles can map them onto GPU partitions by rule name.
+# predictions file and one runs table. CPU classifiers here; GPU-tagged classifiers' fits (the
+# MLP's: its spec says `gpu`) use the copy `fit_mlp` below, so that cluster profiles can map them
+# onto GPU partitions by rule name.
 rule fit:
     input:
         unpack(get_fit_inputs),
@@ -14,7 +15,7 @@ rule fit:
     benchmark:
         f"{RESULTS}/benchmarks/fit/{{dataset}}/{{classifier}}/{{job}}.tsv"
     wildcard_constraints:
-        classifier="lr-sgd|svm-sgd|xgb",
+        classifier=registry.wildcard(gpu=False, among=CLASSIFIERS),
     conda:
         "../envs/fit.yaml"
     threads: threads_of("fit")
@@ -41,11 +42,11 @@ rule fit:
         )
 
 
-# MLP fits are GPU-tagged: the local profile runs them one at a time, the SLURM profile asks for a
+# GPU-tagged fits (the MLP's): the local profile runs them one at a time, the SLURM profile asks for a
 # GPU; without one the fit code falls back to the CPU. Resources from `resources.fit_mlp`.
 use rule fit as fit_mlp with:
     wildcard_constraints:
-        classifier="mlp",
+        classifier=registry.wildcard(gpu=True, among=CLASSIFIERS),
     conda:
         "../envs/mlp.yaml"
     threads: threads_of("fit_mlp")
@@ -69,7 +70,9 @@ rule tune:
         "../envs/tune.yaml"
     threads: threads_of("tune")
     resources:
-        **resources_of("tune", gpu=lambda wildcards: int(wildcards.classifier == "mlp")),
+        **resources_of(
+            "tune", gpu=lambda wildcards: int(registry.spec(wildcards.classifier).gpu)
+        ),
     params:
         trials=config["tuning"]["trials"],
         folds=config["tuning"]["folds"],

@@ -41,7 +41,6 @@ def test_every_schema_error_with_its_key_path_and_allowed_values():
         "'datasets', 'design', 'grouped', 'hparams', 'jobs', 'metrics', 'openml', "
         "'perturbation', 'predictions', 'resources', 'results_dir', 'root_seed', 'simulation', "
         "'split', 'tuning']",
-        "classifiers[0]: 'random-forest' is not one of ['lr-sgd', 'svm-sgd', 'xgb', 'mlp']",
         "datasets.mine: missing key 'target'",
         "perturbation.data[1].sig: 9 is greater than the maximum of 6",
         "perturbation.data[2]: {'foo': 1} is not valid here; expected one of: 'none'; "
@@ -49,6 +48,14 @@ def test_every_schema_error_with_its_key_path_and_allowed_values():
         "split.runs: 1 is less than the minimum of 2",
         "split.test_fraction: 1.5 is greater than or equal to the maximum of 1",
     ]
+
+
+def test_an_unknown_classifier_is_named_with_the_registered_ones():
+    config = tiny(classifiers=["lr-sgd", "random-forest"])
+    with pytest.raises(ConfigProblems) as caught:
+        check_config(config, SCHEMA)
+    assert "classifiers[1]: 'random-forest' is not a classifier; known: ['lr-sgd', 'svm-sgd', " \
+        "'xgb', 'mlp']" in str(caught.value)
 
 
 def test_perturbation_is_optional_and_whole_floats_become_ints():
@@ -90,7 +97,7 @@ def test_dataset_and_setting_problems_are_reported_together(tmp_path):
                      "grouped.by.vehicle: in vehicle, the categorical column 'nosuch' not found",
                      "classifier_settings.lr-sgd.hparams.speed: unknown hyperparameter",
                      "classifier_settings.lr-sgd.hparams.alpha: 5.0 is outside [1e-07, 0.1]",
-                     "classifier_settings.xgb.epochs: only the mlp trains for epochs"):
+                     "classifier_settings.xgb.epochs: xgb does not train for epochs (only mlp)"):
         assert expected in text, f"{expected}\n{text}"
     assert len(err.value.problems) == 11
 

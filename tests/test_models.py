@@ -10,7 +10,7 @@ import pytest
 from modelvar.data import load
 from modelvar.data.preprocess import fit_transform
 from modelvar.models import hparams, tuning
-from modelvar.models.classifiers import CLASSIFIERS, make_classifier
+from modelvar.models.registry import built_in_names, make_classifier
 from modelvar.pipeline import fitting
 from modelvar.pipeline.cells import Cell
 
@@ -34,7 +34,7 @@ def split_fit(ds, name, seed=0, hp=None):
     return model, Xte, y[te]
 
 
-@pytest.mark.parametrize("name", CLASSIFIERS)
+@pytest.mark.parametrize("name", built_in_names())
 @pytest.mark.parametrize(("dataset", "floor"), [("vehicle", 0.6), ("anneal", 0.85)])
 def test_classifiers_fit_with_sensible_accuracy(request, name, dataset, floor):
     ds = request.getfixturevalue(dataset)
@@ -87,7 +87,7 @@ def draws(h, value, scheme, p, n=2000):
     return np.array([hparams.perturb_numeric(h, value, scheme, p, rng) for _ in range(n)])
 
 
-@pytest.mark.parametrize("classifier", CLASSIFIERS)
+@pytest.mark.parametrize("classifier", built_in_names())
 @pytest.mark.parametrize(("scheme", "p"), [("sig", 0), ("sig", 1), ("rel", 0.1), ("abs", 0.2)])
 def test_perturbed_values_stay_in_range_and_ordinals_are_integers(classifier, scheme, p):
     for h in hparams.space(classifier):
@@ -182,7 +182,7 @@ def table_bytes(frame):
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("name", CLASSIFIERS)
+@pytest.mark.parametrize("name", built_in_names())
 def test_byte_identical_prediction_tables_on_rerun(vehicle, name):
     cell = Cell(data=("rel", 0.1), hparam=("rel", 0.1), downsample=0.5, model_seed="per-run")
     kw = dict(classifier=name, cell=cell, repeat=1, n_runs=2, test_fraction=0.25, root_seed=9)
@@ -243,14 +243,14 @@ _THREADS_PROBE = """
 import hashlib, json, sys
 import numpy as np
 from modelvar.data import load
-from modelvar.models.classifiers import CLASSIFIERS
+from modelvar.models.registry import built_in_names
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.fitting import fit_repeat
 
 threads = int(sys.argv[1])
 ds = load("vehicle", {"source": "embedded"})
 out = {}
-for name in CLASSIFIERS:
+for name in built_in_names():
     frame, _ = fit_repeat(ds, classifier=name, repeat=1, n_runs=2, test_fraction=0.25,
                           root_seed=3, threads=threads, epochs=2 if name == "mlp" else None,
                           cell=Cell(data=("rel", 0.2), downsample=0.5, model_seed="per-run"))
@@ -276,5 +276,5 @@ def test_every_classifier_predicts_the_same_bits_with_1_and_2_threads():
                               capture_output=True, text=True, env=env, timeout=300)
         assert proc.returncode == 0, proc.stderr
         digests.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    assert set(digests[0]) == set(CLASSIFIERS)
+    assert set(digests[0]) == set(built_in_names())
     assert digests[0] == digests[1]

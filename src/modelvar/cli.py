@@ -186,7 +186,7 @@ def _ec_local(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from modelvar.models.classifiers import CLASSIFIERS
+    from modelvar.models.registry import built_in_names
     from modelvar.simulation.class_distributions import DISTRIBUTIONS
 
     parser = argparse.ArgumentParser(
@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
                  _job("fit"), parents=[recorded])
     p.add_argument("--data", required=True, help="canonical dataset (parquet)")
     p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--classifier", required=True, choices=CLASSIFIERS, help="the classifier")
+    p.add_argument("--classifier", required=True, choices=built_in_names(), help="the classifier")
     p.add_argument("--cells", nargs="+", required=True,
                    help="perturbation cell ids (modelvar.pipeline.cells)")
     p.add_argument("--repeats", type=int, nargs="+", required=True, help="repeat indices")
@@ -334,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
                  _job("tune"), parents=[recorded])
     p.add_argument("--data", required=True, help="canonical dataset (parquet)")
     p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--classifier", required=True, choices=CLASSIFIERS, help="the classifier")
+    p.add_argument("--classifier", required=True, choices=built_in_names(), help="the classifier")
     p.add_argument("--trials", type=int, required=True,
                    help="random-search trials (trial 0 = the defaults)")
     p.add_argument("--folds", type=int, default=3, help="stratified cross-validation folds")
@@ -352,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     job.add_argument("--meta", required=True, help="the dataset's JSON metadata")
     job.add_argument("--results", required=True, help="the study's results folder")
     job.add_argument("--dataset", required=True, help="the dataset")
-    job.add_argument("--classifier", required=True, choices=CLASSIFIERS, help="the classifier")
+    job.add_argument("--classifier", required=True, choices=built_in_names(), help="the classifier")
     job.add_argument("--job", required=True, help="the metrics job's id (names its tables)")
 
     p = _command(sub, "pairwise", "(job) metric tables of a group of fit jobs' predictions",
@@ -446,11 +446,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _without_pandas(args: argparse.Namespace) -> bool:
     """Jobs that never need pandas: pyarrow imports it on its first array conversion if it can
-    (≈ 0.15 s of CPU, half a metrics job's start-up), so they hide it (issue 13). Not the MLP's
-    fit jobs: torch asks ``importlib.util.find_spec("pandas")`` and would take a refusal for a
-    broken installation (and its own import dwarfs pandas')."""
+    (≈ 0.15 s of CPU, half a metrics job's start-up), so they hide it (issue 13). Only the fit
+    jobs of classifiers whose spec says ``hides_pandas``: not the MLP's (torch asks
+    ``importlib.util.find_spec("pandas")`` and would take a refusal for a broken installation;
+    its own import dwarfs pandas'), nor a user's estimator (which may need pandas)."""
+    from modelvar.models.registry import spec
+
     return args.command in ("pairwise", "grouped") or (
-        args.command == "fit" and args.classifier != "mlp")
+        args.command == "fit" and spec(args.classifier).hides_pandas)
 
 
 class _Unused:

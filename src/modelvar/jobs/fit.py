@@ -51,6 +51,7 @@ def _warn_changed_below(args: argparse.Namespace) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.data.arrays import read_arrays
+    from modelvar.models.registry import fit_rule
     from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.fitting import fit_job
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         runs[1] - 1, os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
         os.environ.get("SLURM_JOB_ID", "none"),
     )
-    rule = "fit_mlp" if args.classifier == "mlp" else "fit"
+    rule = fit_rule(args.classifier)
     with job_manifest(args, rule, dataset=data.name, classifier=args.classifier,
                    cells=args.cells, repeats=args.repeats, runs=list(runs)) as manifest:
         fit_job(

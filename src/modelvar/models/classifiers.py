@@ -1,4 +1,6 @@
-"""The four classifiers of seed 004 behind one small interface.
+"""The four classifiers of seed 004 behind one small interface, each declared once as a
+:class:`~modelvar.models.spec.ClassifierSpec` (:data:`BUILT_IN`: how it is built, its
+hyperparameter space, libraries, memory, colour, …).
 
 ``make_classifier(name, hparams, seed=..., threads=...)`` returns an object with
 ``fit(X, y, n_classes)``, ``predict_proba(X) -> (n, n_classes)``, ``predict(X) -> (n,)`` on int
@@ -30,10 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from modelvar.models.hparams import defaults, space
+from modelvar.models.hparams import HParam
 from modelvar.models.mlp import MLP_EPOCHS
-
-CLASSIFIERS = ("lr-sgd", "svm-sgd", "xgb", "mlp")
+from modelvar.models.spec import ClassifierSpec
 
 
 def _full_proba(partial: np.ndarray, present: np.ndarray, n_classes: int) -> np.ndarray:
@@ -156,30 +157,6 @@ class MLPModel:
         return self.predict_proba(X).argmax(axis=1).astype(np.int64)
 
 
-def make_classifier(name: str, hparams: dict | None = None, *, seed: int, threads: int = 1,
-                    device: str | None = None, epochs: int | None = None):
-    """A classifier with its default hparams updated by ``hparams`` (unknown names refused).
-
-    ``epochs`` (MLP only) overrides :data:`MLP_EPOCHS`."""
-    if name not in CLASSIFIERS:
-        raise ValueError(f"unknown classifier {name!r}; available: {list(CLASSIFIERS)}")
-    if epochs is not None and (name != "mlp" or int(epochs) < 1):
-        raise ValueError(f"{name}: epochs must be a positive integer and only applies to mlp")
-    realised = {**defaults(name), **(hparams or {})}
-    unknown = set(realised) - {h.name for h in space(name)}
-    if unknown:
-        raise ValueError(f"{name}: unknown hyperparameter(s) {sorted(unknown)}")
-    if name in ("lr-sgd", "svm-sgd"):
-        loss = "log_loss" if name == "lr-sgd" else realised["loss"]
-        return SGDModel(hparams=realised, seed=seed, loss=loss)
-    if name == "xgb":
-        if device is None:
-            device = "cuda" if _cuda_available() else "cpu"
-        return XGBModel(hparams=realised, seed=seed, threads=threads, device=device)
-    return MLPModel(hparams=realised, seed=seed, threads=threads,
-                    device=device or torch_device(), epochs=int(epochs or MLP_EPOCHS))
-
-
 def _cuda_available() -> bool:
     """A visible NVIDIA device and a CUDA-enabled xgboost (without importing torch)."""
     import os
@@ -191,3 +168,74 @@ def _cuda_available() -> bool:
     import xgboost
 
     return bool(xgboost.build_info().get("USE_CUDA", False))
+
+
+def _build_lr_sgd(hparams, *, seed, threads, device, epochs):
+    return SGDModel(hparams=hparams, seed=seed, loss="log_loss")
+
+
+def _build_svm_sgd(hparams, *, seed, threads, device, epochs):
+    return SGDModel(hparams=hparams, seed=seed, loss=hparams["loss"])
+
+
+def _build_xgb(hparams, *, seed, threads, device, epochs):
+    if device is None:
+        device = "cuda" if _cuda_available() else "cpu"
+    return XGBModel(hparams=hparams, seed=seed, threads=threads, device=device)
+
+
+def _build_mlp(hparams, *, seed, threads, device, epochs):
+    return MLPModel(hparams=hparams, seed=seed, threads=threads, device=device or torch_device(),
+                    epochs=int(epochs or MLP_EPOCHS))
+
+
+def _hinge_has_no_probabilities(base: dict) -> bool:
+    return base.get("loss") == "hinge"
+
+
+# Spaces and defaults follow ../shared/reference/original-study.md: sklearn's SGD, Kadra et al.
+# 2021's XGBoost space, the MLP of arXiv 1705.03098 (kinds and bounds: modelvar.models.hparams).
+SGD_SPACE = (
+    HParam("alpha", "log", 1e-4, 1e-7, 1e-1),
+    HParam("l1_ratio", "continuous", 0.15, 0.0, 1.0),
+    HParam("eta0", "log", 1e-3, 1e-6, 1.0),
+    HParam("penalty", "categorical", "l2", choices=("l1", "l2", "elasticnet", "none")),
+    HParam("average", "categorical", False, choices=(True, False)),
+)
+#: The built-in classifiers. Memory: the Python libraries a fit job imports (MB); colours: the
+#: first four of ColorBrewer's Dark2 (user classifiers get the next ones).
+BUILT_IN = (
+    ClassifierSpec("lr-sgd", _build_lr_sgd, SGD_SPACE, ("scikit-learn",), memory_mb=300,
+                   colour="#1b9e77", hides_pandas=True),
+    ClassifierSpec(
+        "svm-sgd", _build_svm_sgd,
+        (*SGD_SPACE, HParam("loss", "categorical", "hinge", choices=("hinge", "modified_huber"))),
+        ("scikit-learn",), memory_mb=300, colour="#d95f02", hides_pandas=True,
+        one_hot_probabilities=_hinge_has_no_probabilities),
+    ClassifierSpec(
+        "xgb", _build_xgb,
+        (
+            HParam("eta", "log", 0.3, 0.001, 1.0),
+            HParam("lambda", "log", 1.0, 1e-10, 1.0),
+            HParam("alpha", "log", 1e-10, 1e-10, 1.0),
+            HParam("gamma", "log", 0.1, 0.1, 1.0),
+            HParam("colsample_bylevel", "continuous", 1.0, 0.1, 1.0),
+            HParam("colsample_bynode", "continuous", 1.0, 0.1, 1.0),
+            HParam("colsample_bytree", "continuous", 1.0, 0.1, 1.0),
+            HParam("max_depth", "ordinal", 6, 1, 20),
+            HParam("max_delta_step", "ordinal", 0, 0, 10),
+            HParam("min_child_weight", "log", 1.0, 0.1, 20.0),
+            HParam("subsample", "continuous", 1.0, 0.01, 1.0),
+        ),
+        ("scikit-learn", "xgboost"), memory_mb=450, colour="#7570b3", hides_pandas=True),
+    ClassifierSpec(
+        "mlp", _build_mlp,
+        (
+            HParam("lr", "log", 3e-4, 1e-5, 0.5),
+            HParam("weight_decay", "log", 1e-4, 1e-8, 0.5),
+            HParam("dropout", "continuous", 0.1, 0.0, 0.8),
+            HParam("width1", "ordinal", 512, 32, 1024),
+            HParam("width2", "ordinal", 256, 32, 1024),
+        ),
+        ("torch",), memory_mb=900, colour="#e7298a", gpu=True, epochs=MLP_EPOCHS, batched=True),
+)

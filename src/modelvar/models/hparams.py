@@ -1,9 +1,9 @@
 """Hyperparameter spaces (as data) and hyperparameter perturbation (seed 004).
 
 A space is a tuple of :class:`HParam`: ``continuous`` (linear), ``log`` (log-scale continuous),
-``ordinal`` (integers) or ``categorical`` (choices), with bounds and the default. Spaces and
-defaults follow ``../shared/reference/original-study.md`` (sklearn SGD, Kadra et al. 2021's
-XGBoost space, the MLP of arXiv 1705.03098).
+``ordinal`` (integers) or ``categorical`` (choices), with bounds and the default. Each classifier
+declares its space in its spec (:mod:`modelvar.models.spec`; the built-ins' in
+:mod:`modelvar.models.classifiers`).
 
 Perturbation schemes, applied per run to the base values (defaults or tuned), from the stream
 ``(hparam-perturbation, dataset, classifier, scheme, repeat, run)``:
@@ -79,48 +79,18 @@ class HParam:
         return float(rng.uniform(self.low, self.high))
 
 
-SGD_SPACE = (
-    HParam("alpha", "log", 1e-4, 1e-7, 1e-1),
-    HParam("l1_ratio", "continuous", 0.15, 0.0, 1.0),
-    HParam("eta0", "log", 1e-3, 1e-6, 1.0),
-    HParam("penalty", "categorical", "l2", choices=("l1", "l2", "elasticnet", "none")),
-    HParam("average", "categorical", False, choices=(True, False)),
-)
-SPACES: dict[str, tuple[HParam, ...]] = {
-    "lr-sgd": SGD_SPACE,
-    "svm-sgd": (*SGD_SPACE,
-                HParam("loss", "categorical", "hinge", choices=("hinge", "modified_huber"))),
-    "xgb": (
-        HParam("eta", "log", 0.3, 0.001, 1.0),
-        HParam("lambda", "log", 1.0, 1e-10, 1.0),
-        HParam("alpha", "log", 1e-10, 1e-10, 1.0),
-        HParam("gamma", "log", 0.1, 0.1, 1.0),
-        HParam("colsample_bylevel", "continuous", 1.0, 0.1, 1.0),
-        HParam("colsample_bynode", "continuous", 1.0, 0.1, 1.0),
-        HParam("colsample_bytree", "continuous", 1.0, 0.1, 1.0),
-        HParam("max_depth", "ordinal", 6, 1, 20),
-        HParam("max_delta_step", "ordinal", 0, 0, 10),
-        HParam("min_child_weight", "log", 1.0, 0.1, 20.0),
-        HParam("subsample", "continuous", 1.0, 0.01, 1.0),
-    ),
-    "mlp": (
-        HParam("lr", "log", 3e-4, 1e-5, 0.5),
-        HParam("weight_decay", "log", 1e-4, 1e-8, 0.5),
-        HParam("dropout", "continuous", 0.1, 0.0, 0.8),
-        HParam("width1", "ordinal", 512, 32, 1024),
-        HParam("width2", "ordinal", 256, 32, 1024),
-    ),
-}
-
-
 def defaults(classifier: str) -> dict:
-    return {h.name: h.default for h in space(classifier)}
+    """A registered classifier's default hyperparameters (:mod:`modelvar.models.registry`)."""
+    from modelvar.models.registry import spec
+
+    return spec(classifier).defaults()
 
 
 def space(classifier: str) -> tuple[HParam, ...]:
-    if classifier not in SPACES:
-        raise ValueError(f"unknown classifier {classifier!r}; available: {list(SPACES)}")
-    return SPACES[classifier]
+    """A registered classifier's hyperparameter space (:mod:`modelvar.models.registry`)."""
+    from modelvar.models.registry import spec
+
+    return spec(classifier).space
 
 
 def reflect(value: float, low: float, high: float) -> float:

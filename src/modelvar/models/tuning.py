@@ -28,8 +28,8 @@ from sklearn.model_selection import StratifiedKFold
 from modelvar.data.canonical import Dataset
 from modelvar.data.preprocess import fit_transform
 from modelvar.data.splits import split_test_set
-from modelvar.models.classifiers import make_classifier
 from modelvar.models.hparams import defaults, space
+from modelvar.models.registry import make_classifier
 from modelvar.seeding import stream
 
 log = logging.getLogger("modelvar.tune")

@@ -11,8 +11,10 @@ bad dataset stops the run before its first job, with one message listing everyth
 2. **The study**: each dataset is peeked (:mod:`modelvar.data.schema`: missing or unreadable
    files, unsupported types, absent target or categorical columns, undeclared non-numeric columns,
    unknown embedded names); grouping columns exist and are categorical; ``classifier_settings``
-   name known hyperparameters with values in range, ``epochs`` only for the MLP; classes too rare
-   for the split (where the data is already known) when ``split.rare_classes`` is ``stop``.
+   name registered classifiers and known hyperparameters with values in range, ``epochs`` only
+   for classifiers that train for epochs; classes too rare for the split (where the data is
+   already known) when ``split.rare_classes`` is ``stop``. Classifier names are checked against
+   the registry (:mod:`modelvar.models.registry`) right after the schema.
 3. **Warnings** for degenerate settings, saying what they imply (``test_fraction: 0.99``: a
    handful of training rows; ``downsample: 0.01``: classes with a single training sample).
 """
@@ -153,14 +155,21 @@ def min_class_size(config: dict) -> int:
 
 
 def _hparam_problems(config: dict) -> list[str]:
-    from modelvar.models.hparams import space
+    from modelvar.models import registry
 
     problems = []
     for clf, settings in config.get("classifier_settings", {}).items():
         where = f"classifier_settings.{clf}"
-        if "epochs" in settings and clf != "mlp":
-            problems.append(f"{where}.epochs: only the mlp trains for epochs")
-        hps = {h.name: h for h in space(clf)}
+        if clf not in registry.names():
+            problems.append(f"{where}: {clf!r} is not a classifier; known: "
+                            f"{list(registry.names())}")
+            continue
+        spec = registry.spec(clf)
+        if "epochs" in settings and spec.epochs is None:
+            trains = [n for n in registry.names() if registry.spec(n).epochs is not None]
+            problems.append(f"{where}.epochs: {clf} does not train for epochs (only "
+                            f"{', '.join(trains)})")
+        hps = {h.name: h for h in spec.space}
         for name, value in settings.get("hparams", {}).items():
             h = hps.get(name)
             if h is None:
@@ -261,6 +270,18 @@ def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
     return warnings
 
 
+def classifier_problems(config: dict) -> list[str]:
+    """Every classifier the config names must be registered (:mod:`modelvar.models.registry`):
+    the built-ins and those the config declares."""
+    from modelvar.models import registry
+
+    known = registry.names()
+    listed = config.get("classifiers")
+    return [f"classifiers[{i}]: {name!r} is not a classifier; known: {list(known)}"
+            for i, name in enumerate(listed if isinstance(listed, list) else [])
+            if isinstance(name, str) and name not in known]
+
+
 def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]:
     """``results_dir`` must be a folder of its own: not the working directory, the file
     system's root or a folder that holds the working directory (runs write there and remove
@@ -283,7 +304,8 @@ def check_config(config: dict, schema: dict, *, datasets: bool = True) -> Checke
     """Schema and study checks (raising :class:`ConfigProblems` with every problem), then the
     warnings. ``config`` is modified in place: integral floats become ints. ``datasets=False``
     skips peeking at the datasets (a job step, after the main process checked them)."""
-    problems = schema_problems(config, schema) + results_dir_problems(config)
+    problems = schema_problems(config, schema) + classifier_problems(config) + \
+        results_dir_problems(config)
     if problems:
         raise ConfigProblems(problems)
     coerce_integers(config, schema)

@@ -107,11 +107,14 @@ def fit(samples: dict[str, np.ndarray], *, source: str,
 def calibrate(runs, shapes: dict[str, dict], *, source: str) -> CostModel:
     """A cost model from runs tables (``runs``: a DataFrame with ``dataset``, ``classifier``,
     ``n_train``, ``fit_seconds``; ``shapes[dataset]`` = ``{"d": …, "n_classes": …,
-    "epochs": …}``), e.g. the aggregated runs of a finished study."""
+    "epochs": …}``), e.g. the aggregated runs of a finished study. ``epochs`` count for the
+    classifiers that train for epochs (their spec's ``epochs``), 1 for the others."""
+    from modelvar.models.registry import spec
+
     samples: dict[str, list] = {}
     for row in runs[["dataset", "classifier", "n_train", "fit_seconds"]].itertuples():
         shape = shapes[row.dataset]
-        epochs = shape.get("epochs", 1) if row.classifier == "mlp" else 1
+        epochs = shape.get("epochs", 1) if spec(row.classifier).epochs is not None else 1
         samples.setdefault(row.classifier, []).append(
             (row.n_train, shape["d"], shape["n_classes"], epochs, row.fit_seconds))
     return fit({k: np.array(v) for k, v in samples.items()}, source=source)

@@ -41,7 +41,7 @@ from modelvar.data.preprocess import EncodedDataset, transform_run
 from modelvar.data.splits import downsample, split_test_set
 from modelvar.metrics.probabilistic import probability_stats
 from modelvar.models import hparams as hp
-from modelvar.models.classifiers import make_classifier
+from modelvar.models.registry import make_classifier, spec
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.predictions import PROBA_PREFIX, PredictionsWriter
 from modelvar.seeding import stream
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger("modelvar.fit")
-LIBRARIES = {"lr-sgd": ("scikit-learn",), "svm-sgd": ("scikit-learn",),
-             "xgb": ("scikit-learn", "xgboost"), "mlp": ("torch",)}
 
 
 def _duration(seconds: float) -> str:
@@ -63,9 +61,10 @@ def _duration(seconds: float) -> str:
 
 
 def library_versions(classifier: str) -> dict[str, str]:
-    """Versions of what a run used, from the installed packages' metadata (no imports)."""
+    """Versions of what a run used, from the installed packages' metadata (no imports): the
+    classifier's libraries are its spec's."""
     out = {"modelvar": __version__, "python": platform.python_version()}
-    for package in ("numpy", "pyarrow", *LIBRARIES.get(classifier, ())):
+    for package in ("numpy", "pyarrow", *spec(classifier).libraries):
         out[package] = importlib.metadata.version(package)
     return out
 
@@ -74,7 +73,8 @@ def platform_record(classifier: str, threads: int) -> dict:
     """What a run's bits may depend on beyond its seeds and versions (docs/decisions.md,
     "Determinism"): the machine's architecture and CPU, the BLAS and its kernel (threadpoolctl),
     the job's threads, and for the MLP the vector instructions torch uses and its intra-op
-    threads (fixed: :data:`modelvar.models.mlp.CPU_THREADS`)."""
+    threads (fixed: :data:`modelvar.models.mlp.CPU_THREADS`) — for every classifier that uses
+    torch."""
     from threadpoolctl import threadpool_info
 
     cpu = platform.processor() or platform.machine()
@@ -87,7 +87,7 @@ def platform_record(classifier: str, threads: int) -> dict:
     blas = sorted({f"{i.get('internal_api')} {i.get('version')} {i.get('architecture', '')}".strip()
                    for i in threadpool_info() if i.get("user_api") == "blas"})
     out = {"machine": platform.machine(), "cpu": cpu, "blas": blas, "threads": int(threads)}
-    if classifier == "mlp":
+    if "torch" in spec(classifier).libraries:
         import torch
 
         from modelvar.models.mlp import CPU_THREADS
@@ -315,7 +315,7 @@ def fit_repeat_arrays(
                 test=test, root_seed=root_seed, base=base)
     fitted: dict[int, tuple] = {}
     prepared: dict[int, PreparedRun] = {}
-    if classifier == "mlp" and (batch_mlp if batch_mlp is not None else batch_mlp_runs()):
+    if spec(classifier).batched and (batch_mlp if batch_mlp is not None else batch_mlp_runs()):
         from modelvar.models.classifiers import torch_device
         from modelvar.models.mlp import groups_of
 

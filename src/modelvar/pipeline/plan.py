@@ -47,6 +47,7 @@ import math
 from dataclasses import dataclass, field
 
 from modelvar.data.schema import DatasetSchema
+from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.cost_model import CostModel
 from modelvar.pipeline.cost_model import load as load_cost_model
@@ -69,8 +70,9 @@ BYTES_PER_SAMPLE, BYTES_PER_RUN, BYTES_PER_PAIR, BYTES_PER_REPEAT = 11.0, 90.0, 
 BYTES_PER_TABLE_FILE = 6_500.0
 #: the columns of a prediction file besides the probabilities (cell, repeat, run, sample, labels)
 ID_COLUMNS = 6
-#: memory of a job beyond its data: the Python libraries it imports (MB)
-LIBRARY_MB = {"lr-sgd": 300, "svm-sgd": 300, "xgb": 450, "mlp": 900, "metrics": 250}
+#: memory of a metrics job beyond its data: the Python libraries it imports (MB); a fit job's is
+#: its classifier's spec's ``memory_mb``
+METRICS_LIBRARY_MB = 250
 #: seconds of the nearest-neighbour search per training row² × feature (benchmarks/bench_perturb)
 NN_SECONDS = 6.2e-11
 #: per-fit work besides fit + predict (split, perturbation, preprocessing, writing), seconds
@@ -240,11 +242,22 @@ def prediction_columns(n_classes: int, form: str) -> int:
 
 
 def one_hot_probabilities(classifier: str, config: dict) -> bool:
-    """svm-sgd with the hinge loss (its default), untuned (tuning may choose modified_huber,
-    which has probabilities: :mod:`modelvar.models.classifiers`)."""
+    """Whether the classifier's spec says its base hparams give no probabilities (svm-sgd's
+    hinge loss, its default), untuned (tuning may choose other values, e.g. svm-sgd's
+    modified_huber, which has probabilities: :mod:`modelvar.models.classifiers`)."""
+    clf = classifier_spec(classifier)
     settings = config.get("classifier_settings", {}).get(classifier, {})
-    return (classifier == "svm-sgd" and config.get("hparams", "default") != "tuned"
-            and settings.get("hparams", {}).get("loss", "hinge") == "hinge")
+    base = {**clf.defaults(), **settings.get("hparams", {})}
+    return config.get("hparams", "default") != "tuned" and clf.one_hot_probabilities(base)
+
+
+def epochs_of(classifier: str, config: dict) -> int:
+    """How many epochs a classifier trains for (its settings', else its spec's; 1 for
+    classifiers that do not train for epochs)."""
+    clf = classifier_spec(classifier)
+    if clf.epochs is None:
+        return 1
+    return config.get("classifier_settings", {}).get(classifier, {}).get("epochs", clf.epochs)
 
 
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
@@ -255,7 +268,7 @@ def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, con
     noisy = cell.data is not None and cell.data[0] != "sig"  # sig rounds: no new values
     seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
                            noisy_share=min(1.0, shape.n_numeric / shape.d) if noisy else 0.0)
-    if classifier == "mlp":
+    if classifier_spec(classifier).gpu:
         seconds /= gpu_speedup
     if cell.data is not None and cell.data[0] == "nn":
         seconds += NN_SECONDS * n_train ** 2 * shape.d
@@ -267,7 +280,7 @@ def _mem_fit(classifier: str, shape: Shape, config: dict, form: str) -> int:
     runs = config["split"]["runs"]
     columns = prediction_columns(shape.n_classes, form)
     data = 5 * shape.n_rows * shape.d * 8 + 3 * runs * n_test * columns * 8
-    return int(LIBRARY_MB[classifier] + 1.5 * data / 2**20)
+    return int(classifier_spec(classifier).memory_mb + 1.5 * data / 2**20)
 
 
 def _mem_metrics(shape: Shape, config: dict, form: str) -> int:
@@ -278,7 +291,7 @@ def _mem_metrics(shape: Shape, config: dict, form: str) -> int:
     k = config["split"]["runs"]
     columns = shape.n_classes if form == "dense" else 4
     data = k * n_test * (8 * columns + 100) + 2 * (k - 1) * shape.n_classes ** 2 * 8
-    return int(LIBRARY_MB["metrics"] + 2 * data / 2**20)
+    return int(METRICS_LIBRARY_MB + 2 * data / 2**20)
 
 
 def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
@@ -293,7 +306,7 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
                      form: str) -> ClassifierPlan:
     repeats = config["split"]["repeats"]
     runs = config["split"]["runs"]
-    epochs = config.get("classifier_settings", {}).get("mlp", {}).get("epochs", 20)
+    epochs = epochs_of(classifier, config)
     plan = ClassifierPlan(classifier)
     chunks: dict[str, list[Cell]] = {}
     for cell in cells:

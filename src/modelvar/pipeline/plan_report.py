@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from modelvar.pipeline.plan import STARTUP_SECONDS, StudyPlan
+from modelvar.models.registry import fit_rule, spec
+from modelvar.pipeline.plan import STARTUP_SECONDS, StudyPlan, epochs_of
 
 #: rules besides the plan's fit and metrics jobs: one job per dataset (or per study)
 PER_DATASET_RULES = ("prepare_dataset", "figures")
@@ -45,7 +46,7 @@ class DatasetTotals:
     fit_jobs: int = 0
     metrics_jobs: int = 0
     cpu_seconds: float = 0.0   # CPU classifiers' fits, tuning, metrics
-    mlp_seconds: float = 0.0   # MLP fits (GPU seconds at jobs.gpu_speedup)
+    gpu_seconds: float = 0.0   # GPU-tagged classifiers' fits (at jobs.gpu_speedup)
     storage: float = 0.0       # bytes: predictions + tables
     prediction_bytes: float = 0.0
     max_mem_mb: int = 0
@@ -64,7 +65,7 @@ def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str)
     shape = plan.datasets[dataset].shape
     n = shape.n_rows * (1 - config["split"].get("test_fraction", 0.25)) * (1 - 1 / folds)
     cost = load(config.get("jobs", {}).get("cost_model"))
-    epochs = config.get("classifier_settings", {}).get("mlp", {}).get("epochs", 20)
+    epochs = epochs_of(classifier, config)
     return trials * folds * cost.seconds(classifier, n, shape.d, shape.n_classes, epochs)
 
 
@@ -77,8 +78,8 @@ def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
             tune = tuning_seconds(plan, config, name, clf)
             fit = cp.fit_seconds + STARTUP_SECONDS * len(cp.fit_jobs)
             metrics = sum(j.seconds for j in cp.metrics_jobs)
-            if clf == "mlp":
-                t.mlp_seconds += fit + tune
+            if spec(clf).gpu:
+                t.gpu_seconds += fit + tune
             else:
                 t.cpu_seconds += fit + tune
             t.cpu_seconds += metrics
@@ -104,7 +105,7 @@ def job_counts(plan: StudyPlan, config: dict) -> dict[str, int]:
         counts["tune"] = len(plan.datasets) * len(config["classifiers"])
     for name, ds in plan.datasets.items():
         for clf, cp in ds.classifiers.items():
-            rule = "fit_mlp" if clf == "mlp" else "fit"
+            rule = fit_rule(clf)
             counts[rule] = counts.get(rule, 0) + len(cp.fit_jobs)
             counts["pairwise_metrics"] = counts.get("pairwise_metrics", 0) + len(cp.metrics_jobs)
             if name in grouped:
@@ -123,7 +124,9 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     totals = dataset_totals(plan, config)
     counts = job_counts(plan, config)
     n_clf = len(config["classifiers"])
-    mlp_col = "mlp" in config["classifiers"]
+    gpu_tagged = [c for c in config["classifiers"] if spec(c).gpu]
+    gpu_col = bool(gpu_tagged)
+    gpu_label = gpu_tagged[0].upper() if len(gpu_tagged) == 1 else "GPU"
     lines = [
         f"modelvar plan: {len(plan.datasets)} dataset(s) x {n_clf} classifier(s), design "
         f"{config.get('design', 'both')}, {plan.repeats} repeats x {plan.runs} runs",
@@ -137,7 +140,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
            else ""),
         "",
         f"{'dataset':<28}{'rows':>9}{'d':>6}{'C':>6} {'probs':<8}{'cells':>6}{'fits':>10}"
-        f"{'jobs':>7}{'CPU':>10}" + (f"{'MLP':>10}" if mlp_col else "")
+        f"{'jobs':>7}{'CPU':>10}" + (f"{gpu_label:>10}" if gpu_col else "")
         + f"{'storage':>11}{'mem/job':>9}  longest fit job",
     ]
     for t in totals:
@@ -145,21 +148,21 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         lines.append(
             f"{t.name[:27]:<28}{t.rows:>9,}{t.d:>6,}{t.classes:>6} {t.form:<8}{t.cells:>6}"
             f"{t.fits:>10,}{t.fit_jobs + t.metrics_jobs:>7,}{_hours(t.cpu_seconds):>10}"
-            + (f"{_hours(t.mlp_seconds):>10}" if mlp_col else "")
+            + (f"{_hours(t.gpu_seconds):>10}" if gpu_col else "")
             + f"{_bytes(t.storage):>11}{t.max_mem_mb:>7,}MB  "
             f"{_hours(t.longest[0])} ({t.longest[1]}){note}")
     cpu = sum(t.cpu_seconds for t in totals)
-    mlp = sum(t.mlp_seconds for t in totals)
+    gpu_total = sum(t.gpu_seconds for t in totals)
     storage = sum(t.storage for t in totals)
     predictions = sum(t.prediction_bytes for t in totals)
     longest = max(totals, key=lambda t: t.longest[0])
     mem = max(totals, key=lambda t: t.max_mem_mb)
     gpu = "GPU" if plan.gpu_speedup != 1 else "CPU core (jobs.gpu_speedup = 1: no GPU speed-up)"
-    mlp_text = f"MLP {_hours(mlp)} on one {gpu}; " if "mlp" in config["classifiers"] else ""
+    gpu_text = f"{gpu_label} {_hours(gpu_total)} on one {gpu}; " if gpu_col else ""
     lines += [
         "",
         f"total: {sum(t.fits for t in totals):,} fits; CPU {_hours(cpu)} (core-hours: fits, "
-        f"tuning, metrics); {mlp_text}storage {_bytes(storage)} "
+        f"tuning, metrics); {gpu_text}storage {_bytes(storage)} "
         f"({_bytes(predictions)} of predictions); largest job memory {mem.max_mem_mb:,} MB "
         f"({mem.name}); longest fit job {_hours(longest.longest[0])} ({longest.name} "
         f"{longest.longest[1]})",
@@ -167,7 +170,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         "biggest items:",
     ]
     for label, key, fmt in (("CPU time", lambda t: t.cpu_seconds, _hours),
-                            ("MLP time", lambda t: t.mlp_seconds, _hours),
+                            (f"{gpu_label} time", lambda t: t.gpu_seconds, _hours),
                             ("storage", lambda t: t.storage, _bytes)):
         whole = sum(key(t) for t in totals)
         if whole <= 0:
@@ -194,7 +197,7 @@ def format_jobs(plan: StudyPlan, config: dict) -> str:
     for name, ds in plan.datasets.items():
         for clf, cp in ds.classifiers.items():
             for job in cp.fit_jobs:
-                lines.append(line("fit_mlp" if clf == "mlp" else "fit", name, clf, job,
+                lines.append(line(fit_rule(clf), name, clf, job,
                                   f"{job.runs[0]}-{job.runs[1] - 1}", f"{job.fits:,}"))
             for rule in ("pairwise_metrics", "grouped_metrics"):
                 if rule == "grouped_metrics" and name not in grouped:

@@ -30,8 +30,14 @@ METRIC_NAMES = {
     "mean_kappa": "Cohen's κ",
 }
 
-#: Fixed colours so a classifier looks the same in every figure.
-CLASSIFIER_COLOURS = {"lr-sgd": "#1b9e77", "svm-sgd": "#d95f02", "xgb": "#7570b3", "mlp": "#e7298a"}
+def classifier_colours(classifiers) -> dict[str, str]:
+    """Each classifier's colour, the same in every figure of a study: the built-ins' fixed ones,
+    then a user's classifiers' in the order of their names
+    (:func:`modelvar.models.registry.colour`)."""
+    from modelvar.models.registry import colour
+
+    classifiers = sorted(set(classifiers))  # the same set: the same colours, in any order
+    return {c: colour(c, classifiers) for c in classifiers}
 
 
 def save_figure(fig, out_paths: list[Path]) -> None:

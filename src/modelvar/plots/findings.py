@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from modelvar.findings.sources import SOURCES
-from modelvar.plots.common import CLASSIFIER_COLOURS, save_figure
+from modelvar.plots.common import classifier_colours, save_figure
 
 MEASURES = {"accuracy_sd": "run-to-run SD of accuracy\nwithin a repeat",
             "disagreement": "disagreement between two runs\n(share of test samples)"}
@@ -40,6 +40,7 @@ def sources_figure(sources: pd.DataFrame, study: pd.DataFrame, out_paths: list[P
     fig, axes = plt.subplots(len(classifiers), len(MEASURES), squeeze=False, sharey=True,
                              figsize=(9.0, 0.8 + len(classifiers) * (0.32 * len(levels) + 0.7)))
     y_of = {level: i for i, level in enumerate(levels)}
+    colours = classifier_colours(classifiers)
     for r, clf in enumerate(classifiers):
         mine = sources[sources["classifier"] == clf]
         summary = study[study["classifier"] == clf]
@@ -59,7 +60,7 @@ def sources_figure(sources: pd.DataFrame, study: pd.DataFrame, out_paths: list[P
             ys = mean["level"].map(y_of)
             ax.errorbar(mean[measure], ys, xerr=[np.clip(mean[measure] - low, 0, None),
                                                  np.clip(high - mean[measure], 0, None)],
-                        fmt="o", color=CLASSIFIER_COLOURS.get(clf, "black"), ecolor="black",
+                        fmt="o", color=colours[clf], ecolor="black",
                         elinewidth=1, capsize=2, markersize=5, zorder=3,
                         label="mean over datasets, 95 % CI" if n_datasets > 1 else
                         "mean over repeats, 95 % CI")
@@ -70,7 +71,7 @@ def sources_figure(sources: pd.DataFrame, study: pd.DataFrame, out_paths: list[P
             if r == 0:
                 ax.set_title(heading, fontsize=9)
             if c == 0:
-                ax.set_ylabel(clf, fontsize=10, color=CLASSIFIER_COLOURS.get(clf, "black"))
+                ax.set_ylabel(clf, fontsize=10, color=colours[clf])
             ax.tick_params(axis="x", labelsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False,
@@ -97,9 +98,10 @@ def accuracy_vs_reproducibility(summary: pd.DataFrame, roles: dict[str, dict[str
                      "pa": pa})
     points = pd.DataFrame(rows)
     fig, ax = plt.subplots(figsize=(7.5, 5.0))
+    colours = classifier_colours(points["classifier"])
     for clf, part in points.groupby("classifier", sort=True):
         ax.scatter(part["accuracy"], part["pa"], s=36, label=clf,
-                   color=CLASSIFIER_COLOURS.get(clf, "#666666"), edgecolor="white", zorder=3)
+                   color=colours[clf], edgecolor="white", zorder=3)
         if points["dataset"].nunique() <= 12:
             for _, p in part.iterrows():
                 ax.annotate(p["dataset"], (p["accuracy"], p["pa"]), fontsize=7,

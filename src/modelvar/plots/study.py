@@ -29,7 +29,7 @@ import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
 from modelvar.pipeline.cells import FAMILIES, cell_label, level_value
-from modelvar.plots.common import CLASSIFIER_COLOURS, METRIC_NAMES, save_figure
+from modelvar.plots.common import METRIC_NAMES, classifier_colours, save_figure
 
 MAX_WIDTH_IN = 9.3
 MAX_PER_PANEL = 20
@@ -102,7 +102,7 @@ def _title(fig, title: str, note: str = "") -> None:
 
 
 def _palette(classifiers) -> dict[str, str]:
-    return {c: CLASSIFIER_COLOURS.get(c, "#666666") for c in classifiers}
+    return classifier_colours(classifiers)
 
 
 def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: str | None,
@@ -230,13 +230,13 @@ def reproducibility_vs_chance(summary: pd.DataFrame, roles: dict[str, tuple], da
         y = np.arange(len(levels))
         ax.errorbar(part["mean"], y, xerr=[(part["mean"] - part["low"]).clip(lower=0),
                                            (part["high"] - part["mean"]).clip(lower=0)],
-                    fmt="o", color=CLASSIFIER_COLOURS.get(clf, "black"), ecolor="black",
+                    fmt="o", color=_palette(classifiers)[clf], ecolor="black",
                     capsize=2, label="global EC, mean over repeats (95 % CI)")
         ax.scatter(part["null"], y, marker="D", facecolor="none", edgecolor="#555555",
                    label="expected if runs erred independently")
         ax.set_yticks(y, levels, fontsize=8)
         ax.set_ylim(len(levels) - 0.5, -0.5)
-        ax.set_title(clf, fontsize=9, color=CLASSIFIER_COLOURS.get(clf, "black"))
+        ax.set_title(clf, fontsize=9, color=_palette(classifiers)[clf])
         ax.set_xlabel("global EC (rate both runs wrong)", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -387,7 +387,7 @@ def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], data
                 ax.errorbar(p["mean"], y, xerr=[(p["mean"] - p["low"]).clip(lower=0),
                                                 (p["high"] - p["mean"]).clip(lower=0)],
                             fmt="o", markersize=3.5, capsize=1.5, elinewidth=0.8,
-                            color=CLASSIFIER_COLOURS.get(clf, "#666666"), label=clf)
+                            color=_palette(classifiers)[clf], label=clf)
             ax.set_yticks(range(len(order)), order if c == 0 else [], fontsize=7)
             ax.set_ylim(len(order) - 0.5, -0.5)
             ax.grid(axis="x", alpha=0.3)
@@ -458,7 +458,7 @@ def group_disparities(disparities: pd.DataFrame, roles: dict[str, tuple], datase
                             xerr=[(p["mean"] - p["low"]).clip(lower=0),
                                   (p["high"] - p["mean"]).clip(lower=0)],
                             fmt="o", markersize=3.5, capsize=1.5, elinewidth=0.8,
-                            color=CLASSIFIER_COLOURS.get(clf, "#666666"), label=clf)
+                            color=_palette(classifiers)[clf], label=clf)
             ax.set_yticks(range(len(order)), order, fontsize=7)
             ax.set_ylim(len(order) - 0.5, -0.5)
             ax.grid(axis="x", alpha=0.3)

@@ -1,0 +1,98 @@
+"""The classifier registry: every classifier a study can name, built-in or the user's.
+
+Built-ins (:data:`modelvar.models.classifiers.BUILT_IN`) are always registered; a user's
+classifiers (:mod:`modelvar.models.user`) are registered from the config when the workflow loads
+and from a job's ``--settings`` when a job starts. Everything that lists classifiers derives the
+list from here: the config check, the workflow's wildcard constraints, the CLI's choices, the
+plot colours, the plan's memory and the tuning spaces.
+"""
+
+from __future__ import annotations
+
+import re
+
+from modelvar.models.classifiers import BUILT_IN
+from modelvar.models.spec import ClassifierSpec
+
+_BUILT_IN: dict[str, ClassifierSpec] = {s.name: s for s in BUILT_IN}
+_USER: dict[str, ClassifierSpec] = {}
+#: ColorBrewer's Dark2 after the built-ins' four, then grey: user classifiers in study order
+USER_COLOURS = ("#66a61e", "#e6ab02", "#a6761d", "#1f78b4", "#b2df8a", "#fb9a99", "#666666")
+#: what a classifier's name may look like (it is a path component and a wildcard's value)
+NAME_PATTERN = r"[a-z][a-z0-9_-]*"
+
+
+def built_in_names() -> tuple[str, ...]:
+    return tuple(_BUILT_IN)
+
+
+def names() -> tuple[str, ...]:
+    """Every registered classifier: the built-ins, then the user's."""
+    return (*_BUILT_IN, *_USER)
+
+
+def spec(name: str) -> ClassifierSpec:
+    """The spec of a registered classifier (a clear error naming the known ones otherwise)."""
+    found = _BUILT_IN.get(name) or _USER.get(name)
+    if found is None:
+        raise ValueError(f"unknown classifier {name!r}; available: {list(names())} (a classifier "
+                         "of your own is declared in the config's `classifiers` with an "
+                         "`estimator`: docs/developing.md)")
+    return found
+
+
+def register(user_spec: ClassifierSpec) -> ClassifierSpec:
+    """Add (or replace) a user classifier; a built-in's name is refused."""
+    if user_spec.name in _BUILT_IN:
+        raise ValueError(f"classifier {user_spec.name!r}: the name of a built-in classifier; "
+                         "choose another name")
+    _USER[user_spec.name] = user_spec
+    return user_spec
+
+
+def wildcard(*, gpu: bool | None = None, among: list[str] | tuple[str, ...] | None = None) -> str:
+    """A regular expression matching exactly the registered classifiers (those ``among``, if
+    given; with ``gpu``, only the GPU-tagged ones, or only the others); one that never matches
+    when there are none."""
+    chosen = [n for n in (among if among is not None else names())
+              if gpu is None or spec(n).gpu == gpu]
+    return "|".join(re.escape(n) for n in chosen) or "(?!)"
+
+
+def fit_rule(name: str) -> str:
+    """The rule of a classifier's fit jobs: GPU-tagged classifiers' fits run in ``fit_mlp``
+    (named after the built-in one), the others' in ``fit``."""
+    return "fit_mlp" if spec(name).gpu else "fit"
+
+
+def colour(name: str, study: list[str] | tuple[str, ...] = ()) -> str:
+    """A classifier's colour in the figures: its spec's, else the next of :data:`USER_COLOURS`
+    in the order of the study's classifiers that have none (the same classifiers in the same
+    order: the same colours in every figure of a study)."""
+
+    def own(n: str) -> str | None:
+        found = _BUILT_IN.get(n) or _USER.get(n)
+        return found.colour if found is not None else None
+
+    if own(name):
+        return own(name)
+    uncoloured = [n for n in study if not own(n)]
+    index = uncoloured.index(name) if name in uncoloured else len(uncoloured)
+    return USER_COLOURS[min(index, len(USER_COLOURS) - 1)]
+
+
+def make_classifier(name: str, hparams: dict | None = None, *, seed: int, threads: int = 1,
+                    device: str | None = None, epochs: int | None = None):
+    """A model of the named classifier (:mod:`modelvar.models.classifiers`) with its default
+    hparams updated by ``hparams`` (unknown names refused). ``epochs`` overrides the default
+    training length of a classifier that trains for epochs."""
+    found = spec(name)
+    if epochs is not None and (found.epochs is None or int(epochs) < 1):
+        trains = [n for n in names() if spec(n).epochs is not None]
+        raise ValueError(f"{name}: epochs must be a positive integer and only applies to "
+                         f"classifiers that train for epochs ({', '.join(trains)})")
+    realised = {**found.defaults(), **(hparams or {})}
+    unknown = set(realised) - {h.name for h in found.space}
+    if unknown:
+        raise ValueError(f"{name}: unknown hyperparameter(s) {sorted(unknown)}")
+    return found.build(realised, seed=seed, threads=threads, device=device, epochs=epochs)

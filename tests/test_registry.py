@@ -1,0 +1,68 @@
+"""The classifier registry (modelvar.models.registry): every list of classifiers derives from it."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from modelvar.models import registry
+from modelvar.models.classifiers import BUILT_IN
+
+REPO = Path(__file__).resolve().parents[1]
+#: where a classifier is declared: its spec (and nowhere else in the code)
+SPECS = REPO / "src/modelvar/models/classifiers.py"
+
+
+def _code_files():
+    yield from (REPO / "src").rglob("*.py")
+    yield from (REPO / "rules").glob("*.smk")
+    yield REPO / "Snakefile"
+    yield from (REPO / "workflow").rglob("*.yaml")
+
+
+def test_no_code_names_a_built_in_classifier_outside_its_spec():
+    """A quoted name (``== "mlp"``, a dict key, a colour table) or a written-out list (a schema
+    enum, a wildcard regex) anywhere but the specs is a hand-kept list."""
+    names = "|".join(re.escape(n) for n in registry.built_in_names())
+    quoted = re.compile(rf"""["']({names})["']""")
+    listed = re.compile(rf"(?<![\w-])({names})\s*[|,]\s*({names})(?![\w-])")
+    found = []
+    for path in _code_files():
+        if path == SPECS:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if quoted.search(line) or listed.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert found == []
+
+
+def test_the_scan_above_finds_a_hand_kept_list():
+    names = "|".join(re.escape(n) for n in registry.built_in_names())
+    listed = re.compile(rf"(?<![\w-])({names})\s*[|,]\s*({names})(?![\w-])")
+    assert listed.search('classifier="lr-sgd|svm-sgd|xgb"')
+    assert listed.search("enum: [lr-sgd, svm-sgd, xgb, mlp]")
+    assert not listed.search("a classifier named lr-sgd-2, for one")
+
+
+def test_wildcards_match_exactly_the_registered_classifiers():
+    both = registry.wildcard(among=["lr-sgd", "mlp"])
+    assert re.fullmatch(both, "lr-sgd") and re.fullmatch(both, "mlp")
+    assert not re.fullmatch(both, "xgb") and not re.fullmatch(both, "lrXsgd")
+    assert registry.wildcard(gpu=True, among=["lr-sgd", "mlp"]) == "mlp"
+    never = registry.wildcard(gpu=True, among=["lr-sgd"])
+    assert not any(re.fullmatch(never, s) for s in ("", "lr-sgd", "mlp"))
+    rules = [registry.fit_rule(n) for n in registry.built_in_names()]
+    assert rules == ["fit", "fit", "fit", "fit_mlp"]
+
+
+def test_every_built_in_is_a_complete_spec():
+    assert registry.built_in_names() == ("lr-sgd", "svm-sgd", "xgb", "mlp")
+    colours = [s.colour for s in BUILT_IN]
+    assert len(set(colours)) == len(colours) and None not in colours
+    for spec in BUILT_IN:
+        assert spec.built_in and spec.space and spec.memory_mb > 0
+        assert all(re.fullmatch(registry.NAME_PATTERN, spec.name) for spec in BUILT_IN)
+    with pytest.raises(ValueError, match="name of a built-in"):
+        registry.register(BUILT_IN[0])
+    with pytest.raises(ValueError, match=r"unknown classifier 'rf'; available: \['lr-sgd'"):
+        registry.spec("rf")
