@@ -78,7 +78,7 @@ localrules:
 
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
-CLASSIFIERS = list(config["classifiers"])
+CLASSIFIERS = registry.classifier_names(config)
 GROUPED = config.get("grouped", {}).get("by", {})
 GROUPED_METRICS = config.get("grouped", {}).get("metrics", ["ec_global", "pa"])
 SIMULATION = config.get("simulation", {})
@@ -334,12 +334,26 @@ def get_metrics_predictions(wildcards):
 
 
 def get_classifier_settings(wildcards):
-    """This classifier's `classifier_settings` entry as JSON: a param of its fit jobs only, so
-    changing one classifier's settings reruns only that classifier's jobs."""
+    """This classifier's `classifier_settings` entry as JSON, with a declared classifier's
+    declaration (modelvar.models.user: what its jobs build it from): a param of its fit jobs
+    only, so changing one classifier's settings or declaration reruns only its jobs."""
     return json.dumps(
-        config.get("classifier_settings", {}).get(wildcards.classifier, {}),
+        {
+            **config.get("classifier_settings", {}).get(wildcards.classifier, {}),
+            **get_declaration(wildcards),
+        },
         sort_keys=True,
     )
+
+
+def get_declaration(wildcards):
+    """A declared classifier's declaration as {"declared": …}; {} for a built-in."""
+    spec = registry.spec(wildcards.classifier)
+    return {} if spec.built_in else {"declared": spec.settings}
+
+
+def get_tune_settings(wildcards):
+    return json.dumps(get_declaration(wildcards), sort_keys=True)
 
 
 def get_dataset_spec(wildcards):

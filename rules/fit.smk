@@ -78,11 +78,13 @@ rule tune:
         folds=config["tuning"]["folds"],
         test_fraction=config["split"].get("test_fraction", 0.25),
         root_seed=config["root_seed"],
+        settings=get_tune_settings,
         code=CODE["tune"],
     shell:
         modelvar_job(
             "tune --data {input.data:q} --meta {input.meta:q} --classifier "
-            "{wildcards.classifier:q} --trials {params.trials:q} --folds {params.folds:q} "
+            "{wildcards.classifier:q} --settings {params.settings:q} "
+            "--trials {params.trials:q} --folds {params.folds:q} "
             "--test-fraction {params.test_fraction:q} --root-seed {params.root_seed:q} "
             "--threads {threads} --trials-out {output.trials:q} --best-out {output.best:q} "
             "--manifest {output.manifest:q} 2> {log:q}",

@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -185,10 +186,21 @@ def _ec_local(p: argparse.ArgumentParser) -> None:
                    help="value of local EC for a pair of runs of which neither errs")
 
 
+def _classifier_name(value: str) -> str:
+    from modelvar.models.registry import NAME_PATTERN
+
+    if not re.fullmatch(NAME_PATTERN, value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a classifier's name "
+                                         f"({NAME_PATTERN})")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from modelvar.models.registry import built_in_names
     from modelvar.simulation.class_distributions import DISTRIBUTIONS
 
+    classifier_help = (f"the classifier: a built-in ({', '.join(built_in_names())}) or one the "
+                       "config declares (its declaration comes in --settings)")
     parser = argparse.ArgumentParser(
         prog="modelvar", formatter_class=_Formatter,
         description="How much do classifiers vary when their training is perturbed, and how "
@@ -303,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
                  _job("fit"), parents=[recorded])
     p.add_argument("--data", required=True, help="canonical dataset (parquet)")
     p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--classifier", required=True, choices=built_in_names(), help="the classifier")
+    p.add_argument("--classifier", required=True, type=_classifier_name, help=classifier_help)
     p.add_argument("--cells", nargs="+", required=True,
                    help="perturbation cell ids (modelvar.pipeline.cells)")
     p.add_argument("--repeats", type=int, nargs="+", required=True, help="repeat indices")
@@ -321,7 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-out", required=True, help="the runs table to write")
     p.add_argument("--hparams", help="tuned hyperparameters (best.json of the tune command)")
     p.add_argument("--settings", help='classifier settings as JSON: {"hparams": {...} '
-                   '(override the defaults or tuned values), "epochs": N (mlp)}')
+                   '(override the defaults or tuned values), "epochs": N (classifiers that '
+                   'train for epochs), "declared": {...} (a declared classifier\'s declaration)}')
     p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
     p.add_argument("--progress-seconds", type=float, default=30.0,
                    help="log progress (runs done, ETA) at most this often")
@@ -334,7 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
                  _job("tune"), parents=[recorded])
     p.add_argument("--data", required=True, help="canonical dataset (parquet)")
     p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--classifier", required=True, choices=built_in_names(), help="the classifier")
+    p.add_argument("--classifier", required=True, type=_classifier_name, help=classifier_help)
+    p.add_argument("--settings", help='a declared classifier\'s declaration as JSON: '
+                   '{"declared": {...}} (modelvar.models.user)')
     p.add_argument("--trials", type=int, required=True,
                    help="random-search trials (trial 0 = the defaults)")
     p.add_argument("--folds", type=int, default=3, help="stratified cross-validation folds")
@@ -352,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     job.add_argument("--meta", required=True, help="the dataset's JSON metadata")
     job.add_argument("--results", required=True, help="the study's results folder")
     job.add_argument("--dataset", required=True, help="the dataset")
-    job.add_argument("--classifier", required=True, choices=built_in_names(), help="the classifier")
+    job.add_argument("--classifier", required=True, type=_classifier_name,
+                     help="the classifier")
     job.add_argument("--job", required=True, help="the metrics job's id (names its tables)")
 
     p = _command(sub, "pairwise", "(job) metric tables of a group of fit jobs' predictions",
@@ -450,10 +466,11 @@ def _without_pandas(args: argparse.Namespace) -> bool:
     jobs of classifiers whose spec says ``hides_pandas``: not the MLP's (torch asks
     ``importlib.util.find_spec("pandas")`` and would take a refusal for a broken installation;
     its own import dwarfs pandas'), nor a user's estimator (which may need pandas)."""
-    from modelvar.models.registry import spec
+    from modelvar.models.registry import built_in_names, spec
 
     return args.command in ("pairwise", "grouped") or (
-        args.command == "fit" and spec(args.classifier).hides_pandas)
+        args.command == "fit" and args.classifier in built_in_names()
+        and spec(args.classifier).hides_pandas)
 
 
 class _Unused:

@@ -21,9 +21,10 @@ def _base_hparams(args: argparse.Namespace, settings: dict) -> dict | None:
             raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
                              f"not {args.classifier!r}")
         base = tuned["hparams"]
-    unknown = sorted(set(settings) - {"hparams", "epochs"})
+    unknown = sorted(set(settings) - {"hparams", "epochs", "declared"})
     if unknown:
-        raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs)")
+        raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs, "
+                         "declared)")
     if settings.get("hparams"):
         from modelvar.models.hparams import space
 
@@ -51,12 +52,13 @@ def _warn_changed_below(args: argparse.Namespace) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.data.arrays import read_arrays
-    from modelvar.models.registry import fit_rule
+    from modelvar.models.registry import fit_rule, register_from_settings
     from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.fitting import fit_job
 
-    data = read_arrays(args.data, args.meta)
     settings = json.loads(args.settings) if args.settings else {}
+    register_from_settings(args.classifier, settings)
+    data = read_arrays(args.data, args.meta)
     base = _base_hparams(args, settings)
     runs = tuple(args.run_block) if args.run_block else (0, args.runs)
     if not 0 <= runs[0] < runs[1] <= args.runs:

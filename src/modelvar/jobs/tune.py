@@ -10,8 +10,10 @@ from modelvar.jobs.common import job_manifest
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.data import read
+    from modelvar.models.registry import register_from_settings
     from modelvar.models.tuning import tune
 
+    register_from_settings(args.classifier, json.loads(args.settings or "{}"))
     ds = read(args.data, args.meta)
     trials, best = tune(ds, args.classifier, n_trials=args.trials, folds=args.folds,
                         test_fraction=args.test_fraction, root_seed=args.root_seed,

@@ -1,9 +1,10 @@
 """Hyperparameter spaces (as data) and hyperparameter perturbation (seed 004).
 
 A space is a tuple of :class:`HParam`: ``continuous`` (linear), ``log`` (log-scale continuous),
-``ordinal`` (integers) or ``categorical`` (choices), with bounds and the default. Each classifier
-declares its space in its spec (:mod:`modelvar.models.spec`; the built-ins' in
-:mod:`modelvar.models.classifiers`).
+``ordinal`` (integers), ``log-ordinal`` (integers on a log scale: perturbed and sampled as
+``log``, then rounded as ordinals) or ``categorical`` (choices), with bounds and the default.
+Each classifier declares its space in its spec (:mod:`modelvar.models.spec`; the built-ins' in
+:mod:`modelvar.models.classifiers`, a user's in the config: :mod:`modelvar.models.user`).
 
 Perturbation schemes, applied per run to the base values (defaults or tuned), from the stream
 ``(hparam-perturbation, dataset, classifier, scheme, repeat, run)``:
@@ -43,7 +44,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-KINDS = ("continuous", "log", "ordinal", "categorical")
+KINDS = ("continuous", "log", "ordinal", "log-ordinal", "categorical")
+#: kinds on a log scale, and kinds that take whole numbers
+LOG_SCALE, WHOLE = ("log", "log-ordinal"), ("ordinal", "log-ordinal")
 SCHEMES = ("sig", "rel", "abs")
 
 
@@ -65,7 +68,7 @@ class HParam:
         else:
             if not (self.low <= self.default <= self.high):
                 raise ValueError(f"{self.name}: default {self.default} outside bounds")
-            if self.kind == "log" and self.low <= 0:
+            if self.kind in LOG_SCALE and self.low <= 0:
                 raise ValueError(f"{self.name}: log-scale bounds must be > 0")
 
     def sample(self, rng: np.random.Generator):
@@ -74,6 +77,9 @@ class HParam:
             return self.choices[int(rng.integers(len(self.choices)))]
         if self.kind == "log":
             return float(10 ** rng.uniform(math.log10(self.low), math.log10(self.high)))
+        if self.kind == "log-ordinal":  # log-uniform over [low, high + 1), rounded down
+            value = 10 ** rng.uniform(math.log10(self.low), math.log10(self.high + 1))
+            return int(min(max(math.floor(value), int(self.low)), int(self.high)))
         if self.kind == "ordinal":
             return int(rng.integers(int(self.low), int(self.high) + 1))
         return float(rng.uniform(self.low, self.high))
@@ -114,10 +120,11 @@ def perturb_numeric(h: HParam, value: float, scheme: str, p: float, rng) -> floa
     if scheme not in SCHEMES:
         raise ValueError(f"hparam scheme must be one of {SCHEMES}, got {scheme!r}")
     value, width = float(value), float(h.high - h.low)
-    if h.kind == "log" and scheme != "sig":  # rel, abs: in log10 space
+    if h.kind in LOG_SCALE and scheme != "sig":  # rel, abs: in log10 space
         t, lo, hi = math.log10(value), math.log10(h.low), math.log10(h.high)
         step = p if scheme == "rel" else p * (hi - lo)
-        return float(10 ** reflect(t + rng.uniform(-step, step), lo, hi))
+        new = 10 ** reflect(t + rng.uniform(-step, step), lo, hi)
+        return float(new) if h.kind == "log" else _round_stochastically(new, h, rng)
     if scheme == "sig":
         new = _sig(value, int(p), abs(value) if value != 0 else width, rng)
     elif scheme == "rel":
@@ -125,10 +132,15 @@ def perturb_numeric(h: HParam, value: float, scheme: str, p: float, rng) -> floa
     else:
         new = value + rng.uniform(-p, p) * width
     new = reflect(new, float(h.low), float(h.high))
-    if h.kind == "ordinal":
-        floor = math.floor(new)
-        return int(min(floor + (rng.random() < new - floor), int(h.high)))
+    if h.kind in WHOLE:
+        return _round_stochastically(new, h, rng)
     return float(new)
+
+
+def _round_stochastically(value: float, h: HParam, rng) -> int:
+    """Up with probability equal to the fractional part, kept within the bounds."""
+    floor = math.floor(value)
+    return int(min(max(floor + (rng.random() < value - floor), int(h.low)), int(h.high)))
 
 
 def categorical_runs(n_runs: int, p: float, rng) -> np.ndarray:

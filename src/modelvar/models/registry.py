@@ -50,6 +50,47 @@ def register(user_spec: ClassifierSpec) -> ClassifierSpec:
     return user_spec
 
 
+def classifier_names(config: dict) -> list[str]:
+    """The study's classifiers by name: the config's ``classifiers`` entries, a built-in's name
+    or a declaration's ``name``."""
+    return [e if isinstance(e, str) else e["name"] for e in config["classifiers"]]
+
+
+def declare(config: dict) -> list[str]:
+    """Register the classifiers the config declares (:mod:`modelvar.models.user`), replacing
+    any registered before; return every problem (a name given twice, a bad declaration) with
+    its key path. Imports each declared estimator, so that a bad one is found before any job."""
+    from modelvar.models import user
+
+    _USER.clear()
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(config.get("classifiers") or []):
+        name = entry.get("name") if isinstance(entry, dict) else entry
+        if name in seen:
+            problems.append(f"classifiers[{i}]: {name!r} is named twice")
+        seen.add(name)
+        if not isinstance(entry, dict):
+            continue
+        try:
+            declaration = user.check(entry, f"classifiers[{i}]", built_in_names())
+        except user.DeclarationError as exc:
+            problems += exc.problems
+            continue
+        register(user.to_spec(name, declaration))
+    return problems
+
+
+def register_from_settings(name: str, settings: dict) -> ClassifierSpec:
+    """In a job: the spec of ``name``, a built-in or the declaration its settings carry
+    (``settings["declared"]``, :meth:`modelvar.models.user.Declaration.to_json`)."""
+    if "declared" not in settings:
+        return spec(name)
+    from modelvar.models import user
+
+    return register(user.to_spec(name, user.Declaration.from_json(settings["declared"])))
+
+
 def wildcard(*, gpu: bool | None = None, among: list[str] | tuple[str, ...] | None = None) -> str:
     """A regular expression matching exactly the registered classifiers (those ``among``, if
     given; with ``gpu``, only the GPU-tagged ones, or only the others); one that never matches

@@ -73,7 +73,8 @@ def _branch_summary(branch: dict) -> str:
 
 def _chosen_branch(instance, branches: list[dict]) -> int | None:
     """The alternative an entry means: by its const-valued keys (``source: file``), else by its
-    required keys (``{sig: 9}`` means the ``sig`` alternative)."""
+    required keys (``{sig: 9}`` means the ``sig`` alternative), else the only alternative that
+    is a mapping (a classifier's declaration, beside a name)."""
     if not isinstance(instance, dict):
         return None
     by_const = [i for i, b in enumerate(branches)
@@ -85,7 +86,10 @@ def _chosen_branch(instance, branches: list[dict]) -> int | None:
         return hits[0] if len(hits) == 1 else None
     hits = [i for i, b in enumerate(branches)
             if b.get("required") and all(k in instance for k in b["required"])]
-    return hits[0] if len(hits) == 1 else None
+    if len(hits) == 1:
+        return hits[0]
+    objects = [i for i, b in enumerate(branches) if b.get("type") == "object"]
+    return objects[0] if len(objects) == 1 else None  # the only alternative a mapping can be
 
 
 def _describe(error) -> list[str]:
@@ -184,7 +188,7 @@ def _hparam_problems(config: dict) -> list[str]:
             elif not h.low <= value <= h.high:
                 problems.append(f"{where}.hparams.{name}: {value} is outside "
                                 f"[{h.low:g}, {h.high:g}]")
-            elif h.kind == "ordinal" and value != int(value):
+            elif h.kind in ("ordinal", "log-ordinal") and value != int(value):
                 problems.append(f"{where}.hparams.{name}: {value} must be a whole number")
     return problems
 
@@ -240,11 +244,24 @@ def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
 
 
 # ----------------------------------------------------------------------------- 3. warnings
+def unseeded_warnings(config: dict) -> list[str]:
+    """A classifier that takes no model seed (a declared one without ``seed_param``) is the
+    same model with a seed per run as with a fixed one: say so when the study varies it."""
+    from modelvar.models import registry
+
+    levels = config.get("perturbation", {}).get("model_seed", ["per-run"])
+    if "per-run" not in levels:
+        return []
+    return [f"{name}: it takes no model seed (no seed_param), so model seed per run cannot act "
+            "on it: its per-run cells fit the same models as with a fixed seed"
+            for name in registry.classifier_names(config) if not registry.spec(name).seeded]
+
+
 def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
     split = config["split"]
     test_fraction = split.get("test_fraction", 0.25)
     smallest = min(config.get("perturbation", {}).get("downsample", [1.0]))
-    warnings = []
+    warnings = unseeded_warnings(config)
     for name, schema in study.schemas.items():
         if schema.n_rows is None:
             continue
@@ -272,14 +289,19 @@ def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
 
 def classifier_problems(config: dict) -> list[str]:
     """Every classifier the config names must be registered (:mod:`modelvar.models.registry`):
-    the built-ins and those the config declares."""
+    a built-in, or one the config declares (checked here: it imports, it has ``fit`` and
+    ``predict``, its constructor takes its parameters, its ranges are in order)."""
     from modelvar.models import registry
 
-    known = registry.names()
     listed = config.get("classifiers")
-    return [f"classifiers[{i}]: {name!r} is not a classifier; known: {list(known)}"
-            for i, name in enumerate(listed if isinstance(listed, list) else [])
-            if isinstance(name, str) and name not in known]
+    if not isinstance(listed, list):
+        return []  # the schema reports it
+    problems = registry.declare(config)
+    known = registry.names()
+    return problems + [
+        f"classifiers[{i}]: {name!r} is not a classifier; known: {list(known)} (or declare "
+        "your own: `- name: …, estimator: package.module.Class`, docs/developing.md)"
+        for i, name in enumerate(listed) if isinstance(name, str) and name not in known]
 
 
 def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]:

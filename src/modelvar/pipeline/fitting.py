@@ -493,6 +493,8 @@ def fit_job(
     # what modelvar.pipeline.refit needs to fit any run of the file again
     fit_args = {"n_runs": n_runs, "test_fraction": test_fraction, "root_seed": root_seed,
                 "base_hparams": base_hparams, "epochs": epochs}
+    if not spec(classifier).built_in:  # a declared classifier: what it is built from
+        fit_args["declared"] = spec(classifier).settings
     writer = PredictionsWriter(predictions_out, dataset=data.name, classifier=classifier,
                                classes=data.classes, form=form, n_rows=len(data.y),
                                fit=fit_args)

@@ -47,6 +47,7 @@ import math
 from dataclasses import dataclass, field
 
 from modelvar.data.schema import DatasetSchema
+from modelvar.models.registry import classifier_names
 from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.cost_model import CostModel
@@ -188,6 +189,8 @@ class StudyPlan:
     target_minutes: float
     gpu_speedup: float
     cost_source: str
+    #: where a declared classifier's cost comes from (declared, probe fits, the cost model)
+    cost_notes: dict[str, str] = field(default_factory=dict)
 
     def warnings(self) -> list[str]:
         """One line per dataset whose perturbation families collapse to ``none``."""
@@ -399,6 +402,31 @@ def _cell_blocks(cells: list[tuple[Cell, float]], target: float) -> list[list]:
     return blocks
 
 
+def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
+                      notes: dict[str, str]) -> None:
+    """Constants for each declared classifier the cost model lacks: its ``seconds_per_fit``,
+    else probe fits (:mod:`modelvar.pipeline.probe_cost`); ``notes`` says which."""
+    from modelvar.pipeline import probe_cost
+
+    test_fraction = config["split"].get("test_fraction", 0.25)
+    for clf in classifier_names(config):
+        spec = classifier_spec(clf)
+        if clf in cost.classifiers:
+            if not spec.built_in:
+                notes[clf] = f"the cost model's ({cost.source})"
+            continue
+        if spec.built_in:
+            continue  # CostModel.seconds names the missing constants
+        if spec.seconds_per_fit is not None:
+            cost.classifiers[clf] = probe_cost.declared_cost(spec.seconds_per_fit)
+            notes[clf] = f"declared seconds_per_fit {spec.seconds_per_fit:g} s"
+            continue
+        cost.classifiers[clf], notes[clf] = probe_cost.probed_cost(
+            clf, spec.settings, [(s.n_rows * (1 - test_fraction), s.d, s.n_classes)
+                                 for s in shapes.values()],
+            config.get("results_dir", "results"))
+
+
 def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyPlan:
     """The plan of a (validated) config, given the datasets' peeked schemas."""
     jobs = config.get("jobs", {})
@@ -407,14 +435,17 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     gpu_speedup = float(jobs.get("gpu_speedup", 1.0))
     study = StudyPlan({}, config["split"]["repeats"], config["split"]["runs"], target / 60,
                       gpu_speedup, cost.source)
-    for name, spec in config["datasets"].items():
-        shape = dataset_shape(name, spec, schemas.get(name))
+    shapes = {name: dataset_shape(name, spec, schemas.get(name))
+              for name, spec in config["datasets"].items()}
+    _cost_of_declared(config, cost, shapes, study.cost_notes)
+    for name in config["datasets"]:
+        shape = shapes[name]
         cells, collapsed = dataset_cells(config.get("perturbation", {}),
                                          config.get("design", "factorial"),
                                          Reach(shape.numeric, shape.categorical))
         form = probability_form(shape.n_classes, config)
         plan = DatasetPlan(name, shape, cells, collapsed, form)
-        for clf in config["classifiers"]:
+        for clf in classifier_names(config):
             plan.classifiers[clf] = _plan_classifier(name, clf, cells, shape, config, cost,
                                                      target, gpu_speedup, form)
         study.datasets[name] = plan

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from modelvar.models.registry import fit_rule, spec
+from modelvar.models.registry import classifier_names, fit_rule, spec
 from modelvar.pipeline.plan import STARTUP_SECONDS, StudyPlan, epochs_of
 
 #: rules besides the plan's fit and metrics jobs: one job per dataset (or per study)
@@ -102,7 +102,7 @@ def job_counts(plan: StudyPlan, config: dict) -> dict[str, int]:
     grouped = config.get("grouped", {}).get("by", {})
     counts: dict[str, int] = {"prepare_dataset": len(plan.datasets)}
     if config.get("hparams") == "tuned":
-        counts["tune"] = len(plan.datasets) * len(config["classifiers"])
+        counts["tune"] = len(plan.datasets) * len(classifier_names(config))
     for name, ds in plan.datasets.items():
         for clf, cp in ds.classifiers.items():
             rule = fit_rule(clf)
@@ -123,14 +123,15 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     """The plan as text (module docstring)."""
     totals = dataset_totals(plan, config)
     counts = job_counts(plan, config)
-    n_clf = len(config["classifiers"])
-    gpu_tagged = [c for c in config["classifiers"] if spec(c).gpu]
+    n_clf = len(classifier_names(config))
+    gpu_tagged = [c for c in classifier_names(config) if spec(c).gpu]
     gpu_col = bool(gpu_tagged)
     gpu_label = gpu_tagged[0].upper() if len(gpu_tagged) == 1 else "GPU"
     lines = [
         f"modelvar plan: {len(plan.datasets)} dataset(s) x {n_clf} classifier(s), design "
         f"{config.get('design', 'both')}, {plan.repeats} repeats x {plan.runs} runs",
         f"  cost model: {plan.cost_source}",
+        *(f"  cost of {clf}: {note}" for clf, note in plan.cost_notes.items()),
         f"  fit jobs sized to <= {plan.target_minutes:g} min of estimated fitting "
         "(jobs.target_minutes); a job's runtime limit is 2 x its estimate + 10 min",
         "",

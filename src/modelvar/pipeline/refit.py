@@ -90,6 +90,9 @@ def refit_run(results_dir: str | Path, path: Path, row_group: int, cell: str, re
     if fit is None:
         raise ValueError(f"{path}: written by a modelvar that did not record how to refit its "
                          "runs; run the fit job again to refit it")
+    from modelvar.models.registry import register_from_settings
+
+    register_from_settings(head["classifier"], fit)  # a declared classifier's declaration
     data = data if data is not None else _prepared(results_dir, head["dataset"])
     result = fit_repeat_arrays(
         data, classifier=head["classifier"], cell=Cell.parse(cell), repeat=repeat, runs=[run],

@@ -1,0 +1,218 @@
+"""A user's own classifiers, declared in the config (issue 21): checked before any job, then
+treated like the built-ins by every stage."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import CONFIGS, REPO, job_counts, snakemake
+from modelvar.models import registry
+from modelvar.models.hparams import HParam, perturb_numeric
+from modelvar.pipeline.config_check import ConfigProblems, check_config
+
+SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+RF = {"name": "rf", "estimator": "sklearn.ensemble.RandomForestClassifier",
+      "params": {"n_estimators": 5}, "seed_param": "random_state", "threads_param": "n_jobs",
+      "hparams": {"max_features": {"type": "float", "low": 0.05, "high": 1.0, "default": 0.5},
+                  "min_samples_leaf": {"type": "int", "low": 1, "high": 50, "scale": "log"},
+                  "criterion": {"type": "categorical", "values": ["gini", "entropy"]}}}
+CENTROID_SOURCE = textwrap.dedent('''
+    import numpy as np
+
+
+    class ShrunkCentroid:
+        """Nearest class centroid, shrunk toward the overall mean (no seed, no probabilities)."""
+
+        def __init__(self, shrink=0.1):
+            self.shrink = shrink
+
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            centre = X.mean(axis=0)
+            self.centroids_ = np.array([(1 - self.shrink) * X[y == c].mean(axis=0)
+                                        + self.shrink * centre for c in self.classes_])
+            return self
+
+        def predict(self, X):
+            d = ((X[:, None, :] - self.centroids_[None]) ** 2).sum(axis=2)
+            return self.classes_[d.argmin(axis=1)]
+''')
+CENTROID = {"name": "centroid", "estimator": "my_models.py:ShrunkCentroid",
+            "hparams": {"shrink": {"type": "float", "low": 0.0, "high": 0.9}}}
+
+
+@pytest.fixture(autouse=True)
+def _forget_declared():
+    yield
+    registry.declare({"classifiers": []})
+
+
+def tiny(classifiers):
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    config["classifiers"] = copy.deepcopy(classifiers)
+    return config
+
+
+def test_every_bad_declaration_is_named_with_its_key_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_models.py").write_text(CENTROID_SOURCE)
+    bad = [
+        {**RF, "name": "typo", "estimator": "sklearn.ensemble.RandomForestClassifer"},
+        {"name": "dict", "estimator": "collections.OrderedDict"},
+        {**RF, "name": "rf2", "hparams": {"depth": {"type": "int", "low": 1, "high": 9}}},
+        {**RF, "name": "rf3", "hparams": {"max_features": {"type": "float", "low": 1.0,
+                                                           "high": 0.1, "default": 0.5}}},
+        {**RF, "name": "xgb"},
+        {**RF, "name": "rf4", "hparams": {"max_features": {"type": "float", "low": 0.05,
+                                                           "high": 1.0}}},
+        {**CENTROID, "name": "gone", "estimator": "missing.py:ShrunkCentroid"},
+        {**CENTROID, "name": "nofit", "estimator": "my_models.py:np"},
+        {**RF, "name": "rf5", "params": {"random_state": 1}},
+    ]
+    with pytest.raises(ConfigProblems) as caught:
+        check_config(tiny(["lr-sgd", *bad]), SCHEMA)
+    text = str(caught.value)
+    for expected in [
+        "classifiers[1].estimator: 'sklearn.ensemble.RandomForestClassifer' does not import: "
+        "ImportError: sklearn.ensemble has no 'RandomForestClassifer'",
+        "classifiers[2].estimator: OrderedDict has no fit or predict method",
+        "classifiers[3].hparams: RandomForestClassifier() takes no argument 'depth'",
+        "classifiers[4].hparams.max_features: bounds out of order: low 1.0 must be below high "
+        "0.1",
+        "classifiers[5].name: 'xgb' is the name of a built-in classifier",
+        "classifiers[6].hparams.max_features: its default 'sqrt' is not a number in "
+        "[0.05, 1.0]; give `default:`",
+        "classifiers[7].estimator: 'missing.py:ShrunkCentroid' does not import: ImportError: "
+        "missing.py is not a file",
+        "classifiers[8].estimator: 'my_models.py:np' is not a class",
+        "classifiers[9]: 'random_state' is set by modelvar",
+    ]:
+        assert expected in text, f"{expected!r} not in:\n{text}"
+    assert "hparams.depth" not in text  # one problem, said once
+    assert "rf2" not in registry.names()
+
+
+def test_the_workflow_stops_before_any_job_on_a_bad_declaration(tmp_path):
+    config = tiny(["lr-sgd", {**RF, "estimator": "sklearn.ensemble.RandomForestClassifer"}])
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, path, "-n", check=False)
+    assert proc.returncode != 0
+    assert "classifiers[1].estimator: 'sklearn.ensemble.RandomForestClassifer' does not " \
+        "import" in proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_declared_estimator_predicts_every_class_of_the_dataset(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_models.py").write_text(CENTROID_SOURCE)
+    assert registry.declare({"classifiers": [RF, CENTROID]}) == []
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 3)), np.repeat([0, 2], 30)  # class 1 absent from training
+    rf = registry.make_classifier("rf", seed=4).fit(X, y, 3)
+    proba = rf.predict_proba(X)
+    assert proba.shape == (60, 3) and np.allclose(proba.sum(axis=1), 1)
+    assert (proba[:, 1] == 0).all() and set(rf.predict(X)) <= {0, 2}
+    same = registry.make_classifier("rf", seed=4).fit(X, y, 3).predict_proba(X)
+    assert np.array_equal(proba, same)
+    centroid = registry.make_classifier("centroid", {"shrink": 0.5}, seed=0).fit(X, y, 3)
+    one_hot = centroid.predict_proba(X)  # no predict_proba: the prediction's one-hot vector
+    assert set(np.unique(one_hot)) == {0.0, 1.0}
+    assert np.array_equal(one_hot.argmax(axis=1), centroid.predict(X))
+    assert not registry.spec("centroid").seeded and registry.spec("rf").seeded
+    assert registry.spec("centroid").one_hot_probabilities({})
+    assert registry.spec("rf").libraries == ("scikit-learn",)
+    single = registry.make_classifier("rf", seed=0).fit(X[:5], np.full(5, 2), 3)
+    assert (single.predict(X) == 2).all()
+
+
+def test_log_scale_integers_stay_whole_and_inside_their_bounds():
+    h = HParam("min_samples_leaf", "log-ordinal", 1, 1, 50)
+    rng = np.random.default_rng(1)
+    for scheme, p in (("rel", 0.5), ("abs", 0.3), ("sig", 1)):
+        values = [perturb_numeric(h, 1, scheme, p, rng) for _ in range(500)]
+        assert all(isinstance(v, int) and 1 <= v <= 50 for v in values)
+        assert len(set(values)) > 1, scheme
+    samples = [h.sample(rng) for _ in range(2000)]
+    assert min(samples) == 1 and max(samples) == 50
+    assert np.median(samples) < 12  # log-uniform: the median near sqrt(50), not 25
+
+
+def test_declared_classifiers_run_through_every_stage(tmp_path):
+    """rf (scikit-learn) and a class from the user's own file: runs table, metrics, figures,
+    findings; the control agrees with itself exactly, a seed per run moves the forest, hparam
+    draws stay inside the declared bounds, the plan sizes their jobs, refit reproduces them;
+    editing the local file reruns only its classifier's jobs."""
+    (tmp_path / "my_models.py").write_text(CENTROID_SOURCE)
+    config = tiny(["lr-sgd", RF, CENTROID])
+    config.update(hparams="default", grouped={"metrics": ["pa"], "by": {}})
+    config["simulation"] = {"enabled": False}
+    config["split"].update(repeats=2, runs=3)
+    config["perturbation"] = {"hparam": ["none", {"rel": 0.3}], "downsample": [1.0],
+                              "model_seed": ["fixed", "per-run"]}
+    path = tmp_path / "my.yaml"
+    path.write_text(yaml.safe_dump(config))
+    snakemake(tmp_path, path, "--cores", "2")
+    results = tmp_path / "results"
+    runs = pd.read_parquet(results / "aggregated" / "runs")
+    assert sorted(runs["classifier"].unique()) == ["centroid", "lr-sgd", "rf"]
+    rf = runs[runs["classifier"] == "rf"]
+    assert "scikit-learn" in json.loads(rf["versions"].iloc[0])
+    drawn = pd.DataFrame([json.loads(h) for h in rf["hparams"]])
+    assert drawn["max_features"].between(0.05, 1.0).all()
+    assert drawn["min_samples_leaf"].between(1, 50).all()
+    assert drawn["max_features"].nunique() > 1
+    summary = pd.read_parquet(results / "aggregated" / "summary")
+    pa = summary[(summary["metric"] == "pa") & (summary["subset"] == "all")]
+    control = pa[pa["cell"] == "hnone_down100_seedfix"] if (
+        pa["cell"] == "hnone_down100_seedfix").any() else \
+        pa[pa["cell"].str.endswith("hnone_down100_seedfix")]
+    assert (control.groupby("classifier", observed=True)["mean"].min() == 1.0).all()
+    assert len(control["classifier"].unique()) == 3
+    seeded = pa[pa["cell"].str.endswith("hnone_down100_seedrun")]
+    by_clf = seeded.groupby("classifier", observed=True)["mean"].max()
+    assert by_clf["rf"] < 1.0 and by_clf["centroid"] == 1.0
+    figures = list((results / "vehicle" / "figures").glob("*.png"))
+    assert len(figures) > 5
+    assert "rf" in (results / "findings" / "findings.html").read_text()
+    # the plan sized their jobs: the probe fits of rf were cached where the plan said
+    assert "rf" in json.loads((results / ".modelvar" / "probe-costs.json").read_text())
+    from modelvar.cli import main
+
+    assert main(["verify", str(results), "--refit", "4"]) == 0
+    # editing the user's file reruns its classifier's jobs, and no other classifier's
+    (tmp_path / "my_models.py").write_text(CENTROID_SOURCE + "\n# shrink harder next time\n")
+    proc = snakemake(tmp_path, path, "-n")
+    counts = job_counts(proc.stdout)
+    assert counts.get("fit") == 1 and counts.get("pairwise_metrics") == 1, proc.stdout
+    assert set(re.findall(r"wildcards: .*classifier=([\w-]+)", proc.stdout)) == {"centroid"}
+
+
+def test_the_plan_says_where_a_declared_classifiers_cost_comes_from(tmp_path, monkeypatch):
+    from modelvar.pipeline.plan import plan_study
+    from modelvar.pipeline.plan_report import format_plan
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_models.py").write_text(CENTROID_SOURCE)
+    config = tiny(["lr-sgd", RF, {**CENTROID, "seconds_per_fit": 0.25}])
+    study = check_config(config, SCHEMA)
+    first = plan_study(config, study.schemas)
+    assert first.cost_notes["centroid"] == "declared seconds_per_fit 0.25 s"
+    assert first.cost_notes["rf"].startswith("probe fits made now")
+    again = plan_study(config, study.schemas)  # every load of the workflow: the same plan
+    assert again.cost_notes["rf"].startswith("probe fits of ")
+    assert [j.seconds for j in again.datasets["vehicle"].classifiers["rf"].fit_jobs] == \
+        [j.seconds for j in first.datasets["vehicle"].classifiers["rf"].fit_jobs]
+    centroid = first.datasets["vehicle"].classifiers["centroid"]
+    assert centroid.fit_seconds == pytest.approx(0.25 * centroid.fits, rel=0.1)
+    text = format_plan(first, config)
+    assert "cost of centroid: declared seconds_per_fit 0.25 s" in text
+    assert "cost of rf: probe fits" in text
