@@ -37,7 +37,9 @@ from modelvar.models.mlp import MLP_EPOCHS
 from modelvar.models.spec import ClassifierSpec
 
 
-def _full_proba(partial: np.ndarray, present: np.ndarray, n_classes: int) -> np.ndarray:
+def full_proba(partial: np.ndarray, present: np.ndarray, n_classes: int) -> np.ndarray:
+    """Probability columns over all ``n_classes`` classes from those of the ``present`` ones
+    (the others 0)."""
     out = np.zeros((len(partial), n_classes))
     out[:, present] = partial
     return out
@@ -71,7 +73,7 @@ class SGDModel:
             out = np.zeros((len(X), self.n_classes))
             out[np.arange(len(X)), self.predict(X)] = 1.0
             return out
-        return _full_proba(self.model.predict_proba(X), self.model.classes_, self.n_classes)
+        return full_proba(self.model.predict_proba(X), self.model.classes_, self.n_classes)
 
 
 @dataclass
@@ -109,7 +111,7 @@ class XGBModel:
             out = np.zeros((len(X), self.n_classes))
             out[:, self.present[0]] = 1.0
             return out
-        return _full_proba(self.model.predict_proba(X), self.present, self.n_classes)
+        return full_proba(self.model.predict_proba(X), self.present, self.n_classes)
 
     def predict(self, X):
         return self.predict_proba(X).argmax(axis=1).astype(np.int64)

@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from modelvar.models.classifiers import full_proba
 from modelvar.models.hparams import HParam
 from modelvar.models.spec import ClassifierSpec
 
@@ -259,12 +260,6 @@ def check(entry: dict, where: str, built_in: tuple[str, ...]) -> Declaration:
                        int(entry.get("memory_mb", DEFAULT_MEMORY_MB)), source)
 
 
-def _full_proba(partial: np.ndarray, present: np.ndarray, n_classes: int) -> np.ndarray:
-    out = np.zeros((len(partial), n_classes))
-    out[:, present] = partial
-    return out
-
-
 @dataclass
 class EstimatorModel:
     """A user's estimator behind the classifiers' interface (module docstring)."""
@@ -306,7 +301,7 @@ class EstimatorModel:
             out[np.arange(len(X)), self.predict(X)] = 1.0
             return out
         classes = np.asarray(getattr(self.model, "classes_", self.present)).astype(np.int64)
-        return _full_proba(np.asarray(self.model.predict_proba(X), dtype=float), classes,
+        return full_proba(np.asarray(self.model.predict_proba(X), dtype=float), classes,
                            self.n_classes)
 
 
