@@ -45,6 +45,13 @@ def full_proba(partial: np.ndarray, present: np.ndarray, n_classes: int) -> np.n
     return out
 
 
+def one_hot(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """Degenerate "probabilities" of a classifier without any: 1 for the predicted class."""
+    out = np.zeros((len(labels), n_classes))
+    out[np.arange(len(labels)), labels] = 1.0
+    return out
+
+
 @dataclass
 class SGDModel:
     hparams: dict
@@ -70,9 +77,7 @@ class SGDModel:
 
     def predict_proba(self, X):
         if self.loss == "hinge":
-            out = np.zeros((len(X), self.n_classes))
-            out[np.arange(len(X)), self.predict(X)] = 1.0
-            return out
+            return one_hot(self.predict(X), self.n_classes)
         return full_proba(self.model.predict_proba(X), self.model.classes_, self.n_classes)
 
 

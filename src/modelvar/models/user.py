@@ -42,14 +42,15 @@ import importlib.util
 import inspect
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from modelvar.models.classifiers import full_proba
+from modelvar.models.classifiers import full_proba, one_hot
 from modelvar.models.hparams import HParam
 from modelvar.models.spec import ClassifierSpec
+from modelvar.table_files import sha256_file
 
 #: a job's memory for a user classifier's libraries when its declaration gives none (MB)
 DEFAULT_MEMORY_MB = 500
@@ -91,8 +92,7 @@ def load_class(path: str):
                               "file.py:Class)")
         module = importlib.import_module(module_path)
     if not hasattr(module, name):
-        raise ImportError(f"{module.__name__ if ':' not in path else path.rpartition(':')[0]} "
-                          f"has no {name!r}")
+        raise ImportError(f"{file if ':' in path else module_path} has no {name!r}")
     return getattr(module, name)
 
 
@@ -184,13 +184,12 @@ class Declaration:
             "estimator": self.estimator, "params": self.params, "seed_param": self.seed_param,
             "threads_param": self.threads_param, "seconds_per_fit": self.seconds_per_fit,
             "memory_mb": self.memory_mb, "source_sha256": self.source_sha256,
-            "space": [[h.name, h.kind, h.default, h.low, h.high, list(h.choices)]
-                      for h in self.space],
+            "space": [asdict(h) for h in self.space],
         }
 
     @classmethod
     def from_json(cls, body: dict) -> Declaration:
-        space = tuple(HParam(n, k, d, lo, hi, tuple(c)) for n, k, d, lo, hi, c in body["space"])
+        space = tuple(HParam(**{**h, "choices": tuple(h["choices"])}) for h in body["space"])
         return cls(body["estimator"], dict(body["params"]), body["seed_param"],
                    body["threads_param"], space, body["seconds_per_fit"], body["memory_mb"],
                    body.get("source_sha256"))
@@ -254,7 +253,7 @@ def check(entry: dict, where: str, built_in: tuple[str, ...]) -> Declaration:
         raise DeclarationError(problems)
     source = None
     if ":" in path:
-        source = hashlib.sha256(Path(path.rpartition(":")[0]).read_bytes()).hexdigest()
+        source = sha256_file(path.rpartition(":")[0])
     return Declaration(path, params, seed_param, threads_param, tuple(space),
                        entry.get("seconds_per_fit"),
                        int(entry.get("memory_mb", DEFAULT_MEMORY_MB)), source)
@@ -262,8 +261,10 @@ def check(entry: dict, where: str, built_in: tuple[str, ...]) -> Declaration:
 
 @dataclass
 class EstimatorModel:
-    """A user's estimator behind the classifiers' interface (module docstring)."""
+    """A user's estimator (``estimator``: its class, imported once per process) behind the
+    classifiers' interface (module docstring)."""
 
+    estimator: type
     declaration: Declaration
     hparams: dict
     seed: int
@@ -286,7 +287,7 @@ class EstimatorModel:
         self.present = np.unique(y)
         self.model = None
         if len(self.present) > 1:
-            self.model = load_class(self.declaration.estimator)(**self.arguments())
+            self.model = self.estimator(**self.arguments())
             self.model.fit(X, y)
         return self
 
@@ -297,9 +298,7 @@ class EstimatorModel:
 
     def predict_proba(self, X):
         if self.model is None or not hasattr(self.model, "predict_proba"):
-            out = np.zeros((len(X), self.n_classes))
-            out[np.arange(len(X)), self.predict(X)] = 1.0
-            return out
+            return one_hot(self.predict(X), self.n_classes)
         classes = np.asarray(getattr(self.model, "classes_", self.present)).astype(np.int64)
         return full_proba(np.asarray(self.model.predict_proba(X), dtype=float), classes,
                            self.n_classes)
@@ -311,7 +310,7 @@ def to_spec(name: str, declaration: Declaration) -> ClassifierSpec:
     has_proba = callable(getattr(cls, "predict_proba", None))
 
     def build(hparams, *, seed, threads, device, epochs):
-        return EstimatorModel(declaration, hparams, seed, threads)
+        return EstimatorModel(cls, declaration, hparams, seed, threads)
 
     return ClassifierSpec(
         name, build, declaration.space, libraries=tuple(package_version(cls)),
