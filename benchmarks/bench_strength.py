@@ -21,7 +21,8 @@ import yaml
 from modelvar.data import load
 from modelvar.data.arrays import DataArrays
 from modelvar.data.splits import split_test_set
-from modelvar.pipeline.cells import CAT_KINDS, DATA_KINDS, Cell, _scheme, level_label
+from modelvar.pipeline import families
+from modelvar.pipeline.cells import Cell, level_label
 from modelvar.pipeline.fitting import perturb_training_rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,11 +35,11 @@ def shipped_levels() -> tuple[list, list]:
     for path in CONFIGS:
         p = yaml.safe_load((REPO / path).read_text()).get("perturbation", {})
         for entry in p.get("data", []):
-            scheme = _scheme(entry, DATA_KINDS, "data")
+            scheme = families.family("data").from_config(entry)
             if scheme:
                 data.setdefault(scheme, set()).add(Path(path).stem)
         for entry in p.get("categorical", []):
-            scheme = _scheme(entry, CAT_KINDS, "categorical")
+            scheme = families.family("categorical").from_config(entry)
             if scheme:
                 cat.setdefault(scheme, set()).add(Path(path).stem)
     for extra in (("sd", 0.1), ("rsd", 0.1)):
@@ -69,8 +70,8 @@ def main() -> None:
                     continue
                 shift, changed, to_level = [], [], []
                 for run in range(args.runs):
-                    _, _, info, _ = perturb_training_rows(arrays, arrays.encoded, pool, cell,
-                                                          root_seed=1, repeat=0, run=run)
+                    _, info, _ = perturb_training_rows(arrays, arrays.encoded, pool, cell,
+                                                       root_seed=1, repeat=0, run=run)
                     part = info[family]
                     changed.append(part["changed_frac"])
                     if family == "data":

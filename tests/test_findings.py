@@ -206,12 +206,12 @@ def test_claim_label_noise_matters_sample_noise_barely():
 @pytest.mark.parametrize("classifier", ["lr-sgd", "svm-sgd", "xgb"])
 def test_a_deterministic_classifiers_control_gives_percent_agreement_exactly_one(classifier):
     from modelvar.data import load
-    from modelvar.pipeline.design import CONTROL as CONTROL_CELL
+    from modelvar.pipeline.design import control
     from modelvar.pipeline.fitting import fit_repeat
     from modelvar.pipeline.metric_tables import repeat_tables
 
     preds, _ = fit_repeat(load("vehicle", {"source": "embedded"}), classifier=classifier,
-                          cell=CONTROL_CELL, repeat=0, n_runs=4, test_fraction=0.25,
+                          cell=control(), repeat=0, n_runs=4, test_fraction=0.25,
                           root_seed=9)
     tables = repeat_tables(preds)
     pairs = tables["pairwise"].query("subset == 'all'")

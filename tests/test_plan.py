@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 from modelvar.data.schema import profile_problems
 from modelvar.pipeline.cells import Cell
-from modelvar.pipeline.design import CONTROL, Reach, active_sources, dataset_cells
+from modelvar.pipeline.design import Reach, active_sources, control, dataset_cells
 from modelvar.pipeline.plan import PlanError, plan_study, probability_form
 from modelvar.pipeline.plan_report import format_plan, job_counts
 
@@ -30,7 +30,7 @@ def test_one_at_a_time_is_the_control_and_each_source_alone():
         "rel0p2_cnone_hnone_down100_seedfix", "dnone_label0p1_hnone_down100_seedfix",
         "dnone_cnone_hrel0p1_down100_seedfix", "dnone_cnone_hnone_down050_seedfix",
         "dnone_cnone_hnone_down100_seedrun"]
-    assert CONTROL.id == cells[0].id and active_sources(CONTROL) == []
+    assert control().id == cells[0].id and active_sources(control()) == []
     assert [active_sources(c) for c in cells[1:]] == [["data"], ["categorical"], ["hparam"],
                                                      ["downsample"], ["model_seed"]]
 

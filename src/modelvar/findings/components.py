@@ -30,12 +30,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-FAMILIES = ("data", "categorical", "hparam", "downsample", "model_seed")
-#: how components are named in the tables
-COMPONENT_NAMES = {"data": "data perturbation", "categorical": "categorical perturbation",
-                   "hparam": "hparam perturbation", "downsample": "training fraction",
-                   "model_seed": "model seed"}
+from modelvar.pipeline import families
+
 REPEAT = "repeat (test set)"
+
+
+def _component_name(component: str) -> str:
+    """How a component is named in the tables: a family by its title."""
+    return families.family(component).title if component in families.names() else component
+
 INTERACTIONS, RUNS, REST = "interactions", "runs (seed, draws)", "interactions and residual"
 
 
@@ -95,7 +98,7 @@ def variance_components(frame: pd.DataFrame, response: str, *, replicated: bool,
     ``repeat``) by factor, with bootstrap intervals over repeats. ``replicated``: several rows
     (runs) per cell × repeat."""
     rng = rng or np.random.default_rng(0)
-    factors = [f for f in FAMILIES if f in frame and frame[f].nunique() > 1]
+    factors = [f for f in families.names() if f in frame and frame[f].nunique() > 1]
     frame = frame.dropna(subset=[response]).reset_index(drop=True)
     if frame.empty or frame["repeat"].nunique() < 2:
         return pd.DataFrame()
@@ -129,7 +132,7 @@ def variance_components(frame: pd.DataFrame, response: str, *, replicated: bool,
     rows_out = []
     for component, share in point.items():
         low, high = np.quantile(boots[component], q) if boots[component] else (np.nan,) * 2
-        rows_out.append({"component": COMPONENT_NAMES.get(component, component),
+        rows_out.append({"component": _component_name(component),
                          "levels": levels.get(
             component, len(repeat_ids) if component == REPEAT else np.nan),
             "share": share, "share_low": float(low), "share_high": float(high)})

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.sources import no_effect
+from modelvar.findings.sources import no_effect, strength_summaries
 
 STYLE = """<style>
 .modelvar-findings { font-family: sans-serif; max-width: 1300px; }
@@ -172,14 +172,10 @@ def _image(path: Path, alt: str) -> str:
 def sources_table(sources: pd.DataFrame) -> pd.DataFrame:
     shown = sources.copy()
     strength = []
+    said = strength_summaries()
     for _, row in shown.iterrows():
-        if row["source"] == "data":
-            strength.append(f"{fmt(row['data_shift_sd'])} SD, {fmt(row['data_changed_frac'])} "
-                            "of cells")
-        elif row["source"] == "categorical":
-            strength.append(f"{fmt(row['cat_changed_frac'])} of cells")
-        else:
-            strength.append("")
+        strength.append(", ".join(f"{fmt(row[s.sources])} {s.unit}".strip()
+                                  for family, s in said if row["source"] == family))
     table = pd.concat([shown[["dataset", "classifier", "level"]].rename(
         columns={"level": "source"}), pd.Series(strength, index=shown.index, name="realised"),
         _ci_columns(shown, {"accuracy": "accuracy", "accuracy_sd": "accuracy SD in a repeat",

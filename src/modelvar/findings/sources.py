@@ -15,9 +15,10 @@ of each family alone. For each such cell, over its R repeats:
 * ``identical_repeats``: repeats in which every run predicted every sample alike (the source did
   not move the predictions at all: a deterministic classifier's control, or a model seed that
   the classifier ignores);
-* the realised strength of the perturbation in the runs (``data_shift_sd``: mean |Δx| in
-  training SDs; ``data_changed_frac``, ``cat_changed_frac``: shares of cells changed) beside its
-  nominal level.
+* the realised strength of the perturbation in the runs beside its nominal level: each
+  family's summarised strength columns (:class:`modelvar.pipeline.families.Strength`; for the
+  built-ins ``data_changed_frac``, ``cat_changed_frac``: shares of cells changed;
+  ``data_shift_sd``: mean |Δx| in training SDs), NaN on other sources' rows.
 
 The **yardstick** row (``source = "test set"``) is the between-repeat SD of the control's
 repeat-mean accuracy: what drawing another test set (and training pool) does, with a
@@ -37,10 +38,20 @@ import numpy as np
 import pandas as pd
 
 from modelvar.metrics.student_t import t_quantile
+from modelvar.pipeline import families
 from modelvar.pipeline.cells import Cell, level_label
 from modelvar.pipeline.design import active_sources
 
-SOURCES = ("control", "data", "categorical", "hparam", "downsample", "model_seed", "test set")
+
+def source_names() -> tuple[str, ...]:
+    """The sources in the tables' order: the control, every family, the test-set yardstick."""
+    return ("control", *families.names(), "test set")
+
+
+def strength_summaries() -> list[tuple[str, families.Strength]]:
+    """(family, strength) of every realised-strength number the sources table carries."""
+    return [(f.name, s) for f in families.training_rows_families() for s in f.strength
+            if s.sources]
 #: summary metric → column of the sources table, and its range
 PAIRWISE = {"churn": ("disagreement", (0.0, 1.0)), "ec_global": ("ec_global", (0.0, 1.0)),
             "ec_local": ("ec_local", (0.0, 1.0)), "kappa": ("kappa", (-1.0, 1.0))}
@@ -122,12 +133,9 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
             same = agree.loc[agree["cell"] == cell, "all_runs_identical"]
             row["identical_repeats"] = int(same.sum())
             cell_fits = fits[fits["cell"] == cell]
-            row["data_shift_sd"] = float(cell_fits["data_mean_abs_shift_sd"].mean()) \
-                if source == "data" else np.nan
-            row["data_changed_frac"] = float(cell_fits["data_changed_frac"].mean()) \
-                if source == "data" else np.nan
-            row["cat_changed_frac"] = float(cell_fits["cat_changed_frac"].mean()) \
-                if source == "categorical" else np.nan
+            for family, strength in strength_summaries():
+                row[strength.sources] = float(cell_fits[strength.column].mean()) \
+                    if source == family else np.nan
             rows.append(row)
             if source == "control":
                 control_means = acc["mean"].to_numpy()
@@ -140,9 +148,9 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
             rows.append(row)
     columns = ["dataset", "classifier", "source", "level", "cell", "repeats",
                *[f"{m}{s}" for m in MEASURES for s in ("", "_low", "_high")],
-               "identical_repeats", "data_shift_sd", "data_changed_frac", "cat_changed_frac"]
+               "identical_repeats", *(s.sources for _, s in strength_summaries())]
     out = pd.DataFrame(rows, columns=columns)
-    out["source"] = pd.Categorical(out["source"], categories=SOURCES, ordered=True)
+    out["source"] = pd.Categorical(out["source"], categories=source_names(), ordered=True)
     return out.sort_values(["dataset", "classifier", "source"], kind="stable",
                            ignore_index=True).astype({"source": str})
 
@@ -168,6 +176,6 @@ def study_sources(sources: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         return out
-    out["order"] = out["source"].map({s: i for i, s in enumerate(SOURCES)})
+    out["order"] = out["source"].map({s: i for i, s in enumerate(source_names())})
     return out.sort_values(["classifier", "order"], kind="stable", ignore_index=True).drop(
         columns="order")

@@ -24,17 +24,26 @@ from modelvar.findings.claims import check_claims
 from modelvar.findings.components import grid_components, study_components
 from modelvar.findings.report import dataset_summary_html, findings_html
 from modelvar.findings.sources import sources_of_variance, study_sources
-from modelvar.pipeline.cells import level_label
+from modelvar.pipeline import families
 from modelvar.pipeline.design import cell_roles, collapsed_families, reach_of
 from modelvar.pipeline.result_tables import read_tables, study_table_path
 
 SUMMARY_METRICS = ("accuracy", "churn", "ec_global", "ec_local", "kappa", "pa")
-SUMMARY_COLUMNS = ["cell", "repeat", "subset", "metric", "mean", "sd", "null_mean",
-                   "data", "categorical", "hparam", "downsample", "model_seed"]
 AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac"]
-RUNS_COLUMNS = ["cell", "repeat", "run", "accuracy", "data_mean_abs_shift_sd",
-                "data_changed_frac", "cat_changed_frac", "data", "categorical", "hparam",
-                "downsample", "model_seed", "device", "platform", "versions"]
+
+
+def summary_columns() -> list[str]:
+    """What the findings read of the summary tables: every family's level column too."""
+    return ["cell", "repeat", "subset", "metric", "mean", "sd", "null_mean", *families.names()]
+
+
+def runs_columns() -> list[str]:
+    """What the findings read of the runs tables: every summarised realised strength and
+    every family's level column too."""
+    strengths = [s.column for f in families.training_rows_families() for s in f.strength
+                 if s.sources or s.strength]
+    return ["cell", "repeat", "run", "accuracy", *strengths, *families.names(), "device",
+            "platform", "versions"]
 STUDY_TABLES = ("sources", "study_sources", "components", "study_components", "claims",
                 "strength")
 
@@ -43,28 +52,27 @@ def read_summaries(paths: Sequence[str | Path]) -> pd.DataFrame:
     """The full-test-set rows of the findings' metrics, file by file."""
     parts = []
     for path in paths:
-        frame = read_tables([path], columns=SUMMARY_COLUMNS)
+        frame = read_tables([path], columns=summary_columns())
         parts.append(frame[(frame["subset"] == "all") & frame["metric"].isin(SUMMARY_METRICS)])
     return pd.concat(parts, ignore_index=True)
 
 
 def realised_strength(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset and data or categorical level (not none): the mean realised strength over
-    every run of every cell with that level."""
+    """Per dataset and level of a training-rows family (not its control): the mean realised
+    strength over every run of every cell with that level, one column per strength number
+    the families declare for this table (NaN for other families' levels)."""
     rows = []
-    for family in ("data", "categorical"):
-        active = runs[~runs[family].isin(["dnone", "cnone"])]
-        for (dataset, level), part in active.groupby(["dataset", family], sort=True,
+    shown = [(f, s) for f in families.training_rows_families() for s in f.strength
+             if s.strength]
+    for family in families.training_rows_families():
+        active = runs[runs[family.name] != family.none_id]
+        for (dataset, level), part in active.groupby(["dataset", family.name], sort=True,
                                                      observed=True):
-            row = {"dataset": dataset, "level": level_label(family, str(level)),
-                   "runs": len(part), "mean_abs_shift_sd": float("nan"),
-                   "numeric_changed_frac": float("nan"),
-                   "categorical_changed_frac": float("nan")}
-            if family == "data":
-                row["mean_abs_shift_sd"] = float(part["data_mean_abs_shift_sd"].mean())
-                row["numeric_changed_frac"] = float(part["data_changed_frac"].mean())
-            else:
-                row["categorical_changed_frac"] = float(part["cat_changed_frac"].mean())
+            row = {"dataset": dataset, "level": family.level_label(str(level)),
+                   "runs": len(part)}
+            for owner, strength in shown:
+                row[strength.strength] = float(part[strength.column].mean()) \
+                    if owner is family else float("nan")
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -108,7 +116,7 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
     """The study tables (module docstring) from the aggregated tables' files."""
     summary = read_summaries(summary_paths)
     agreement = read_tables(agreement_paths, columns=AGREEMENT_COLUMNS)
-    runs = read_tables(runs_paths, columns=RUNS_COLUMNS)
+    runs = read_tables(runs_paths, columns=runs_columns())
     roles = {name: cell_roles(perturbation, design, reach_of(meta))
              for name, meta in metas.items()}
     sources = sources_of_variance(summary, agreement, runs, roles)
@@ -116,7 +124,7 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
     notes = []
     for name, meta in metas.items():
         for family in collapsed_families(perturbation, reach_of(meta)):
-            what = {"data": "numeric", "categorical": "categorical"}[family]
+            what = families.family(family).reach
             notes.append(f"{name} has no {what} features: its {family} perturbation levels "
                          "collapse to none (no duplicate cells were fitted).")
     tables = {"sources": sources, "study_sources": study_sources(sources),

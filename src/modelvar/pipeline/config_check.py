@@ -8,6 +8,9 @@ bad dataset stops the run before its first job, with one message listing everyth
    (dataset sources, perturbation levels) is resolved to the alternative the entry means (by its
    ``source``, or by its key such as ``sig``), and that alternative's errors are reported.
    Whole numbers written as floats where an integer is expected (``repeats: 2.0``) become ints.
+   The ``perturbation`` families' levels are checked against their grammars in
+   :mod:`modelvar.pipeline.families` (:func:`workflow_schema`), and a family the config leaves
+   out gets its control level.
 2. **The study**: each dataset is peeked (:mod:`modelvar.data.schema`: missing or unreadable
    files, unsupported types, absent target or categorical columns, undeclared non-numeric columns,
    unknown embedded names); grouping columns exist and are categorical; ``classifier_settings``
@@ -114,10 +117,35 @@ def _describe(error) -> list[str]:
     return [f"{where}: {error.message}"]
 
 
+def workflow_schema(schema: dict) -> dict:
+    """The config schema with every perturbation family's level grammar
+    (:func:`modelvar.pipeline.families.schema_properties`) under ``perturbation``, whose other
+    keys are then unknown. The schema file holds the rest; applying this twice is harmless."""
+    import copy
+
+    from modelvar.pipeline import families
+
+    out = copy.deepcopy(schema)
+    section = out["properties"]["perturbation"]
+    section["properties"] = {**families.schema_properties(), **section.get("properties", {})}
+    section["additionalProperties"] = False
+    return out
+
+
+def fill_family_defaults(config: dict) -> None:
+    """Give every family that the config's ``perturbation`` does not list its control level
+    (what Snakemake's validate does for the schema file's own defaults)."""
+    from modelvar.pipeline import families
+
+    section = config.setdefault("perturbation", {})
+    for name, levels in families.defaults().items():
+        section.setdefault(name, levels)
+
+
 def schema_problems(config: dict, schema: dict) -> list[str]:
     from jsonschema import Draft202012Validator
 
-    validator = Draft202012Validator(schema)
+    validator = Draft202012Validator(workflow_schema(schema))
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     return [m for e in errors for m in _describe(e)]
 
@@ -330,7 +358,8 @@ def check_config(config: dict, schema: dict, *, datasets: bool = True) -> Checke
         results_dir_problems(config)
     if problems:
         raise ConfigProblems(problems)
-    coerce_integers(config, schema)
+    coerce_integers(config, workflow_schema(schema))
+    fill_family_defaults(config)
     if not datasets:
         return CheckedStudy()
     problems, study = study_problems(config)

@@ -13,22 +13,27 @@
 The one-at-a-time cells answer "how much does this source alone move accuracy and
 predictions", against the control's zero; the factorial grid shows interactions.
 
-**No-op families.** A family that cannot act on a dataset collapses to ``none`` for it: the
-categorical family on a dataset without categorical features, the data family on one without
-numeric features. Its levels would only give byte-identical copies of the ``none`` cells
-(wasted fits, and pooled figures counting each repeat twice). :func:`dataset_cells` returns the
-collapsed families so that the workflow warns once and the report says so.
+**No-op families.** A family that cannot act on a dataset collapses to ``none`` for it: one
+whose reach (:mod:`modelvar.pipeline.families`) the dataset lacks — the categorical family on
+a dataset without categorical features, the data family on one without numeric features. Its
+levels would only give byte-identical copies of the ``none`` cells (wasted fits, and pooled
+figures counting each repeat twice). :func:`dataset_cells` returns the collapsed families so
+that the workflow warns once and the report says so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from modelvar.pipeline import families
 from modelvar.pipeline.cells import Cell, grid
 
 DESIGNS = ("factorial", "one-at-a-time", "both")
-#: the control level of each family
-CONTROL = Cell()
+
+
+def control() -> Cell:
+    """The control cell: every family at its control level."""
+    return Cell()
 
 
 @dataclass(frozen=True)
@@ -40,22 +45,24 @@ class Reach:
 
 
 def collapsed_families(perturbation: dict, reach: Reach) -> list[str]:
-    """Families with levels beyond ``none`` that cannot act on the dataset."""
+    """Families with levels beyond their control that cannot act on the dataset (it lacks the
+    feature type the family needs)."""
     out = []
-    if reach.numeric is False and any(e != "none" for e in perturbation.get("data", ["none"])):
-        out.append("data")
-    if reach.categorical is False and any(
-            e != "none" for e in perturbation.get("categorical", ["none"])):
-        out.append("categorical")
+    for family in families.families():
+        if family.reach is None or getattr(reach, family.reach) is not False:
+            continue
+        entries = perturbation.get(family.name, [family.levels.default_entry])
+        if any(family.from_config(e) != family.none for e in entries):
+            out.append(family.name)
     return out
 
 
 def _one_at_a_time(cells: list[Cell]) -> list[Cell]:
     """The control and every level of every family alone, from the levels the grid uses."""
-    out = [CONTROL]
-    for family in ("data", "categorical", "hparam", "downsample", "model_seed"):
-        for level in dict.fromkeys(getattr(c, family) for c in cells):
-            if level != getattr(CONTROL, family):
+    out = [control()]
+    for family in families.names():
+        for level in dict.fromkeys(c[family] for c in cells):
+            if level != families.family(family).none:
                 out.append(Cell(**{family: level}))
     return out
 
@@ -68,7 +75,8 @@ def dataset_cells(perturbation: dict, design: str = "factorial",
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
     collapsed = collapsed_families(perturbation, reach)
-    effective = {**perturbation, **{family: ["none"] for family in collapsed}}
+    effective = {**perturbation, **{name: [families.family(name).levels.default_entry]
+                                    for name in collapsed}}
     factorial = grid(effective)
     if design == "factorial":
         cells = factorial
@@ -81,8 +89,7 @@ def dataset_cells(perturbation: dict, design: str = "factorial",
 
 def active_sources(cell: Cell) -> list[str]:
     """The families a cell perturbs (away from the control), e.g. ``["data", "model_seed"]``."""
-    return [f for f in ("data", "categorical", "hparam", "downsample", "model_seed")
-            if getattr(cell, f) != getattr(CONTROL, f)]
+    return [f.name for f in families.families() if cell[f.name] != f.none]
 
 
 ROLES = ("factorial", "one-at-a-time")

@@ -28,20 +28,12 @@ import numpy as np
 
 from modelvar import __version__
 from modelvar.data.arrays import DataArrays
-from modelvar.data.perturb import (
-    categorical_label_level,
-    categorical_sample_level,
-    nearest_neighbour,
-    percentile,
-    relative,
-    scaled_noise,
-    significant_digit,
-)
 from modelvar.data.preprocess import EncodedDataset, transform_run
 from modelvar.data.splits import downsample, split_test_set
 from modelvar.metrics.probabilistic import probability_stats
 from modelvar.models import hparams as hp
 from modelvar.models.registry import make_classifier, spec
+from modelvar.pipeline import families
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.predictions import PROBA_PREFIX, PredictionsWriter
 from modelvar.seeding import stream
@@ -129,52 +121,50 @@ def model_stream(root_seed, cell: Cell, dataset: str, classifier: str, repeat: i
     return stream(root_seed, "model", dataset=dataset, classifier=classifier)
 
 
-_DATA_FUNCS = {"sig": lambda X, v, rng: significant_digit(X, int(v), rng),
-               "nn": nearest_neighbour, "rel": relative, "pct": percentile,
-               "sd": scaled_noise,
-               "rsd": lambda X, v, rng: scaled_noise(X, v, rng, robust=True)}
-_CAT_FUNCS = {
-    "label": categorical_label_level,
-    "sample": categorical_sample_level,
-    "labelmiss": lambda C, n, v, rng: categorical_label_level(C, n, v, rng, missing="as_level"),
-    "samplemiss": lambda C, n, v, rng: categorical_sample_level(C, n, v, rng, missing="as_level"),
-}
-
-
 def perturb_training_rows(
     ds, enc: EncodedDataset, rows: np.ndarray, cell: Cell, *, root_seed: int,
-    repeat: int, run: int,
-) -> tuple[np.ndarray, np.ndarray, dict, dict]:
-    """Apply the cell's data and categorical perturbations to the training rows only.
+    repeat: int, run: int, y: np.ndarray | None = None, n_classes: int | None = None,
+) -> tuple[families.TrainingRows, dict, dict]:
+    """Apply the cell's training-rows families (:func:`modelvar.pipeline.families.
+    training_rows_families`: data, categorical, and any registered one) to the training rows
+    only, in the registry's order; a family whose reach the dataset lacks is skipped.
 
-    Streams are keyed by (dataset, scheme level, repeat, run) — not by classifier — so every
-    classifier sees the same perturbed training data. Returns (numeric values, categorical
-    codes, what was done, stream names) of the training rows.
+    Streams are keyed by (dataset, level, repeat, run) — not by classifier — so every
+    classifier sees the same perturbed training data. Returns (the perturbed training rows,
+    family → what it did, stream names).
     """
-    num, codes = enc.numeric[rows], enc.codes[rows]
+    y = ds.class_index()[rows] if y is None else y
+    training = families.TrainingRows(
+        numeric=enc.numeric[rows], codes=enc.codes[rows], y=y,
+        numeric_columns=list(enc.numeric_columns), n_levels=list(enc.n_levels),
+        n_classes=int(n_classes if n_classes is not None else len(ds.classes)))
     info: dict = {}
     streams: dict = {}
     levels = cell.levels()
-    if cell.data is not None and num.shape[1]:
-        name = stream(root_seed, "data-perturbation", dataset=ds.name, scheme=levels["data"],
-                      repeat=repeat, run=run)
-        kind, value = cell.data
-        num, info["data"] = _DATA_FUNCS[kind](num, value, name.generator())
-        per_feature = info["data"].pop("per_feature", None)
-        if per_feature is not None:  # recorded with the features' names
-            info["data_per_feature"] = {
-                col: [round(c, 4), None if np.isnan(s) else round(s, 4)]
-                for col, c, s in zip(enc.numeric_columns, per_feature["changed_frac"],
-                                     per_feature["mean_abs_shift_sd"], strict=True)}
-        streams["data-perturbation"] = str(name)
-    if cell.categorical is not None and codes.shape[1]:
-        name = stream(root_seed, "categorical-perturbation", dataset=ds.name,
-                      scheme=levels["categorical"], repeat=repeat, run=run)
-        kind, value = cell.categorical
-        codes, info["categorical"] = _CAT_FUNCS[kind](codes, enc.n_levels, value,
-                                                      name.generator())
-        streams["categorical-perturbation"] = str(name)
-    return num, codes, info, streams
+    reach = {"numeric": training.numeric.shape[1], "categorical": training.codes.shape[1]}
+    for family in families.training_rows_families():
+        level = cell[family.name]
+        if level == family.none or (family.reach is not None and not reach[family.reach]):
+            continue
+        name = stream(root_seed, f"{family.name}-perturbation", dataset=ds.name,
+                      scheme=levels[family.name], repeat=repeat, run=run)
+        training, info[family.name] = family.perturb(training, level, name.generator())
+        streams[f"{family.name}-perturbation"] = str(name)
+    return training, info, streams
+
+
+def strength_row(perturbation: dict) -> dict:
+    """The runs table's realised-strength columns of one run (0, or ``{}`` for a mapping,
+    where a family did not act); mappings leave ``perturbation`` for their own JSON column."""
+    row = {}
+    for family in families.training_rows_families():
+        record = perturbation.get(family.name, {})
+        for strength in family.strength:
+            if strength.as_json:
+                row[strength.column] = json.dumps(record.pop(strength.record_key, {}))
+            else:
+                row[strength.column] = record.get(strength.record_key, 0.0)
+    return row
 
 
 def _as_arrays(data) -> DataArrays:
@@ -221,10 +211,11 @@ def prepare_run(data: DataArrays, *, classifier: str, cell: Cell, repeat: int, r
     y_all = data.y
     rows = downsample(y_all[pool], pool, cell.downsample, root_seed=root_seed,
                       dataset=data.name, repeat=repeat, run=run)
-    num_train, codes_train, perturbation, p_streams = perturb_training_rows(
-        data, data.encoded, rows, cell, root_seed=root_seed, repeat=repeat, run=run)
-    X_train, X_test, _ = transform_run(data.encoded, rows, test, num_train=num_train,
-                                       codes_train=codes_train)
+    training, perturbation, p_streams = perturb_training_rows(
+        data, data.encoded, rows, cell, root_seed=root_seed, repeat=repeat, run=run,
+        y=y_all[rows], n_classes=len(data.classes))
+    X_train, X_test, _ = transform_run(data.encoded, rows, test, num_train=training.numeric,
+                                       codes_train=training.codes)
     mstream = model_stream(root_seed, cell, data.name, classifier, repeat, run)
     realised, h_streams = run_hparams(classifier, base, cell, dataset=data.name,
                                       root_seed=root_seed, repeat=repeat, run=run,
@@ -237,7 +228,7 @@ def prepare_run(data: DataArrays, *, classifier: str, cell: Cell, repeat: int, r
         **p_streams,
         **h_streams,
     }
-    return PreparedRun(run, rows, X_train, y_all[rows], X_test, realised, mstream.int_seed(),
+    return PreparedRun(run, rows, X_train, training.y, X_test, realised, mstream.int_seed(),
                        perturbation, streams)
 
 
@@ -348,14 +339,7 @@ def fit_repeat_arrays(
             "cell": cell.id, "repeat": repeat, "run": run, "n_train": len(current.rows),
             "n_test": len(test), "accuracy": float(np.mean(pred == y_all[test])),
             "fit_seconds": fit_seconds,
-            "data_changed_frac": perturbation.get("data", {}).get("changed_frac", 0.0),
-            "data_mean_abs_shift_sd": perturbation.get("data", {}).get("mean_abs_shift_sd", 0.0),
-            "data_per_feature": json.dumps(perturbation.pop("data_per_feature", {})),
-            "cat_changed_frac": perturbation.get("categorical", {}).get("changed_frac", 0.0),
-            "cat_missing_to_level_frac": perturbation.get("categorical", {}).get(
-                "missing_to_level", 0.0),
-            "cat_level_to_missing_frac": perturbation.get("categorical", {}).get(
-                "level_to_missing", 0.0),
+            **strength_row(perturbation),
             "perturbation": json.dumps(perturbation, sort_keys=True),
             "hparams": json.dumps(realised, sort_keys=True),
             "device": device,

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 INFERENCE = ("se", "ci_low", "ci_high", "null_mean", "excess")
 TABLES = ("pairwise", "summary", "per_run", "agreement", "per_sample")
-LEVEL_COLUMNS = ("data", "categorical", "hparam", "downsample", "model_seed")
 SUMMARY_COLUMNS = ("subset", "metric", "n_samples", *STATS, *INFERENCE, "all_runs_identical")
 
 

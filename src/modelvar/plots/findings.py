@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.sources import SOURCES
+from modelvar.findings.sources import source_names
 from modelvar.plots.common import classifier_colours, save_figure
 
 MEASURES = {"accuracy_sd": "run-to-run SD of accuracy\nwithin a repeat",
@@ -25,7 +25,7 @@ MEASURES = {"accuracy_sd": "run-to-run SD of accuracy\nwithin a repeat",
 
 
 def _level_order(sources: pd.DataFrame) -> list[str]:
-    order = {s: i for i, s in enumerate(SOURCES)}
+    order = {s: i for i, s in enumerate(source_names())}
     levels = sources[["source", "level"]].drop_duplicates()
     levels = levels.assign(o=levels["source"].map(order)).sort_values(["o", "level"])
     return list(levels["level"])

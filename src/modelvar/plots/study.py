@@ -28,14 +28,12 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
-from modelvar.pipeline.cells import FAMILIES, cell_label, level_value
+from modelvar.pipeline import families
+from modelvar.pipeline.cells import cell_label, level_value
 from modelvar.plots.common import METRIC_NAMES, classifier_colours, save_figure
 
 MAX_WIDTH_IN = 9.3
 MAX_PER_PANEL = 20
-FAMILY_TITLES = {"data": "data perturbation", "categorical": "categorical perturbation",
-                 "hparam": "hparam perturbation", "downsample": "training fraction",
-                 "model_seed": "model seed"}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -45,16 +43,21 @@ def cells_of(frame: pd.DataFrame, roles: dict[str, tuple], role: str) -> pd.Data
     return frame[frame["cell"].astype(str).isin(keep)]
 
 
+def _facet_title(column: str) -> str:
+    """A facet's title: a family's title, any other column's name."""
+    return families.family(column).title if column in families.names() else column
+
+
 def varying(frame: pd.DataFrame) -> list[str]:
     """Families with more than one level in these rows."""
-    return [f for f in FAMILIES if f in frame and frame[f].nunique() > 1]
+    return [f for f in families.names() if f in frame and frame[f].nunique() > 1]
 
 
 def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
     """Level ids → readable levels (``rel 0.2``, ``50 %``, ``per run`` …) in the family
     columns (the family is in the panel title or axis label)."""
     out = frame.copy()
-    for family in FAMILIES:
+    for family in families.names():
         if family in out:
             out[family] = [level_value(str(v)) for v in out[family]]
     return out
@@ -63,11 +66,12 @@ def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
 def source_order(cells) -> list[tuple[str, str]]:
     """(cell, label) of one-at-a-time cells: the control first, then the families in their
     order (data, categorical, hparam, training fraction, model seed)."""
-    from modelvar.findings.sources import SOURCES, source_of
+    from modelvar.findings.sources import source_names, source_of
 
     named = {str(c): source_of(str(c)) for c in cells}
+    order = source_names()
     return sorted(((c, label) for c, (_, label) in named.items()),
-                  key=lambda t: (SOURCES.index(named[t[0]][0]), t[1]))
+                  key=lambda t: (order.index(named[t[0]][0]), t[1]))
 
 
 def _level_key(value: str):
@@ -89,7 +93,7 @@ def pooling_note(frame: pd.DataFrame, shown: list[str], per_mark: str) -> str:
     labelled = _labelled(frame)
     if not pooled:
         return f"one cell per mark; {per_mark}"
-    parts = [f"{FAMILY_TITLES[f]} ({', '.join(_order(labelled, f))})" for f in pooled]
+    parts = [f"{families.family(f).title} ({', '.join(_order(labelled, f))})" for f in pooled]
     return f"each mark pools {' × '.join(parts)}; {per_mark}"
 
 
@@ -128,8 +132,8 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
                        aspect=panel_w / panel_h, margin_titles=True, legend_out=True,
                        sharex=not horizontal, sharey=True, **kw)
     grid.set_axis_labels(xlabel, ylabel)
-    grid.set_titles(row_template=f"{FAMILY_TITLES.get(row, row)}: {{row_name}}" if row else "",
-                    col_template=f"{FAMILY_TITLES.get(col, col)}: {{col_name}}" if col else "")
+    grid.set_titles(row_template=f"{_facet_title(row)}: {{row_name}}" if row else "",
+                    col_template=f"{_facet_title(col)}: {{col_name}}" if col else "")
     for ax in grid.axes.flat:
         ax.grid(axis="x" if horizontal else "y", alpha=0.3)
         ax.tick_params(labelsize=7.5)
