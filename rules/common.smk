@@ -372,11 +372,15 @@ def get_dataset_files(wildcards):
     return {"data": f"{base}.parquet", "meta": f"{base}.json"}
 
 
-from modelvar.plots.study import figures_of_design  # noqa: E402
+from modelvar.pipeline import figures as figure_registry  # noqa: E402
 
 DESIGN = config.get("design", "both")
-FIGURES = figures_of_design(DESIGN)
-FIGURE_TABLES = ("summary", "agreement", "runs")
+# the registry, not the plotting stack: loading the workflow imports no matplotlib
+FIGURES = figure_registry.figures_of_design(DESIGN)
+FIGURE_TABLES = figure_registry.tables_of(FIGURES)
+GROUPED_FIGURES = [
+    f.name for f in figure_registry.DATASET_FIGURES if f.part == "grouped"
+]
 # the levels, not the log-only warning threshold: changing it reruns no figure or finding
 PERTURBATION_JSON = json.dumps(
     {
@@ -392,19 +396,6 @@ FINDINGS_CATEGORY, DATA_CATEGORY, SIMULATION_CATEGORY = (
     "2. Data",
     "4. Simulation",
 )
-FIGURE_TITLES = {
-    "sources_of_variance": "sources of variance, each alone",
-    "accuracy_by_source": "accuracy under each source alone",
-    "reproducibility_vs_chance": "global EC against chance",
-    "gross_accuracy_grid": "gross accuracies (seed 004)",
-    "accuracy_by_data_perturbation": "accuracy by data perturbation",
-    "repeat_accuracy_ranges": "accuracy ranges within repeats",
-    "ec_distributions": "error consistency, repeat means",
-    "reproducibility_by_cell": "every cell: accuracy, EC, agreement",
-    "repeat_ec_ranges": "EC ranges within repeats",
-    "per_sample_instability": "unstable test samples",
-    "group_disparities": "differences between groups",
-}
 
 
 def dataset_category(wildcards):
@@ -414,8 +405,14 @@ def dataset_category(wildcards):
 
 def figure_label(name):
     """The report label of a figure: its place in the reading order and what it shows."""
-    order = [*FIGURES, "group_disparities"]
-    return {"figure": f"{order.index(name) + 2:02d}. {FIGURE_TITLES[name]}"}
+    order = [*FIGURES, *GROUPED_FIGURES]
+    title = figure_registry.figure(name).title
+    return {"figure": f"{order.index(name) + 2:02d}. {title}"}
+
+
+def figure_table_args():
+    """The figures job's table options, for the tables the drawn figures read."""
+    return " ".join(f"--{t} {{input.{t}:q}}" for t in FIGURE_TABLES)
 
 
 def get_figure_inputs(wildcards):
@@ -425,11 +422,14 @@ def get_figure_inputs(wildcards):
     }
 
 
+FINDINGS_INPUT_TABLES = ("summary", "agreement", "runs")
+
+
 def get_findings_inputs(wildcards):
     return {
         **{
             t: [f for ds in DATASETS for f in dataset_tables(ds, t)]
-            for t in FIGURE_TABLES
+            for t in FINDINGS_INPUT_TABLES
         },
         "meta": [f"{RESULTS}/datasets/{ds}.json" for ds in DATASETS],
     }
@@ -476,7 +476,9 @@ def dataset_outputs(ds):
     out.append(f"{RESULTS}/{ds}/summary.html")
     if ds in GROUPED:
         out += [
-            f"{RESULTS}/{ds}/figures/group_disparities.{ext}" for ext in ("png", "pdf")
+            f"{RESULTS}/{ds}/figures/{fig}.{ext}"
+            for fig in GROUPED_FIGURES
+            for ext in ("png", "pdf")
         ]
     return out
 

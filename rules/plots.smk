@@ -28,10 +28,10 @@ rule figures:
         code=CODE["figures"],
     shell:
         modelvar_job(
-            "figures --dataset {wildcards.dataset:q} --summary {input.summary:q} --agreement "
-            "{input.agreement:q} --runs {input.runs:q} --meta {input.meta:q} --perturbation "
-            "{params.perturbation:q} --design {params.design:q} --out-dir "
-            "{params.out_dir:q} 2> {log:q}",
+            "figures --dataset {wildcards.dataset:q} "
+            + figure_table_args()
+            + " --meta {input.meta:q} --perturbation {params.perturbation:q} --design "
+            "{params.design:q} --out-dir {params.out_dir:q} 2> {log:q}",
         )
 
 
@@ -41,14 +41,20 @@ rule group_disparities_figure:
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
         recipe=recipe_of("group_disparities_figure"),
     output:
-        png=report(
-            f"{RESULTS}/{{dataset}}/figures/group_disparities.png",
-            caption="../workflow/report/group_disparities.rst",
-            category=dataset_category,
-            subcategory="Figures and tables",
-            labels=figure_label("group_disparities"),
-        ),
-        pdf=f"{RESULTS}/{{dataset}}/figures/group_disparities.pdf",
+        **{
+            f"{fig}_png": report(
+                f"{RESULTS}/{{dataset}}/figures/{fig}.png",
+                caption=f"../workflow/report/{fig}.rst",
+                category=dataset_category,
+                subcategory="Figures and tables",
+                labels=figure_label(fig),
+            )
+            for fig in GROUPED_FIGURES
+        },
+        **{
+            f"{fig}_pdf": f"{RESULTS}/{{dataset}}/figures/{fig}.pdf"
+            for fig in GROUPED_FIGURES
+        },
     log:
         f"{RESULTS}/logs/group_disparities_figure/{{dataset}}.log",
     conda:

@@ -66,3 +66,40 @@ def test_every_built_in_is_a_complete_spec():
         registry.register(BUILT_IN[0])
     with pytest.raises(ValueError, match=r"unknown classifier 'rf'; available: \['lr-sgd'"):
         registry.spec("rf")
+
+
+# ------------------------------------------------------------------ the figure registry
+def test_every_registered_figure_has_its_function_and_caption():
+    from modelvar.pipeline import figures
+    from modelvar.plots import study
+
+    for spec in figures.DATASET_FIGURES:
+        assert callable(getattr(study, spec.name, None)), spec.name
+        assert (REPO / "workflow" / "report" / f"{spec.name}.rst").is_file(), spec.name
+    assert figures.figures_of_design("one-at-a-time") == [
+        "sources_of_variance", "accuracy_by_source", "reproducibility_vs_chance"]
+    assert len(figures.figures_of_design("both")) == len(figures.DATASET_FIGURES) - 1
+    assert figures.tables_of(["per_sample_instability", "gross_accuracy_grid"]) == (
+        "agreement", "runs")
+    with pytest.raises(ValueError, match="unknown table"):
+        figures.FigureSpec("x", "x", ("predictions",), "factorial")
+
+
+def test_loading_the_workflow_imports_no_plotting_library(tmp_path):
+    """A dry run's import trace (PYTHONPROFILEIMPORTTIME) holds no matplotlib or seaborn: the
+    workflow reads the figure registry, not the plotting modules."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+         str(tmp_path), "--configfile", str(REPO / "tests/configs/tiny.yaml"), "-n"],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "modelvar.pipeline.figures" in imported  # the trace covers the workflow's imports
+    plotting = sorted(m for m in imported if m.split(".")[0] in ("matplotlib", "seaborn"))
+    assert plotting == []

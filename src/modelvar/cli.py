@@ -396,7 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--{name}", nargs="+", metavar="TABLE",
                        help=f"the dataset's {name} tables")
     p.add_argument("--disparities", nargs="+", metavar="TABLE",
-                   help="draw only the group-disparity figure from these tables")
+                   help="the dataset's disparities tables; without --figures, draw only the "
+                   "group-disparity figure")
     p.add_argument("--meta", required=True, help="the dataset's JSON metadata")
     p.add_argument("--perturbation", required=True,
                    help="the config's perturbation section as JSON (the cells' design)")

@@ -157,10 +157,11 @@ def _cell_key(cell_id: str, families) -> tuple:
 
 def _panel_families(frame: pd.DataFrame, first: list[str]) -> tuple[list[str], list[str]]:
     """Split the varying families into facets and row labels so that no panel has more than
-    :data:`MAX_PER_PANEL` rows: families move to the facets in the order given."""
+    :data:`MAX_PER_PANEL` rows: families move to the facets in the order given, then any
+    other varying family in the registry's order."""
     fams = varying(frame)
     facets = []
-    for family in [f for f in first if f in fams]:
+    for family in [*[f for f in first if f in fams], *[f for f in fams if f not in first]]:
         rest = [f for f in fams if f not in facets]
         if math.prod(frame[f].nunique() for f in rest) <= MAX_PER_PANEL:
             break
@@ -480,31 +481,3 @@ def group_disparities(disparities: pd.DataFrame, roles: dict[str, tuple], datase
                                                      if not oat.empty else ""))
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, out_paths)
-
-
-#: name → (tables it needs, function), in the report's reading order; the first three need the
-#: one-at-a-time cells, the others the factorial grid (:data:`FIGURES_OF_DESIGN`)
-FIGURE_FUNCTIONS = {
-    "sources_of_variance": (("summary", "agreement", "runs"), sources_of_variance),
-    "accuracy_by_source": (("runs",), accuracy_by_source),
-    "reproducibility_vs_chance": (("summary",), reproducibility_vs_chance),
-    "gross_accuracy_grid": (("runs",), gross_accuracy_grid),
-    "accuracy_by_data_perturbation": (("runs",), accuracy_by_data_perturbation),
-    "repeat_accuracy_ranges": (("summary",), repeat_accuracy_ranges),
-    "ec_distributions": (("summary",), ec_distributions),
-    "reproducibility_by_cell": (("summary",), reproducibility_by_cell),
-    "repeat_ec_ranges": (("summary",), repeat_ec_ranges),
-    "per_sample_instability": (("agreement",), per_sample_instability),
-}
-
-ONE_AT_A_TIME_FIGURES = ("sources_of_variance", "accuracy_by_source", "reproducibility_vs_chance")
-
-
-def figures_of_design(design: str) -> list[str]:
-    """The figures a design has cells for, in reading order."""
-    def drawn(name: str) -> bool:
-        if name in ONE_AT_A_TIME_FIGURES:
-            return design != "factorial"
-        return design != "one-at-a-time"
-
-    return [name for name in FIGURE_FUNCTIONS if drawn(name)]
