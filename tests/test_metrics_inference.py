@@ -77,7 +77,7 @@ def test_null_formulas():
     assert null["ec_local"][0] == pytest.approx(0.02 / (0.3 - 0.02))
     assert null["ec_agree"][0] == pytest.approx(0.02 + 0.72)
     assert np.isnan(null["ec_local"][1])  # neither run errs
-    assert list(itertools.islice(null, 3)) == ["ec_global", "ec_local", "ec_agree"]
+    assert list(itertools.islice(null, 3)) == ["ec_local", "ec_global", "ec_agree"]  # tables' order
 
 
 def test_t_quantile_equals_scipy():

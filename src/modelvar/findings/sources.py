@@ -37,6 +37,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from modelvar.metrics import registry as metric_registry
 from modelvar.metrics.student_t import t_quantile
 from modelvar.pipeline import families
 from modelvar.pipeline.cells import Cell, level_label
@@ -52,9 +53,9 @@ def strength_summaries() -> list[tuple[str, families.Strength]]:
     """(family, strength) of every realised-strength number the sources table carries."""
     return [(f.name, s) for f in families.training_rows_families() for s in f.strength
             if s.sources]
-#: summary metric → column of the sources table, and its range
-PAIRWISE = {"churn": ("disagreement", (0.0, 1.0)), "ec_global": ("ec_global", (0.0, 1.0)),
-            "ec_local": ("ec_local", (0.0, 1.0)), "kappa": ("kappa", (-1.0, 1.0))}
+#: summary metric → its column in the sources table
+PAIRWISE = {"churn": "disagreement", "ec_global": "ec_global", "ec_local": "ec_local",
+            "kappa": "kappa"}
 MEASURES = ("accuracy", "accuracy_sd", "disagreement", "ec_global", "ec_local", "kappa")
 
 
@@ -128,8 +129,9 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
                    "level": level, "cell": cell, "repeats": len(acc)}
             _put(row, "accuracy", mean_ci(acc["mean"], (0.0, 1.0)))
             _put(row, "accuracy_sd", mean_ci(acc["sd"], (0.0, 1.0)))
-            for metric, (name, bounds) in PAIRWISE.items():
-                _put(row, name, mean_ci(s.loc[s["metric"] == metric, "mean"], bounds))
+            for metric, name in PAIRWISE.items():
+                _put(row, name, mean_ci(s.loc[s["metric"] == metric, "mean"],
+                                        metric_registry.metric(metric).value_range))
             same = agree.loc[agree["cell"] == cell, "all_runs_identical"]
             row["identical_repeats"] = int(same.sum())
             cell_fits = fits[fits["cell"] == cell]

@@ -1,6 +1,7 @@
 """Reproducibility, agreement and per-run metrics (see each module's docstring for formulas).
 
-* :mod:`~modelvar.metrics.pairwise`: pairwise reproducibility metrics of k runs;
+* :mod:`~modelvar.metrics.pairwise`: pairwise reproducibility metrics of k runs, each declared
+  in :mod:`~modelvar.metrics.registry`;
 * :mod:`~modelvar.metrics.agreement`: agreement across all runs, per-sample instability;
 * :mod:`~modelvar.metrics.probabilistic`, :mod:`~modelvar.metrics.tau`: per-run metrics;
 * :mod:`~modelvar.metrics.summary`, :mod:`~modelvar.metrics.inference`: per-repeat summaries,

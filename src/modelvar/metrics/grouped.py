@@ -52,20 +52,15 @@ import sklearn.metrics as skm
 from fairlearn import metrics as flm
 from fairlearn.metrics import MetricFrame
 
+from modelvar.metrics import registry as pairwise_registry
 from modelvar.metrics.inference import jackknife_ci
-from modelvar.metrics.pairwise import (
-    ALL_METRICS,
-    METRIC_RANGES,
-    encode_labels,
-    pairwise_metrics,
-)
+from modelvar.metrics.pairwise import encode_labels, pairwise_metrics
 from modelvar.metrics.probabilistic import brier, log_loss
 
 METHODS = {
     "minmax": "between_groups", "between_groups": "between_groups", "to_overall": "to_overall"
 }
 AGGREGATES = ("difference", "ratio", "group_min", "group_max")
-SIGNED_PAIRWISE = ("ec_corr", "ec_kappa", "kappa", "kripp_alpha", "gwet_ac1")
 
 
 class GroupedMetricError(ValueError):
@@ -98,8 +93,9 @@ def mean_pairwise(metric: str, *, ec_local_undefined: str = "nan") -> Callable:
 
     ``runs`` is (n samples × k runs); labels may be of any type shared with ``y_true``.
     """
-    if metric not in ALL_METRICS:
-        raise GroupedMetricError(f"unknown pairwise metric {metric!r}; known: {list(ALL_METRICS)}")
+    known = pairwise_registry.names()
+    if metric not in known:
+        raise GroupedMetricError(f"unknown pairwise metric {metric!r}; known: {list(known)}")
 
     def f(y_true, runs) -> float:
         yi, pi = _runs_as_indices(y_true, runs)
@@ -111,7 +107,7 @@ def mean_pairwise(metric: str, *, ec_local_undefined: str = "nan") -> Callable:
         return float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
 
     f.__name__ = f"mean_{metric}"
-    f.signed = metric in SIGNED_PAIRWISE  # read by GroupedMetric.ratio()
+    f.signed = pairwise_registry.metric(metric).signed  # read by GroupedMetric.ratio()
     f.__doc__ = f"Mean over all run pairs of pairwise {metric} (modelvar.metrics.pairwise)."
     return f
 
@@ -169,9 +165,9 @@ def _build_registry() -> dict[str, RegisteredMetric]:
         ),
         "sd_accuracy": RegisteredMetric(sd_run_accuracy, False, "modelvar (y_pred: n × k runs)"),
     }
-    for m in ALL_METRICS:
-        reg[f"mean_{m}"] = RegisteredMetric(
-            mean_pairwise(m), m in SIGNED_PAIRWISE, "modelvar pairwise (y_pred: n × k runs)"
+    for m in pairwise_registry.metrics():
+        reg[f"mean_{m.name}"] = RegisteredMetric(
+            mean_pairwise(m.name), m.signed, "modelvar pairwise (y_pred: n × k runs)"
         )
     return reg
 
@@ -752,7 +748,8 @@ def reproducibility_ci_by_group(
         for m in metrics:
             values = table[m].to_numpy(float)
             se, lo, hi = jackknife_ci(table["run_i"].to_numpy(), table["run_j"].to_numpy(),
-                                      values, level, bounds=METRIC_RANGES[m])
+                                      values, level,
+                                      bounds=pairwise_registry.metric(m).value_range)
             mean = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
             rows.append({"group": label, "metric": m, "n": len(idx), "mean": mean, "se": se,
                          "ci_low": lo, "ci_high": hi})

@@ -9,7 +9,7 @@ degrees of freedom for k runs, conservative). It is computed from row sums of th
 matrix, so it costs O(k²), not a refit or a resampling loop. It treats the test set as fixed:
 test-set variability is what the distribution over repeats shows. Pairs whose value is undefined
 (NaN) are left out of every mean; fewer than 3 runs give no interval. For a bounded metric
-(``bounds``, :data:`modelvar.metrics.pairwise.METRIC_RANGES`) the interval is intersected with the
+(``bounds``, its range in :mod:`modelvar.metrics.registry`) the interval is intersected with the
 metric's range: mean ± t·SE reaches past 1 when runs nearly always agree (local EC upper limits of
 1.13 were seen), a value the metric cannot take; the clipped interval covers the true mean
 whenever the unclipped one does (the coverage test checks both).
@@ -44,12 +44,6 @@ from __future__ import annotations
 import numpy as np
 
 from modelvar.metrics.student_t import t_quantile
-
-NULL_METRICS = (
-    "ec_local", "ec_global", "ec_agree", "ec_corr", "ec_kappa",
-    "ec_local_accnorm_sqrt", "ec_local_accnorm_cbrt",
-    "ec_global_accnorm_sqrt", "ec_global_accnorm_cbrt", "pa", "churn",
-)
 
 
 def jackknife_ci(
@@ -87,24 +81,16 @@ def independence_null(
     acc_i: np.ndarray, acc_j: np.ndarray, n_classes: int | None = None
 ) -> dict[str, np.ndarray]:
     """Per-pair values of each metric under independent errors (see module docstring), as
-    arrays keyed by metric, in the order of :data:`NULL_METRICS`."""
-    pi, pj = 1.0 - np.asarray(acc_i, float), 1.0 - np.asarray(acc_j, float)
-    ai, aj = 1.0 - pi, 1.0 - pj
-    both = pi * pj
-    with np.errstate(invalid="ignore", divide="ignore"):
-        union = pi + pj - both
-        local = np.where(union > 0, both / np.where(union > 0, union, 1.0), np.nan)
-    out = {
-        "ec_global": both,
-        "ec_local": local,
-        "ec_agree": both + (1 - pi) * (1 - pj),
-        "ec_corr": np.zeros_like(both),
-        "ec_kappa": np.zeros_like(both),
-    }
-    for base in ("ec_local", "ec_global"):
-        out[f"{base}_accnorm_sqrt"] = np.sqrt(np.sqrt(ai * aj) * out[base])
-        out[f"{base}_accnorm_cbrt"] = np.cbrt(ai * aj * out[base])
-    if n_classes is not None and n_classes >= 2:
-        pa = ai * aj + both / (n_classes - 1)
-        out["pa"], out["churn"] = pa, 1.0 - pa
+    arrays keyed by metric, for every registered metric that has a null
+    (:class:`modelvar.metrics.registry.PairwiseMetric` ``null``; pa and churn need
+    ``n_classes`` ≥ 2)."""
+    from modelvar.metrics import registry
+
+    rates = registry.Accuracies(1.0 - np.asarray(acc_i, float), 1.0 - np.asarray(acc_j, float),
+                                n_classes)
+    out = {}
+    for metric in registry.metrics():
+        value = metric.null(rates) if metric.null is not None else None
+        if value is not None:
+            out[metric.name] = value
     return out

@@ -44,34 +44,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from modelvar.metrics import registry
 from modelvar.metrics.errors import MetricInputError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-ERROR_METRICS = (
-    "ec_local",
-    "ec_global",
-    "ec_agree",
-    "ec_corr",
-    "ec_kappa",
-    "ec_local_accnorm_sqrt",
-    "ec_local_accnorm_cbrt",
-    "ec_global_accnorm_sqrt",
-    "ec_global_accnorm_cbrt",
-)
-LABEL_METRICS = ("pa", "churn", "kappa", "cramer_v", "kripp_alpha", "gwet_ac1")
+#: the built-in metrics (:mod:`modelvar.metrics.registry` holds them, and any registered one)
+ERROR_METRICS = registry.names("errors")
+LABEL_METRICS = registry.names("labels")
 ALL_METRICS = ERROR_METRICS + LABEL_METRICS
-#: the range of each metric's values (and so of any mean or interval of them)
-METRIC_RANGES: dict[str, tuple[float, float]] = {
-    **dict.fromkeys(("ec_local", "ec_global", "ec_agree", "ec_local_accnorm_sqrt",
-                     "ec_local_accnorm_cbrt", "ec_global_accnorm_sqrt", "ec_global_accnorm_cbrt",
-                     "pa", "churn", "cramer_v"), (0.0, 1.0)),
-    **dict.fromkeys(("ec_corr", "ec_kappa", "kappa", "gwet_ac1"), (-1.0, 1.0)),
-    "kripp_alpha": (-np.inf, 1.0),
-}
-SUBSETS = ("all", "disagree")
-_UNDEFINED_EC_LOCAL = {"nan": np.nan, "zero": 0.0, "one": 1.0}
+#: the range of each built-in metric's values (and so of any mean or interval of them)
+METRIC_RANGES: dict[str, tuple[float, float]] = registry.ranges()
+SUBSETS = registry.SUBSETS
 
 
 def check_runs(y_true: np.ndarray, preds: np.ndarray, n_classes: int | None = None):
@@ -163,38 +148,13 @@ def disagreement_mask(preds: np.ndarray) -> np.ndarray:
     return (preds != preds[:1]).any(axis=0)
 
 
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.full(np.broadcast(num, den).shape, np.nan)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def _error_metrics(y_true, preds, iu, ju, ec_local_undefined) -> dict[str, np.ndarray]:
-    n = preds.shape[1]
+def _error_metrics(y_true, preds, iu, ju, ec_local_undefined,
+                   wanted: Sequence[registry.PairwiseMetric]) -> dict[str, np.ndarray]:
     E = (preds != y_true).astype(np.float64)
     s = E.sum(axis=1)
-    inter = (E @ E.T)[iu, ju]
-    si, sj = s[iu], s[ju]
-    union = si + sj - inter
-    out: dict[str, np.ndarray] = {}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ec_local = _safe_div(inter, union)
-        ec_local[union == 0] = _UNDEFINED_EC_LOCAL[ec_local_undefined]
-        out["ec_local"] = ec_local
-        out["ec_global"] = inter / n if n else np.full(len(iu), np.nan)
-        agree = (n - (si + sj - 2 * inter)) / n if n else np.full(len(iu), np.nan)
-        out["ec_agree"] = agree
-        den = np.sqrt(si * (n - si) * sj * (n - sj))
-        out["ec_corr"] = _safe_div(n * inter - si * sj, den)
-        pe = (si * sj + (n - si) * (n - sj)) / float(n) ** 2 if n else np.full(len(iu), np.nan)
-        kappa = _safe_div(agree - pe, 1.0 - pe)
-        kappa[np.isclose(pe, 1.0)] = np.nan
-        out["ec_kappa"] = kappa
-        ai, aj = 1.0 - si / n, 1.0 - sj / n
-        for base in ("ec_local", "ec_global"):
-            out[f"{base}_accnorm_sqrt"] = np.sqrt(np.sqrt(ai * aj) * out[base])
-            out[f"{base}_accnorm_cbrt"] = np.cbrt(ai * aj * out[base])
-    return out
+    counts = registry.ErrorCounts(n=preds.shape[1], si=s[iu], sj=s[ju], inter=(E @ E.T)[iu, ju],
+                                  ec_local_undefined=ec_local_undefined)
+    return {m.name: m.compute(counts) for m in wanted}
 
 
 def pair_tables(preds: np.ndarray, n_classes: int, i: int) -> np.ndarray:
@@ -207,46 +167,16 @@ def pair_tables(preds: np.ndarray, n_classes: int, i: int) -> np.ndarray:
     return counts.reshape(m, n_classes, n_classes).astype(np.float64)
 
 
-def _label_metrics(preds, n_classes) -> dict[str, np.ndarray]:
+def _label_metrics(preds, n_classes,
+                   wanted: Sequence[registry.PairwiseMetric]) -> dict[str, np.ndarray]:
     k, n = preds.shape
-    parts: dict[str, list[np.ndarray]] = {m: [] for m in LABEL_METRICS}
+    parts: dict[str, list[np.ndarray]] = {m.name: [] for m in wanted}
     for i in range(k - 1):
         T = pair_tables(preds, n_classes, i)
-        r = T.sum(axis=2)  # row margins (run i)
-        c = T.sum(axis=1)  # column margins (run j)
-        diag = np.einsum("pcc->pc", T).sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            po = diag / n if n else np.full(len(T), np.nan)
-            parts["pa"].append(po)
-            parts["churn"].append(1.0 - po)
-            pe = (r * c).sum(axis=1) / float(n) ** 2 if n else np.full(len(T), np.nan)
-            kappa = _safe_div(po - pe, 1.0 - pe)
-            kappa[np.isclose(pe, 1.0)] = np.nan
-            parts["kappa"].append(kappa)
-            # Cramér's V on the table without empty rows/columns
-            expected = r[:, :, None] * c[:, None, :]
-            ratio = _safe_div(T**2, expected)
-            chi2 = n * (np.nansum(ratio, axis=(1, 2)) - 1.0)
-            dof = np.minimum((r > 0).sum(axis=1), (c > 0).sum(axis=1)) - 1
-            v = np.sqrt(np.clip(_safe_div(chi2, n * dof.astype(np.float64)), 0, None))
-            v[dof <= 0] = np.nan
-            parts["cramer_v"].append(v)
-            # Krippendorff's alpha (nominal), two coders
-            o = T + np.transpose(T, (0, 2, 1))
-            nc = o.sum(axis=2)
-            big_n = nc.sum(axis=1)
-            off_o = o.sum(axis=(1, 2)) - np.einsum("pcc->p", o)
-            off_e = big_n**2 - (nc**2).sum(axis=1)
-            alpha = 1.0 - _safe_div((big_n - 1.0) * off_o, off_e)
-            alpha[off_e == 0] = np.nan
-            parts["kripp_alpha"].append(alpha)
-            # Gwet's AC1, categories observed in the pair
-            pi = (r + c) / (2.0 * n) if n else np.full_like(r, np.nan)
-            q = ((r + c) > 0).sum(axis=1).astype(np.float64)
-            pe_g = _safe_div((pi * (1.0 - pi)).sum(axis=1), q - 1.0)
-            ac1 = _safe_div(po - pe_g, 1.0 - pe_g)
-            ac1[q <= 1] = np.nan
-            parts["gwet_ac1"].append(ac1)
+        tables = registry.LabelTables(n=n, T=T, r=T.sum(axis=2), c=T.sum(axis=1),
+                                      diag=np.einsum("pcc->pc", T).sum(axis=1))
+        for m in wanted:
+            parts[m.name].append(m.compute(tables))
     return {m: np.concatenate(v) if v else np.empty(0) for m, v in parts.items()}
 
 
@@ -255,7 +185,7 @@ def pairwise_metrics(
     preds: np.ndarray,
     *,
     n_classes: int | None = None,
-    metrics: Sequence[str] = ALL_METRICS,
+    metrics: Sequence[str] | None = None,
     subset: str = "all",
     ec_local_undefined: str = "nan",
     run_ids: Sequence | None = None,
@@ -273,7 +203,7 @@ def pairwise_arrays(
     preds: np.ndarray,
     *,
     n_classes: int | None = None,
-    metrics: Sequence[str] = ALL_METRICS,
+    metrics: Sequence[str] | None = None,
     subset: str = "all",
     ec_local_undefined: str = "nan",
     run_ids: Sequence | None = None,
@@ -285,7 +215,8 @@ def pairwise_arrays(
     y_true : (n,) int class indices.
     preds : (k, n) int class indices, one row per run.
     n_classes : number of classes C (default: largest index + 1).
-    metrics : names from :data:`ALL_METRICS`.
+    metrics : names of registered metrics (:mod:`modelvar.metrics.registry`; default: every
+        one computed on ``subset``).
     subset : ``"all"`` (full test set) or ``"disagree"`` (samples where not all runs agree).
     ec_local_undefined : value of ec_local when neither run errs: ``"nan"`` (default),
         ``"zero"`` (the original study's choice) or ``"one"``.
@@ -297,14 +228,17 @@ def pairwise_arrays(
     used), ``acc_i``, ``acc_j`` (accuracies on the samples used), and one column per metric.
     """
     y_true, preds, n_classes = check_runs(y_true, preds, n_classes)
-    unknown = [m for m in metrics if m not in ALL_METRICS]
+    known = registry.names()
+    if metrics is None:
+        metrics = [m.name for m in registry.metrics(subset=subset)]
+    unknown = [m for m in metrics if m not in known]
     if unknown:
-        raise MetricInputError(f"unknown metric(s) {unknown}; available: {list(ALL_METRICS)}")
+        raise MetricInputError(f"unknown metric(s) {unknown}; available: {list(known)}")
     if subset not in SUBSETS:
         raise MetricInputError(f"subset must be one of {SUBSETS}, got {subset!r}")
-    if ec_local_undefined not in _UNDEFINED_EC_LOCAL:
+    if ec_local_undefined not in registry.EC_LOCAL_UNDEFINED:
         raise MetricInputError(
-            f"ec_local_undefined must be one of {list(_UNDEFINED_EC_LOCAL)}, "
+            f"ec_local_undefined must be one of {list(registry.EC_LOCAL_UNDEFINED)}, "
             f"got {ec_local_undefined!r}"
         )
     k = preds.shape[0]
@@ -326,14 +260,13 @@ def pairwise_arrays(
         "acc_i": acc[iu],
         "acc_j": acc[ju],
     }
-    wanted = set(metrics)
-    if wanted & set(ERROR_METRICS):
-        table.update(
-            {m: v for m, v in _error_metrics(y_true, preds, iu, ju, ec_local_undefined).items()}
-        )
-    if wanted & set(LABEL_METRICS):
+    wanted = [m for m in registry.metrics() if m.name in set(metrics)]
+    on_errors = [m for m in wanted if m.basis == "errors"]
+    on_labels = [m for m in wanted if m.basis == "labels"]
+    if on_errors:
+        table.update(_error_metrics(y_true, preds, iu, ju, ec_local_undefined, on_errors))
+    if on_labels:
         check_label_memory(k, n, n_classes)
-        table.update(_label_metrics(preds, n_classes))
-    cols = ["run_i", "run_j", "subset", "n", "acc_i", "acc_j"]
-    cols += [m for m in ALL_METRICS if m in wanted]
+        table.update(_label_metrics(preds, n_classes, on_labels))
+    cols = ["run_i", "run_j", "subset", "n", "acc_i", "acc_j", *(m.name for m in wanted)]
     return {c: table[c] for c in cols}

@@ -32,8 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+from modelvar.metrics import registry
 from modelvar.metrics.inference import jackknife_ci
-from modelvar.metrics.pairwise import METRIC_RANGES, pairwise_arrays
+from modelvar.metrics.pairwise import pairwise_arrays
 from modelvar.pipeline.predictions import RunsMatrix
 
 CLASS_GROUPING = "@class"
@@ -158,7 +159,7 @@ def grouped_columns(matrix: RunsMatrix, columns: dict[str, np.ndarray], *, group
                     mean = float(np.nanmean(pair_values)) if np.isfinite(
                         pair_values).any() else np.nan
                     se, low, high = jackknife_ci(iu, ju, pair_values,
-                                                 bounds=METRIC_RANGES[metric])
+                                                 bounds=registry.metric(metric).value_range)
                 values[f"mean_{metric}"].append(mean)
                 grouped.append({**row, "metric": f"mean_{metric}", "value": mean, "se": se,
                                 "ci_low": low, "ci_high": high})

@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from modelvar.metrics import registry
 from modelvar.metrics.agreement import multi_run_agreement, per_sample_columns
 from modelvar.metrics.inference import independence_null, jackknife_ci
-from modelvar.metrics.pairwise import ALL_METRICS, METRIC_RANGES, SUBSETS, pairwise_arrays
+from modelvar.metrics.pairwise import pairwise_arrays
 from modelvar.metrics.probabilistic import per_run_columns
 from modelvar.metrics.summary import STATS, summarise
 from modelvar.pipeline.predictions import KEY_COLUMNS, RunsMatrix
@@ -71,17 +72,23 @@ def repeat_columns(m: RunsMatrix, *, ec_local_undefined: str = "nan",
     identical = bool((m.preds == m.preds[:1]).all())
     out: dict[str, dict] = {}
     pairs_parts, summary_rows = [], []
-    for subset in SUBSETS:
+    every = registry.metrics()
+    for subset in registry.SUBSETS:
+        on_subset = [metric.name for metric in registry.metrics(subset=subset)]
         pairs = pairwise_arrays(m.y_true, m.preds, n_classes=n_classes, subset=subset,
-                                ec_local_undefined=ec_local_undefined, run_ids=m.runs)
-        pairs_parts.append(pairs)
+                                ec_local_undefined=ec_local_undefined, run_ids=m.runs,
+                                metrics=on_subset)
+        # a metric not computed on this subset: NaN in its rows of the pairwise table
+        pairs_parts.append({**pairs, **{metric.name: pairs.get(metric.name, np.full(
+            len(iu), np.nan)) for metric in every}})
         # the null only where it is unbiased: the full test set (modelvar.metrics.inference)
         null = independence_null(pairs["acc_i"], pairs["acc_j"], n_classes) \
             if subset == "all" else {}
         n_used = int(pairs["n"][0]) if len(pairs["n"]) else 0
-        for metric in ALL_METRICS:
+        for metric in on_subset:
             values = pairs[metric]
-            se, low, high = jackknife_ci(iu, ju, values, bounds=METRIC_RANGES[metric])
+            se, low, high = jackknife_ci(iu, ju, values,
+                                         bounds=registry.metric(metric).value_range)
             defined = null[metric][~np.isnan(null[metric])] if metric in null else ()
             null_mean = float(np.mean(defined)) if len(defined) else np.nan
             mean = summarise(values)["mean"]

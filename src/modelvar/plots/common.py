@@ -6,29 +6,25 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-#: What figures call the metrics (never their ids).
-METRIC_NAMES = {
+#: What figures call the metrics that are not pairwise (those are named in their registry,
+#: :mod:`modelvar.metrics.registry`), and the simulation's per-repeat means.
+OTHER_METRIC_NAMES = {
     "accuracy": "accuracy",
-    "ec_local": "local EC (Jaccard of error sets)",
-    "ec_global": "global EC (rate both wrong)",
-    "ec_agree": "EC, agreement of error indicators",
-    "ec_corr": "EC, correlation of errors",
-    "ec_kappa": "EC, κ of errors",
-    "ec_local_accnorm_sqrt": "local EC, accuracy-normalised (√)",
-    "ec_local_accnorm_cbrt": "local EC, accuracy-normalised (∛)",
-    "ec_global_accnorm_sqrt": "global EC, accuracy-normalised (√)",
-    "ec_global_accnorm_cbrt": "global EC, accuracy-normalised (∛)",
-    "pa": "percent agreement",
-    "churn": "disagreement (1 − agreement)",
-    "kappa": "Cohen's κ",
-    "cramer_v": "Cramér's V",
-    "kripp_alpha": "Krippendorff's α",
-    "gwet_ac1": "Gwet's AC1",
     "mean_pa": "percent agreement",
     "mean_ec_global": "global EC",
     "mean_accuracy": "mean accuracy",
     "mean_kappa": "Cohen's κ",
 }
+
+
+def metric_name(metric: str) -> str:
+    """What figures call a metric (never its id, unless it has no name)."""
+    from modelvar.metrics import registry
+
+    if metric in registry.names():
+        return registry.metric(metric).label
+    return OTHER_METRIC_NAMES.get(metric, metric)
+
 
 def classifier_colours(classifiers) -> dict[str, str]:
     """Each classifier's colour, the same in every figure of a study: the built-ins' fixed ones,

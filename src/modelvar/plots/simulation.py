@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from modelvar.plots.common import METRIC_NAMES, save_figure
+from modelvar.plots.common import metric_name, save_figure
 
 
 def _process(sims: pd.DataFrame) -> pd.Series:
@@ -35,7 +35,7 @@ def metric_vs_accuracy(sims: pd.DataFrame, metrics: list[str], out_paths: list[P
     data = sims.assign(process=_process(sims)).melt(
         id_vars=["mean_accuracy", "process"], value_vars=metrics, var_name="metric",
         value_name="value")
-    data["metric"] = data["metric"].map(lambda m: METRIC_NAMES.get(m, m))
+    data["metric"] = data["metric"].map(metric_name)
     grid = sns.relplot(data=data, x="mean_accuracy", y="value", hue="process", col="metric",
                        col_wrap=4, kind="scatter", s=6, alpha=0.5, height=2.0, aspect=1.05,
                        facet_kws={"sharey": False})
@@ -49,7 +49,7 @@ def metric_by_distribution(sims: pd.DataFrame, metrics: list[str], out_paths: li
     """Each metric's distribution by class-distribution type and number of classes."""
     data = sims.melt(id_vars=["distribution", "n_classes"], value_vars=metrics,
                      var_name="metric", value_name="value")
-    data["metric"] = data["metric"].map(lambda m: METRIC_NAMES.get(m, m))
+    data["metric"] = data["metric"].map(metric_name)
     data["classes"] = data["n_classes"].astype(str)
     grid = sns.catplot(data=data, x="distribution", y="value", hue="classes", col="metric",
                        col_wrap=4, kind="box", fliersize=1, linewidth=0.6, height=2.0,

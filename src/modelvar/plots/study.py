@@ -30,7 +30,7 @@ from matplotlib.ticker import MaxNLocator
 
 from modelvar.pipeline import families
 from modelvar.pipeline.cells import cell_label, level_value
-from modelvar.plots.common import METRIC_NAMES, classifier_colours, save_figure
+from modelvar.plots.common import classifier_colours, metric_name, save_figure
 
 MAX_WIDTH_IN = 9.3
 MAX_PER_PANEL = 20
@@ -398,7 +398,7 @@ def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], data
             ax.grid(axis="x", alpha=0.3)
             ax.tick_params(axis="x", labelsize=7)
             ax.xaxis.set_major_locator(MaxNLocator(6))
-            name = METRIC_NAMES.get(metric, metric)
+            name = metric_name(metric)
             ax.set_title((name if stat == "mean" else f"range of {name}")
                          + (f" — {panel}" if panel else ""), fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -441,7 +441,7 @@ def group_disparities(disparities: pd.DataFrame, roles: dict[str, tuple], datase
         rows.append({"grouping": grouping, "classifier": clf, "label": label, "mean": mean,
                      "low": low, "high": high,
                      "metric": "accuracy, per run" if metric == "accuracy" else
-                     f"{METRIC_NAMES.get(metric, metric)}, per repeat"})
+                     f"{metric_name(metric)}, per repeat"})
     points = pd.DataFrame(rows)
     if points.empty:
         raise ValueError(f"{dataset}: no group disparities to draw")

@@ -1,0 +1,339 @@
+"""The pairwise-metric registry: each metric declared once, with what the tables, intervals,
+nulls and figures need to know about it.
+
+A :class:`PairwiseMetric` entry says how the metric is computed for every pair of runs at once
+— from the pair's **error counts** (:class:`ErrorCounts`: n, s_i, s_j, I_ij, the notation of
+:mod:`modelvar.metrics.pairwise`) or from its **label tables** (:class:`LabelTables`: the C×C
+contingency tables T of ŷ_i against ŷ_j) — its range (the jackknife interval is clipped to it;
+a range below 0 means the metric is signed), its direction (whether a higher value means the
+runs are more alike), its value under independent errors (the **null**,
+:mod:`modelvar.metrics.inference`; ``None``: no null), the subsets of test samples it is
+computed on, its name in figures and tables, and where it comes from. The formulas are in the
+docstring of :mod:`modelvar.metrics.pairwise`. Adding a metric is one entry (:func:`register`,
+or :data:`BUILT_IN`) plus its function: the metric tables, the grouped tables and the figures'
+names read this registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+SUBSETS = ("all", "disagree")
+#: the value of local EC where neither run errs, by the option ec_local_undefined
+EC_LOCAL_UNDEFINED = {"nan": np.nan, "zero": 0.0, "one": 1.0}
+
+
+def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, NaN where den = 0."""
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+@dataclass(frozen=True)
+class ErrorCounts:
+    """Every pair's error counts: ``n`` samples, ``si``/``sj`` the two runs' error counts,
+    ``inter`` the samples both got wrong (I_ij), ``union`` = s_i + s_j − I_ij;
+    ``ec_local_undefined``: the value of local EC where neither run errs."""
+
+    n: int
+    si: np.ndarray
+    sj: np.ndarray
+    inter: np.ndarray
+    ec_local_undefined: str = "nan"
+
+    @property
+    def union(self) -> np.ndarray:
+        return self.si + self.sj - self.inter
+
+    def nan_if_empty(self, values: Callable[[], np.ndarray]) -> np.ndarray:
+        return values() if self.n else np.full(len(self.inter), np.nan)
+
+
+@dataclass(frozen=True)
+class LabelTables:
+    """The contingency tables ``T`` (p, C, C) of one run against each of p later runs, with
+    row margins ``r`` (p, C), column margins ``c`` (p, C), agreements ``diag`` (p,) over ``n``
+    samples."""
+
+    n: int
+    T: np.ndarray
+    r: np.ndarray
+    c: np.ndarray
+    diag: np.ndarray
+
+    def nan_if_empty(self, values: Callable[[], np.ndarray], shape=None) -> np.ndarray:
+        return values() if self.n else np.full(shape or len(self.T), np.nan)
+
+
+@dataclass(frozen=True)
+class Accuracies:
+    """The two runs' error rates ``pi``, ``pj`` (accuracies ``ai`` = 1 − p_i, ``aj``) of every
+    pair and the number of classes, from which a null is computed."""
+
+    pi: np.ndarray
+    pj: np.ndarray
+    n_classes: int | None
+
+    @property
+    def ai(self) -> np.ndarray:
+        return 1.0 - self.pi
+
+    @property
+    def aj(self) -> np.ndarray:
+        return 1.0 - self.pj
+
+
+@dataclass(frozen=True)
+class PairwiseMetric:
+    """One pairwise metric (module docstring). ``compute`` takes :class:`ErrorCounts` when
+    ``basis`` is ``errors`` and :class:`LabelTables` when it is ``labels``; ``null`` takes
+    :class:`Accuracies` and returns the per-pair null (or ``None`` where it has none)."""
+
+    name: str
+    label: str
+    basis: str
+    compute: Callable
+    value_range: tuple[float, float] = (0.0, 1.0)
+    higher_is_more_alike: bool = True
+    null: Callable[[Accuracies], np.ndarray | None] | None = None
+    subsets: tuple[str, ...] = SUBSETS
+    source: str = ""
+    short: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.basis not in ("errors", "labels"):
+            raise ValueError(f"metric {self.name!r}: basis must be 'errors' or 'labels'")
+        unknown = sorted(set(self.subsets) - set(SUBSETS))
+        if unknown:
+            raise ValueError(f"metric {self.name!r}: unknown subset(s) {unknown}; known: "
+                             f"{SUBSETS}")
+
+    @property
+    def signed(self) -> bool:
+        """Whether the metric can be negative (below chance)."""
+        return self.value_range[0] < 0
+
+
+# ----------------------------------------------------------------------------- error metrics
+def ec_local(e: ErrorCounts) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = safe_div(e.inter, e.union)
+    out[e.union == 0] = EC_LOCAL_UNDEFINED[e.ec_local_undefined]
+    return out
+
+
+def ec_global(e: ErrorCounts) -> np.ndarray:
+    return e.nan_if_empty(lambda: e.inter / e.n)
+
+
+def ec_agree(e: ErrorCounts) -> np.ndarray:
+    return e.nan_if_empty(lambda: (e.n - (e.si + e.sj - 2 * e.inter)) / e.n)
+
+
+def ec_corr(e: ErrorCounts) -> np.ndarray:
+    n, si, sj = e.n, e.si, e.sj
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return safe_div(n * e.inter - si * sj, np.sqrt(si * (n - si) * sj * (n - sj)))
+
+
+def ec_kappa(e: ErrorCounts) -> np.ndarray:
+    n, si, sj = e.n, e.si, e.sj
+    pe = e.nan_if_empty(lambda: (si * sj + (n - si) * (n - sj)) / float(n) ** 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = safe_div(ec_agree(e) - pe, 1.0 - pe)
+    kappa[np.isclose(pe, 1.0)] = np.nan
+    return kappa
+
+
+def _accnorm(base: Callable, root: str) -> Callable:
+    def compute(e: ErrorCounts) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ai, aj = 1.0 - e.si / e.n, 1.0 - e.sj / e.n
+            if root == "sqrt":
+                return np.sqrt(np.sqrt(ai * aj) * base(e))
+            return np.cbrt(ai * aj * base(e))
+    return compute
+
+
+# ----------------------------------------------------------------------------- nulls
+def _null_global(a: Accuracies) -> np.ndarray:
+    return a.pi * a.pj
+
+
+def _null_local(a: Accuracies) -> np.ndarray:
+    both = a.pi * a.pj
+    with np.errstate(invalid="ignore", divide="ignore"):
+        union = a.pi + a.pj - both
+        return np.where(union > 0, both / np.where(union > 0, union, 1.0), np.nan)
+
+
+def _null_agree(a: Accuracies) -> np.ndarray:
+    return a.pi * a.pj + (1 - a.pi) * (1 - a.pj)
+
+
+def _null_zero(a: Accuracies) -> np.ndarray:
+    return np.zeros_like(a.pi * a.pj)
+
+
+def _null_accnorm(base: Callable, root: str) -> Callable:
+    def null(a: Accuracies) -> np.ndarray:
+        if root == "sqrt":
+            return np.sqrt(np.sqrt(a.ai * a.aj) * base(a))
+        return np.cbrt(a.ai * a.aj * base(a))
+    return null
+
+
+def _null_pa(a: Accuracies) -> np.ndarray | None:
+    if a.n_classes is None or a.n_classes < 2:
+        return None
+    return a.ai * a.aj + a.pi * a.pj / (a.n_classes - 1)
+
+
+def _null_churn(a: Accuracies) -> np.ndarray | None:
+    pa = _null_pa(a)
+    return None if pa is None else 1.0 - pa
+
+
+# ----------------------------------------------------------------------------- label metrics
+def pa(t: LabelTables) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return t.nan_if_empty(lambda: t.diag / t.n)
+
+
+def churn(t: LabelTables) -> np.ndarray:
+    return 1.0 - pa(t)
+
+
+def kappa(t: LabelTables) -> np.ndarray:
+    po = pa(t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pe = t.nan_if_empty(lambda: (t.r * t.c).sum(axis=1) / float(t.n) ** 2)
+        out = safe_div(po - pe, 1.0 - pe)
+    out[np.isclose(pe, 1.0)] = np.nan
+    return out
+
+
+def cramer_v(t: LabelTables) -> np.ndarray:
+    """On the table without empty rows and columns."""
+    n, T, r, c = t.n, t.T, t.r, t.c
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = r[:, :, None] * c[:, None, :]
+        ratio = safe_div(T**2, expected)
+        chi2 = n * (np.nansum(ratio, axis=(1, 2)) - 1.0)
+        dof = np.minimum((r > 0).sum(axis=1), (c > 0).sum(axis=1)) - 1
+        v = np.sqrt(np.clip(safe_div(chi2, n * dof.astype(np.float64)), 0, None))
+    v[dof <= 0] = np.nan
+    return v
+
+
+def kripp_alpha(t: LabelTables) -> np.ndarray:
+    """Nominal, two coders."""
+    T = t.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        o = T + np.transpose(T, (0, 2, 1))
+        nc = o.sum(axis=2)
+        big_n = nc.sum(axis=1)
+        off_o = o.sum(axis=(1, 2)) - np.einsum("pcc->p", o)
+        off_e = big_n**2 - (nc**2).sum(axis=1)
+        alpha = 1.0 - safe_div((big_n - 1.0) * off_o, off_e)
+    alpha[off_e == 0] = np.nan
+    return alpha
+
+
+def gwet_ac1(t: LabelTables) -> np.ndarray:
+    """Over the categories observed in the pair."""
+    n, r, c = t.n, t.r, t.c
+    po = pa(t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pi = (r + c) / (2.0 * n) if n else np.full_like(r, np.nan)
+        q = ((r + c) > 0).sum(axis=1).astype(np.float64)
+        pe_g = safe_div((pi * (1.0 - pi)).sum(axis=1), q - 1.0)
+        ac1 = safe_div(po - pe_g, 1.0 - pe_g)
+    ac1[q <= 1] = np.nan
+    return ac1
+
+
+_SIGNED = (-1.0, 1.0)
+BUILT_IN: tuple[PairwiseMetric, ...] = (
+    PairwiseMetric("ec_local", "local EC (Jaccard of error sets)", "errors", ec_local,
+                   null=_null_local, source="seed 000 EC_l; seed 004 local EC"),
+    PairwiseMetric("ec_global", "global EC (rate both wrong)", "errors", ec_global,
+                   null=_null_global, source="seed 000 EC_g"),
+    PairwiseMetric("ec_agree", "EC, agreement of error indicators", "errors", ec_agree,
+                   null=_null_agree, source="seed 000 accuracy-based EC"),
+    PairwiseMetric("ec_corr", "EC, correlation of errors", "errors", ec_corr, _SIGNED,
+                   null=_null_zero, source="phi coefficient of the error vectors"),
+    PairwiseMetric("ec_kappa", "EC, κ of errors", "errors", ec_kappa, _SIGNED, null=_null_zero,
+                   source="Geirhos et al. 2020, error consistency"),
+    PairwiseMetric("ec_local_accnorm_sqrt", "local EC, accuracy-normalised (√)", "errors",
+                   _accnorm(ec_local, "sqrt"), null=_null_accnorm(_null_local, "sqrt"),
+                   source="seed 004 accuracy-normalised EC"),
+    PairwiseMetric("ec_local_accnorm_cbrt", "local EC, accuracy-normalised (∛)", "errors",
+                   _accnorm(ec_local, "cbrt"), null=_null_accnorm(_null_local, "cbrt"),
+                   source="seed 004 accuracy-normalised EC"),
+    PairwiseMetric("ec_global_accnorm_sqrt", "global EC, accuracy-normalised (√)", "errors",
+                   _accnorm(ec_global, "sqrt"), null=_null_accnorm(_null_global, "sqrt"),
+                   source="seed 004 accuracy-normalised EC"),
+    PairwiseMetric("ec_global_accnorm_cbrt", "global EC, accuracy-normalised (∛)", "errors",
+                   _accnorm(ec_global, "cbrt"), null=_null_accnorm(_null_global, "cbrt"),
+                   source="seed 004 accuracy-normalised EC"),
+    PairwiseMetric("pa", "percent agreement", "labels", pa, null=_null_pa,
+                   source="seed 000 PA_acc"),
+    PairwiseMetric("churn", "disagreement (1 − agreement)", "labels", churn,
+                   higher_is_more_alike=False, null=_null_churn, source="1 − PA"),
+    PairwiseMetric("kappa", "Cohen's κ", "labels", kappa, _SIGNED,
+                   source="Cohen 1960; NaN when p_e = 1 (scikit-learn ≥ 1.9)"),
+    PairwiseMetric("cramer_v", "Cramér's V", "labels", cramer_v, source="Cramér 1946"),
+    PairwiseMetric("kripp_alpha", "Krippendorff's α", "labels", kripp_alpha, (-np.inf, 1.0),
+                   source="Krippendorff 2011, nominal"),
+    PairwiseMetric("gwet_ac1", "Gwet's AC1", "labels", gwet_ac1, _SIGNED, source="Gwet 2008"),
+)
+
+_REGISTRY: dict[str, PairwiseMetric] = {m.name: m for m in BUILT_IN}
+
+
+def metrics(basis: str | None = None, subset: str | None = None) -> tuple[PairwiseMetric, ...]:
+    """The registered metrics in table order (of one basis, computed on one subset)."""
+    return tuple(m for m in _REGISTRY.values()
+                 if (basis is None or m.basis == basis)
+                 and (subset is None or subset in m.subsets))
+
+
+def names(basis: str | None = None) -> tuple[str, ...]:
+    return tuple(m.name for m in metrics(basis))
+
+
+def metric(name: str) -> PairwiseMetric:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown pairwise metric {name!r}; known: {list(_REGISTRY)}") \
+            from None
+
+
+#: columns of the pairwise table that no metric may take as its name
+RESERVED = frozenset({"run_i", "run_j", "subset", "n", "acc_i", "acc_j", "repeat", "cell"})
+
+
+def register(new: PairwiseMetric) -> PairwiseMetric:
+    """Add a metric (after the others in the tables)."""
+    if new.name in _REGISTRY or new.name in RESERVED or not new.name.isidentifier():
+        raise ValueError(f"metric name {new.name!r} is taken or not an identifier")
+    _REGISTRY[new.name] = new
+    return new
+
+
+def unregister(name: str) -> None:
+    """Remove a registered metric (the built-ins stay)."""
+    if any(m.name == name for m in BUILT_IN):
+        raise ValueError(f"{name!r} is a built-in metric")
+    _REGISTRY.pop(name, None)
+
+
+def ranges() -> dict[str, tuple[float, float]]:
+    """Each metric's range (of its values, so of any mean or interval of them)."""
+    return {m.name: m.value_range for m in _REGISTRY.values()}
