@@ -179,7 +179,9 @@ def test_declared_classifiers_run_through_every_stage(tmp_path):
     assert len(control["classifier"].unique()) == 3
     seeded = pa[pa["cell"].str.endswith("hnone_down100_seedrun")]
     by_clf = seeded.groupby("classifier", observed=True)["mean"].max()
-    assert by_clf["rf"] < 1.0 and by_clf["centroid"] == 1.0
+    # a seed per run moves the forest; the centroid takes no seed: its per-run cells collapsed
+    assert by_clf["rf"] < 1.0 and "centroid" not in by_clf
+    assert runs.loc[runs["classifier"] == "centroid", "model_seed"].eq("seedfix").all()
     figures = list((results / "vehicle" / "figures").glob("*.png"))
     assert len(figures) > 5
     assert "rf" in (results / "findings" / "findings.html").read_text()
@@ -216,3 +218,31 @@ def test_the_plan_says_where_a_declared_classifiers_cost_comes_from(tmp_path, mo
     text = format_plan(first, config)
     assert "cost of centroid: declared seconds_per_fit 0.25 s" in text
     assert "cost of rf: probe fits" in text
+
+
+def test_a_classifier_without_a_seed_gets_no_per_run_seed_cells(tmp_path, monkeypatch):
+    """Model seed per run cannot act on a classifier that takes no seed: its cells collapse to
+    a fixed seed (no duplicate fits), the others keep theirs, and the plan says so."""
+    from modelvar.pipeline.plan import plan_study
+    from modelvar.pipeline.plan_report import format_plan
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_models.py").write_text(CENTROID_SOURCE)
+    config = tiny(["lr-sgd", {**CENTROID, "seconds_per_fit": 0.1}])
+    config["design"] = "both"
+    config["perturbation"] = {"downsample": [1.0, 0.5], "model_seed": ["fixed", "per-run"]}
+    study = check_config(config, SCHEMA)
+    assert any("centroid: it takes no model seed" in w and "collapse" in w
+               for w in study.warnings)
+    plan = plan_study(config, study.schemas).datasets["vehicle"]
+
+    def cells(clf):
+        return sorted({c for job in plan.classifiers[clf].fit_jobs for c in job.cells})
+
+    assert sorted(c.split("_")[-1] for c in cells("lr-sgd")) == [
+        "seedfix", "seedfix", "seedrun", "seedrun"]
+    assert [c.split("_")[-1] for c in cells("centroid")] == ["seedfix", "seedfix"]
+    assert plan.classifiers["centroid"].collapsed == ["model_seed"]
+    assert plan.classifiers["lr-sgd"].collapsed == []
+    assert "model_seed for centroid collapsed" in format_plan(
+        plan_study(config, study.schemas), config)

@@ -87,7 +87,10 @@ def _package_exports(init: Path) -> tuple[frozenset, dict, frozenset]:
                 if isinstance(target, ast.Name):
                     names.add(target.id)
                     if target.id == "_EXPORTS":
-                        exports = ast.literal_eval(node.value)
+                        try:
+                            exports = ast.literal_eval(node.value)
+                        except ValueError:  # computed entries: every lazy import counts
+                            exports = {}
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
     for node in tree.body:
@@ -132,7 +135,8 @@ def _imports(path: Path, root: Path) -> set[str]:
         found.add(source)
         for alias in node.names:
             found.add(f"{source}.{alias.name}")
-            if source.split(".")[0] == PACKAGE:
+            submodule = module_path(f"{source}.{alias.name}", root) is not None
+            if source.split(".")[0] == PACKAGE and not submodule:
                 found.update(_lazy(source, alias.name, root))
     return {m for m in found if m.split(".")[0] == PACKAGE and module_path(m, root)}
 

@@ -274,14 +274,15 @@ def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
 # ----------------------------------------------------------------------------- 3. warnings
 def unseeded_warnings(config: dict) -> list[str]:
     """A classifier that takes no model seed (a declared one without ``seed_param``) is the
-    same model with a seed per run as with a fixed one: say so when the study varies it."""
+    same model with a seed per run as with a fixed one: say so when the study varies it (the
+    plan collapses its per-run cells, :func:`modelvar.pipeline.plan.seedless_cells`)."""
     from modelvar.models import registry
 
     levels = config.get("perturbation", {}).get("model_seed", ["per-run"])
     if "per-run" not in levels:
         return []
     return [f"{name}: it takes no model seed (no seed_param), so model seed per run cannot act "
-            "on it: its per-run cells fit the same models as with a fixed seed"
+            "on it: its per-run levels collapse to a fixed seed (no duplicate fits)"
             for name in registry.classifier_names(config) if not registry.spec(name).seeded]
 
 

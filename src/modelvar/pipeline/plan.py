@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from modelvar.data.schema import DatasetSchema
 from modelvar.models.registry import classifier_names
 from modelvar.models.registry import spec as classifier_spec
+from modelvar.pipeline import families
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.cost_model import CostModel
 from modelvar.pipeline.cost_model import load as load_cost_model
@@ -147,6 +148,8 @@ class MetricsJob:
 @dataclass
 class ClassifierPlan:
     classifier: str
+    #: families collapsed for this classifier alone (model_seed, when it takes no seed)
+    collapsed: list[str] = field(default_factory=list)
     fit_jobs: list[FitJob] = field(default_factory=list)
     metrics_jobs: list[MetricsJob] = field(default_factory=list)
     prediction_rows: int = 0
@@ -197,8 +200,7 @@ class StudyPlan:
         out = []
         for name, plan in self.datasets.items():
             for family in plan.collapsed:
-                what = {"data": "no numeric features", "categorical": "no categorical "
-                        "features"}[family]
+                what = f"no {families.family(family).reach} features"
                 out.append(f"{name}: {what}, so its {family} perturbation levels cannot act "
                            f"on it and collapse to none ({len(plan.cells)} cells are fitted)")
         return out
@@ -427,6 +429,20 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
             config.get("results_dir", "results"))
 
 
+def seedless_cells(classifier: str, cells: list[Cell], config: dict,
+                   shape: Shape) -> tuple[list[Cell], list[str]]:
+    """A classifier that takes no model seed (a declared one without ``seed_param``) is the same
+    model with a seed per run as with a fixed one: its model-seed family collapses to ``fixed``,
+    like a family that cannot act on a dataset (no duplicate fits). Returns (its cells, the
+    families collapsed for it)."""
+    if classifier_spec(classifier).seeded or all(c.model_seed == "fixed" for c in cells):
+        return cells, []
+    fixed, _ = dataset_cells({**config.get("perturbation", {}), "model_seed": ["fixed"]},
+                             config.get("design", "factorial"),
+                             Reach(shape.numeric, shape.categorical))
+    return fixed, ["model_seed"]
+
+
 def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyPlan:
     """The plan of a (validated) config, given the datasets' peeked schemas."""
     jobs = config.get("jobs", {})
@@ -446,8 +462,10 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
         form = probability_form(shape.n_classes, config)
         plan = DatasetPlan(name, shape, cells, collapsed, form)
         for clf in classifier_names(config):
-            plan.classifiers[clf] = _plan_classifier(name, clf, cells, shape, config, cost,
+            clf_cells, clf_collapsed = seedless_cells(clf, cells, config, shape)
+            plan.classifiers[clf] = _plan_classifier(name, clf, clf_cells, shape, config, cost,
                                                      target, gpu_speedup, form)
+            plan.classifiers[clf].collapsed = clf_collapsed
         study.datasets[name] = plan
     return study
 

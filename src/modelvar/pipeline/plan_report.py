@@ -72,8 +72,10 @@ def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str)
 def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
     out = []
     for name, ds in plan.datasets.items():
+        collapsed = [*ds.collapsed, *(f"{family} for {clf}" for clf, cp in ds.classifiers.items()
+                                      for family in cp.collapsed)]
         t = DatasetTotals(name, ds.shape.n_rows, ds.shape.d, ds.shape.n_classes,
-                          ds.probabilities, len(ds.cells), ds.collapsed)
+                          ds.probabilities, len(ds.cells), collapsed)
         for clf, cp in ds.classifiers.items():
             tune = tuning_seconds(plan, config, name, clf)
             fit = cp.fit_seconds + STARTUP_SECONDS * len(cp.fit_jobs)
