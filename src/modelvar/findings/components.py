@@ -33,13 +33,12 @@ import pandas as pd
 from modelvar.pipeline import families
 
 REPEAT = "repeat (test set)"
+INTERACTIONS, RUNS, REST = "interactions", "runs (seed, draws)", "interactions and residual"
 
 
 def _component_name(component: str) -> str:
     """How a component is named in the tables: a family by its title."""
     return families.family(component).title if component in families.names() else component
-
-INTERACTIONS, RUNS, REST = "interactions", "runs (seed, draws)", "interactions and residual"
 
 
 def _dummies(codes: np.ndarray, n_levels: int) -> np.ndarray:

@@ -51,8 +51,9 @@ def source_names() -> tuple[str, ...]:
 
 def strength_summaries() -> list[tuple[str, families.Strength]]:
     """(family, strength) of every realised-strength number the sources table carries."""
-    return [(f.name, s) for f in families.training_rows_families() for s in f.strength
-            if s.sources]
+    return [(f.name, s) for f, s in families.strengths() if s.sources]
+
+
 #: summary metric → its column in the sources table
 PAIRWISE = {"churn": "disagreement", "ec_global": "ec_global", "ec_local": "ec_local",
             "kappa": "kappa"}

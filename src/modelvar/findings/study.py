@@ -40,10 +40,11 @@ def summary_columns() -> list[str]:
 def runs_columns() -> list[str]:
     """What the findings read of the runs tables: every summarised realised strength and
     every family's level column too."""
-    strengths = [s.column for f in families.training_rows_families() for s in f.strength
-                 if s.sources or s.strength]
+    strengths = [s.column for _, s in families.strengths() if s.sources or s.strength]
     return ["cell", "repeat", "run", "accuracy", *strengths, *families.names(), "device",
             "platform", "versions"]
+
+
 STUDY_TABLES = ("sources", "study_sources", "components", "study_components", "claims",
                 "strength")
 
@@ -62,8 +63,7 @@ def realised_strength(runs: pd.DataFrame) -> pd.DataFrame:
     strength over every run of every cell with that level, one column per strength number
     the families declare for this table (NaN for other families' levels)."""
     rows = []
-    shown = [(f, s) for f in families.training_rows_families() for s in f.strength
-             if s.strength]
+    shown = [(f, s) for f, s in families.strengths() if s.strength]
     for family in families.training_rows_families():
         active = runs[runs[family.name] != family.none_id]
         for (dataset, level), part in active.groupby(["dataset", family.name], sort=True,

@@ -17,7 +17,7 @@ names read this registry.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,8 +65,8 @@ class LabelTables:
     c: np.ndarray
     diag: np.ndarray
 
-    def nan_if_empty(self, values: Callable[[], np.ndarray], shape=None) -> np.ndarray:
-        return values() if self.n else np.full(shape or len(self.T), np.nan)
+    def nan_if_empty(self, values: Callable[[], np.ndarray]) -> np.ndarray:
+        return values() if self.n else np.full(len(self.T), np.nan)
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,6 @@ class PairwiseMetric:
     null: Callable[[Accuracies], np.ndarray | None] | None = None
     subsets: tuple[str, ...] = SUBSETS
     source: str = ""
-    short: str | None = field(default=None)
 
     def __post_init__(self) -> None:
         if self.basis not in ("errors", "labels"):

@@ -80,10 +80,6 @@ class Cell:
     def __repr__(self) -> str:
         return f"Cell({self.id})"
 
-    def items(self):
-        """(family, level) pairs in cell-id order."""
-        return self._levels.items()
-
     def levels(self) -> dict[str, str]:
         """Family → level id, for tables and figure facets."""
         return {name: registry.family(name).to_id(level) for name, level in self._levels.items()}

@@ -463,9 +463,9 @@ def training_rows_families() -> tuple[Family, ...]:
     return tuple(f for f in _REGISTRY.values() if f.stage == "training rows")
 
 
-def strength_columns() -> tuple[Strength, ...]:
-    """Every realised-strength column of the runs table, family by family."""
-    return tuple(s for f in training_rows_families() for s in f.strength)
+def strengths() -> tuple[tuple[Family, Strength], ...]:
+    """(family, strength) of every realised-strength number, family by family."""
+    return tuple((f, s) for f in training_rows_families() for s in f.strength)
 
 
 def schema_properties() -> dict[str, dict]:

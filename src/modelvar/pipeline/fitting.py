@@ -157,13 +157,12 @@ def strength_row(perturbation: dict) -> dict:
     """The runs table's realised-strength columns of one run (0, or ``{}`` for a mapping,
     where a family did not act); mappings leave ``perturbation`` for their own JSON column."""
     row = {}
-    for family in families.training_rows_families():
+    for family, strength in families.strengths():
         record = perturbation.get(family.name, {})
-        for strength in family.strength:
-            if strength.as_json:
-                row[strength.column] = json.dumps(record.pop(strength.record_key, {}))
-            else:
-                row[strength.column] = record.get(strength.record_key, 0.0)
+        if strength.as_json:
+            row[strength.column] = json.dumps(record.pop(strength.record_key, {}))
+        else:
+            row[strength.column] = record.get(strength.record_key, 0.0)
     return row
 
 
