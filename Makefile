@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan calibrate \
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd calibrate \
 	first-hour
 setup:
 	bash scripts/setup-venv.sh
@@ -38,6 +38,9 @@ bench-strength: setup
 # the plan against a finished run (default: results/ of `bash scripts/run.sh`)
 bench-plan: setup
 	$(PY) benchmarks/bench_plan.py
+# many-class SGD: per-fit speed-up against scikit-learn at 2 to 1,000 classes (issue 23)
+bench-sgd: setup
+	$(PY) benchmarks/bench_sgd.py
 # re-fit the shipped cost model on this machine (writes src/modelvar/pipeline/cost_model.json)
 calibrate: setup
 	$(PY) benchmarks/calibrate_cost_model.py --write

@@ -8,7 +8,11 @@ class indices, ``hparams`` (the realised hyperparameters) and ``device``. Probab
 always cover all ``n_classes`` classes of the dataset in its class order, also when a class is
 absent from a run's training rows (its column is then 0).
 
-* ``lr-sgd``: ``SGDClassifier(loss="log_loss", learning_rate="adaptive")``.
+* ``lr-sgd``: ``SGDClassifier(loss="log_loss", learning_rate="adaptive")``. From
+  :data:`MANY_CLASSES` classes on, both SGD classifiers fit the same one-vs-rest model with
+  :class:`~modelvar.models.ovr_sgd.OvRSGDClassifier`, which advances all binary problems in one
+  pass over the rows per epoch (about 8× less CPU at 100 classes and more, issue 23; the rows'
+  order is shared by the problems instead of drawn per problem, ``docs/decisions.md``).
 * ``svm-sgd``: ``SGDClassifier`` with ``loss`` ∈ {hinge, modified_huber}. **Probabilities**:
   modified_huber has sklearn's ``predict_proba``; the hinge loss has none, so the probability
   columns hold the one-hot vector of the predicted class (1 for it, 0 elsewhere) — degenerate,
@@ -52,6 +56,13 @@ def one_hot(labels: np.ndarray, n_classes: int) -> np.ndarray:
     return out
 
 
+#: From this many classes in a run's training rows on, the SGD classifiers fit with
+#: :class:`~modelvar.models.ovr_sgd.OvRSGDClassifier`. Below it scikit-learn keeps the fit (its
+#: per-class sample orders, bit for bit): there a fit takes seconds either way
+#: (``make bench-sgd``).
+MANY_CLASSES = 20
+
+
 @dataclass
 class SGDModel:
     hparams: dict
@@ -67,8 +78,13 @@ class SGDModel:
         self.n_classes = n_classes
         params = {k: v for k, v in self.hparams.items() if k != "loss"}
         params["penalty"] = None if params["penalty"] == "none" else params["penalty"]
-        self.model = SGDClassifier(loss=self.loss, learning_rate="adaptive",
-                                   random_state=self.seed, **params)
+        if len(np.unique(y)) >= MANY_CLASSES:
+            from modelvar.models.ovr_sgd import OvRSGDClassifier
+
+            self.model = OvRSGDClassifier(loss=self.loss, random_state=self.seed, **params)
+        else:
+            self.model = SGDClassifier(loss=self.loss, learning_rate="adaptive",
+                                       random_state=self.seed, **params)
         self.model.fit(X, y)
         return self
 
@@ -209,15 +225,16 @@ SGD_SPACE = (
     HParam("penalty", "categorical", "l2", choices=("l1", "l2", "elasticnet", "none")),
     HParam("average", "categorical", False, choices=(True, False)),
 )
-#: The built-in classifiers. Memory: the Python libraries a fit job imports (MB); colours: the
-#: first four of ColorBrewer's Dark2 (user classifiers get the next ones).
+#: The built-in classifiers. Memory: the Python libraries a fit job imports (MB; the SGD ones
+#: measure ~290 with numba loaded for a many-class fit); colours: the first four of
+#: ColorBrewer's Dark2 (user classifiers get the next ones).
 BUILT_IN = (
-    ClassifierSpec("lr-sgd", _build_lr_sgd, SGD_SPACE, ("scikit-learn",), memory_mb=300,
+    ClassifierSpec("lr-sgd", _build_lr_sgd, SGD_SPACE, ("scikit-learn", "numba"), memory_mb=400,
                    colour="#1b9e77", hides_pandas=True),
     ClassifierSpec(
         "svm-sgd", _build_svm_sgd,
         (*SGD_SPACE, HParam("loss", "categorical", "hinge", choices=("hinge", "modified_huber"))),
-        ("scikit-learn",), memory_mb=300, colour="#d95f02", hides_pandas=True,
+        ("scikit-learn", "numba"), memory_mb=400, colour="#d95f02", hides_pandas=True,
         one_hot_probabilities=_hinge_has_no_probabilities),
     ClassifierSpec(
         "xgb", _build_xgb,

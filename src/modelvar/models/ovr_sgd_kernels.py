@@ -1,0 +1,318 @@
+"""The numba kernels of :mod:`modelvar.models.ovr_sgd` (imported only when a many-class SGD model
+fits: numba and its compiler load in about a second, and the compiled kernels are cached).
+
+No ``fastmath``: every sum runs in the written order, and no multiply-add is fused, so the
+results do not depend on the CPU's vector width or instruction set.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: scikit-learn's clip of the loss gradient and its threshold for folding the weight scale.
+MAX_DLOSS = 1e12
+WSCALE_RESET = 1e-9
+
+
+@njit(cache=True, inline="always")
+def loss_and_gradient(kind, label_is_k, p):
+    if kind == 0:  # log loss, target 1/0 (sklearn's CyHalfBinomialLoss)
+        y = 1.0 if label_is_k else 0.0
+        if p <= -37.0:
+            lo = math.exp(p)
+        elif p <= -2.0:
+            lo = math.log1p(math.exp(p))
+        elif p <= 18.0:
+            lo = math.log(1.0 + math.exp(p))
+        elif p <= 33.3:
+            lo = p + math.exp(-p)
+        else:
+            lo = p
+        lo -= y * p
+        if p > -37.0:
+            e = math.exp(-p)
+            g = ((1.0 - y) - y * e) / (1.0 + e)
+        else:
+            g = math.exp(p) - y
+        return lo, g
+    y = 1.0 if label_is_k else -1.0
+    z = p * y
+    if kind == 1:  # hinge, threshold 1
+        if z <= 1.0:
+            return 1.0 - z, -y
+        return 0.0, 0.0
+    if z >= 1.0:  # modified Huber
+        return 0.0, 0.0
+    if z >= -1.0:
+        return (1.0 - z) * (1.0 - z), 2.0 * (1.0 - z) * -y
+    return -4.0 * z, -4.0 * y
+
+#: The log loss's running product is renormalised by 2**-RENORM_BITS when it passes 2**RENORM_BITS.
+RENORM_BITS = 500
+_RENORM = 2.0**RENORM_BITS
+_RENORM_LOG = RENORM_BITS * math.log(2.0)
+
+
+@njit(cache=True)
+def log_loss_steps(dot, s, b, own, eta, penalised, alpha, l2_part, l1_part, vv, v1, n_active,
+                   margin, expm, objective, log_product, step):
+    """The log loss's objective and step for every active problem with one ``exp`` each.
+
+    With ``e = exp(−|p|)``: ``log(1 + exp(p)) = max(p, 0) + log(1 + e)`` and
+    ``expit(p) = 1 / (1 + e)`` for p ≥ 0, ``e / (1 + e)`` below. The ``log(1 + e)`` terms are
+    summed as the log of their product (``log_product``, taken once per epoch by the caller;
+    ``objective`` gets ``RENORM_BITS · log 2`` whenever the product is renormalised), so the row
+    loop calls no ``log`` and its other arithmetic vectorises. The gradient ``expit(p) − y`` is in
+    [−1, 1]: scikit-learn's clip at ±1e12 never acts.
+    """
+    for k in range(n_active):
+        p = dot[k] * s[k] + b[k]
+        margin[k] = p
+        expm[k] = -abs(p)
+    for k in range(n_active):
+        expm[k] = math.exp(expm[k])
+    for k in range(n_active):
+        p = margin[k]
+        e = expm[k]
+        y = 1.0 if k == own else 0.0
+        lo = max(p, 0.0) - y * p
+        if penalised:
+            sk = s[k]
+            lo += alpha * (l2_part * 0.5 * (vv[k] * (sk * sk)) + l1_part * (v1[k] * sk))
+        grown = log_product[k] * (1.0 + e)
+        big = grown > _RENORM
+        log_product[k] = grown * (1.0 / _RENORM) if big else grown
+        objective[k] += lo + (_RENORM_LOG if big else 0.0)
+        expit = (1.0 if p >= 0.0 else e) / (1.0 + e)
+        step[k] = -eta[k] * (expit - y)
+
+
+@njit(cache=True)
+def flush_scale(k, v, aw, s, avg_a, avg_b, averaging):
+    """scikit-learn's ``reset_wscale`` for problem ``k``: fold the scale into the weights."""
+    d = v.shape[0]
+    if averaging:
+        for j in range(d):
+            aw[j, k] = (aw[j, k] + avg_a[k] * v[j, k]) * (1.0 / avg_b[k])
+        avg_a[k] = 0.0
+        avg_b[k] = 1.0
+    for j in range(d):
+        v[j, k] *= s[k]
+    s[k] = 1.0
+
+
+@njit(cache=True)
+def row_dots(X, i, v, n_active, out):
+    """``out[k] = v[:, k] · X[i]`` for the active columns, summed over the features in order
+    (four features per pass over ``out``; the order of the additions is unchanged)."""
+    out[:] = 0.0
+    d = X.shape[1]
+    j = 0
+    while j + 4 <= d:
+        x0, x1, x2, x3 = X[i, j], X[i, j + 1], X[i, j + 2], X[i, j + 3]
+        v0, v1, v2, v3 = v[j], v[j + 1], v[j + 2], v[j + 3]
+        for k in range(n_active):
+            out[k] = (((out[k] + v0[k] * x0) + v1[k] * x1) + v2[k] * x2) + v3[k] * x3
+        j += 4
+    while j < d:
+        xj = X[i, j]
+        for k in range(n_active):
+            out[k] += v[j, k] * xj
+        j += 1
+
+
+@njit(cache=True)
+def apply_step(x, x_next, v, coef, n_active, nxt):
+    """``v[:, k] += coef[k] · x`` and, in the same pass, ``nxt[k] = v[:, k] · x_next`` (four
+    features at a time, as :func:`row_dots`)."""
+    nxt[:] = 0.0
+    d = x.shape[0]
+    j = 0
+    while j + 4 <= d:
+        x0, x1, x2, x3 = x[j], x[j + 1], x[j + 2], x[j + 3]
+        n0, n1, n2, n3 = x_next[j], x_next[j + 1], x_next[j + 2], x_next[j + 3]
+        v0, v1, v2, v3 = v[j], v[j + 1], v[j + 2], v[j + 3]
+        for k in range(n_active):
+            c = coef[k]
+            w0 = v0[k] + x0 * c
+            w1 = v1[k] + x1 * c
+            w2 = v2[k] + x2 * c
+            w3 = v3[k] + x3 * c
+            v0[k], v1[k], v2[k], v3[k] = w0, w1, w2, w3
+            nxt[k] = (((nxt[k] + w0 * n0) + w1 * n1) + w2 * n2) + w3 * n3
+        j += 4
+    while j < d:
+        xj = x[j]
+        xn = x_next[j]
+        for k in range(n_active):
+            w = v[j, k] + xj * coef[k]
+            v[j, k] = w
+            nxt[k] += w * xn
+        j += 1
+
+
+@njit(cache=True)
+def apply_l1_step(x, x_next, v, coef, s, u, q, n_active, nrm2, nrm1, nxt):
+    """:func:`apply_step` followed by the cumulative L1 penalty (scikit-learn's ``l1penalty``);
+    ``nrm2``, ``nrm1``: the norms of each column after the step, before the penalty."""
+    nxt[:] = 0.0
+    nrm2[:] = 0.0
+    nrm1[:] = 0.0
+    for j in range(x.shape[0]):
+        xj = x[j]
+        xn = x_next[j]
+        for k in range(n_active):
+            w = v[j, k] + xj * coef[k]
+            nrm2[k] += w * w
+            nrm1[k] += abs(w)
+            sk = s[k]
+            z = w
+            if sk * w > 0.0:
+                z = max(0.0, w - (u[k] + q[j, k]) / sk)
+            elif sk * w < 0.0:
+                z = min(0.0, w + (u[k] - q[j, k]) / sk)
+            q[j, k] += sk * (z - w)
+            v[j, k] = z
+            nxt[k] += z * xn
+
+
+@njit(cache=True)
+def add_average(x, aw, avg_a, acoef, n_active):
+    """scikit-learn's ``add_average`` for every active problem."""
+    for j in range(x.shape[0]):
+        xj = x[j]
+        for k in range(n_active):
+            aw[j, k] += avg_a[k] * xj * acoef[k]
+
+
+@njit(cache=True)
+def squared_norms(X):
+    out = np.zeros(X.shape[0])
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            out[i] += X[i, j] * X[i, j]
+    return out
+
+
+@njit(cache=True)
+def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha, averaging,
+          t, v, b, s, vv, v1, eta, objective, log_product, aw, avg_a, avg_b, avg_b0, q, u):
+    """One epoch over the rows in ``order`` for the problems in columns ``[0, n_active)``.
+
+    ``col_of_row[i]``: the column of row i's class (≥ n_active: a stopped problem); ``xx[i]``:
+    ‖X[i]‖². Per problem k: weights ``s[k] · v[:, k]``, ``vv[k]`` = ‖v[:, k]‖² and ``v1[k]`` =
+    ‖v[:, k]‖₁ as of its last update (scikit-learn's tracked norms, unscaled). Without an L1 part
+    ``vv`` follows the update exactly, ‖v + c·x‖² = ‖v‖² + 2c·(v·x) + c²‖x‖², with v·x the
+    decision's own sum; with one, both norms are summed afresh over the updated column.
+
+    Each row's update is applied in the same pass over ``v`` that computes the next row's
+    decisions (the weights are read once per row). Returns the step counter after the epoch.
+    """
+    n = len(order)
+    dot = np.zeros(n_active)
+    nxt = np.zeros(n_active)
+    coef = np.zeros(n_active)
+    acoef = np.zeros(n_active)
+    nrm2 = np.zeros(n_active)
+    nrm1 = np.zeros(n_active)
+    step = np.zeros(n_active)
+    margin = np.zeros(n_active)
+    expm = np.zeros(n_active)
+    has_l1 = l1_part > 0.0
+    penalised = l2_part > 0.0 or has_l1
+    if n == 0 or n_active == 0:
+        return t
+    row_dots(X, order[0], v, n_active, dot)
+    for r in range(n):
+        i = order[r]
+        own = col_of_row[i]
+        # the scalar work per problem, in loops without calls (they vectorise)
+        if loss_kind == 0:
+            log_loss_steps(dot, s, b, own, eta, penalised, alpha, l2_part, l1_part, vv, v1,
+                           n_active, margin, expm, objective, log_product, step)
+        else:
+            for k in range(n_active):
+                sk = s[k]
+                p = dot[k] * sk + b[k]
+                lo, g = loss_and_gradient(loss_kind, k == own, p)
+                if penalised:
+                    lo += alpha * (l2_part * 0.5 * (vv[k] * (sk * sk)) + l1_part * (v1[k] * sk))
+                objective[k] += lo
+                step[k] = -eta[k] * min(max(g, -MAX_DLOSS), MAX_DLOSS)
+        if l2_part > 0.0:
+            flush = False
+            for k in range(n_active):
+                s[k] *= max(0.0, 1.0 - l2_part * eta[k] * alpha)
+                flush |= s[k] < WSCALE_RESET
+            if flush:
+                for k in range(n_active):
+                    if s[k] < WSCALE_RESET:
+                        sk = s[k]
+                        flush_scale(k, v, aw, s, avg_a, avg_b, averaging)
+                        vv[k] *= sk * sk
+                        v1[k] *= sk
+                        dot[k] *= sk
+        n_updated = 0
+        xxi = xx[i]
+        for k in range(n_active):
+            moved = step[k] != 0.0
+            ck = step[k] / s[k] if moved else 0.0
+            coef[k] = ck
+            n_updated += moved
+            b[k] += step[k]
+            if not has_l1:
+                vv[k] = max(0.0, vv[k] + 2.0 * ck * dot[k] + ck * ck * xxi)
+        if averaging:
+            for k in range(n_active):
+                acoef[k] = -step[k] / s[k]
+        if has_l1:
+            for k in range(n_active):
+                u[k] += l1_part * eta[k] * alpha
+        i_next = order[r + 1] if r + 1 < n else i
+        if has_l1:
+            apply_l1_step(X[i], X[i_next], v, coef, s, u, q, n_active, nrm2, nrm1, nxt)
+        elif 4 * n_updated > n_active:
+            apply_step(X[i], X[i_next], v, coef, n_active, nxt)
+        elif n_updated > 0:  # few problems moved (the hinge losses): update their columns only
+            for k in range(n_active):
+                if coef[k] != 0.0:
+                    for j in range(X.shape[1]):
+                        v[j, k] += X[i, j] * coef[k]
+            row_dots(X, i_next, v, n_active, nxt)
+        else:
+            row_dots(X, i_next, v, n_active, nxt)
+        if averaging:
+            add_average(X[i], aw, avg_a, acoef, n_active)
+        if has_l1:
+            for k in range(n_active):
+                if coef[k] != 0.0:
+                    vv[k] = nrm2[k]
+                    v1[k] = nrm1[k]
+        if averaging:
+            mu = 1.0 / t
+            for k in range(n_active):
+                if t > 1.0:
+                    avg_b[k] /= 1.0 - mu
+                avg_a[k] += mu * avg_b[k] * s[k]
+                avg_b0[k] += (b[k] - avg_b0[k]) / t
+        t += 1.0
+        dot, nxt = nxt, dot
+    return t
+
+
+@njit(cache=True)
+def decision(X, W, b):
+    """``X @ W + b`` with every sum over the features in order (no BLAS: the same bits on
+    every CPU)."""
+    n, d = X.shape
+    out = np.empty((n, W.shape[1]))
+    for i in range(n):
+        acc = b.copy()
+        for j in range(d):
+            xj = X[i, j]
+            for k in range(W.shape[1]):
+                acc[k] += W[j, k] * xj
+        out[i] = acc
+    return out
+
