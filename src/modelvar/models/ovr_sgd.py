@@ -59,6 +59,7 @@ N_ITER_NO_CHANGE = 5
 MAX_ITER = 1000
 MIN_ETA = 1e-6
 
+
 class OvRSGDClassifier:
     """One-vs-rest SGD over all classes in one pass per epoch (module docstring).
 
@@ -122,20 +123,19 @@ class OvRSGDClassifier:
         best = np.full(n_classes, np.inf)
         misses = np.zeros(n_classes, dtype=np.int64)
         epochs = np.zeros(n_classes, dtype=np.int64)
-        # column -> class; the active problems are columns [0, n_active)
-        class_of_col = np.arange(n_classes)
+        # column -> class and row -> column of its class; the active problems are columns
+        # [0, n_active)
+        class_of_col, col_of_row = np.arange(n_classes), label
         n_active, t = n_classes, 1.0
         per_class = [v, aw, q] if l1_part > 0 else [v, aw]
         vectors = [b, avg_b0, s, avg_a, avg_b, vv, v1, u, eta, best, misses, epochs]
         xx = kernels.squared_norms(X)
         rng = np.random.default_rng(self.random_state)
         for epoch in range(self.max_iter):
-            col_of_class = np.empty(n_classes, dtype=np.int64)
-            col_of_class[class_of_col] = np.arange(n_classes)
             objective, log_product = np.zeros(n_active), np.ones(n_active)
             order = rng.permutation(n) if self.shuffle else np.arange(n)
             t_next = kernels.epoch(
-                X, xx, col_of_class[label], order, n_active, loss_kind, l2_part, l1_part,
+                X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part,
                 self.alpha, self.average, t, v, b, s, vv, v1, eta, objective, log_product, aw,
                 avg_a, avg_b, avg_b0, q, u)
             active = slice(0, n_active)
@@ -163,6 +163,7 @@ class OvRSGDClassifier:
                 for a in vectors:
                     a[:] = a[perm]
                 class_of_col = class_of_col[perm]
+                col_of_row = np.argsort(class_of_col)[label]
                 n_active = len(keep)
             if n_active == 0:
                 break

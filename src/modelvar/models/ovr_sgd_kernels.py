@@ -16,26 +16,10 @@ WSCALE_RESET = 1e-9
 
 
 @njit(cache=True, inline="always")
-def loss_and_gradient(kind, label_is_k, p):
-    if kind == 0:  # log loss, target 1/0 (sklearn's CyHalfBinomialLoss)
-        y = 1.0 if label_is_k else 0.0
-        if p <= -37.0:
-            lo = math.exp(p)
-        elif p <= -2.0:
-            lo = math.log1p(math.exp(p))
-        elif p <= 18.0:
-            lo = math.log(1.0 + math.exp(p))
-        elif p <= 33.3:
-            lo = p + math.exp(-p)
-        else:
-            lo = p
-        lo -= y * p
-        if p > -37.0:
-            e = math.exp(-p)
-            g = ((1.0 - y) - y * e) / (1.0 + e)
-        else:
-            g = math.exp(p) - y
-        return lo, g
+def margin_loss_and_gradient(kind, label_is_k, p):
+    """Loss and ∂loss/∂p of the margin losses at target ±1, as scikit-learn's: ``kind`` 1 is the
+    hinge ``max(0, 1 − z)``, 2 modified Huber (z = y·p). The log loss has its own loop
+    (:func:`log_loss_steps`)."""
     y = 1.0 if label_is_k else -1.0
     z = p * y
     if kind == 1:  # hinge, threshold 1
@@ -47,6 +31,7 @@ def loss_and_gradient(kind, label_is_k, p):
     if z >= -1.0:
         return (1.0 - z) * (1.0 - z), 2.0 * (1.0 - z) * -y
     return -4.0 * z, -4.0 * y
+
 
 #: The log loss's running product is renormalised by 2**-RENORM_BITS when it passes 2**RENORM_BITS.
 RENORM_BITS = 500
@@ -235,7 +220,7 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
             for k in range(n_active):
                 sk = s[k]
                 p = dot[k] * sk + b[k]
-                lo, g = loss_and_gradient(loss_kind, k == own, p)
+                lo, g = margin_loss_and_gradient(loss_kind, k == own, p)
                 if penalised:
                     lo += alpha * (l2_part * 0.5 * (vv[k] * (sk * sk)) + l1_part * (v1[k] * sk))
                 objective[k] += lo
@@ -274,13 +259,11 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
             apply_l1_step(X[i], X[i_next], v, coef, s, u, q, n_active, nrm2, nrm1, nxt)
         elif 4 * n_updated > n_active:
             apply_step(X[i], X[i_next], v, coef, n_active, nxt)
-        elif n_updated > 0:  # few problems moved (the hinge losses): update their columns only
+        else:  # few problems moved (the margin losses): update their columns only
             for k in range(n_active):
                 if coef[k] != 0.0:
                     for j in range(X.shape[1]):
                         v[j, k] += X[i, j] * coef[k]
-            row_dots(X, i_next, v, n_active, nxt)
-        else:
             row_dots(X, i_next, v, n_active, nxt)
         if averaging:
             add_average(X[i], aw, avg_a, acoef, n_active)
