@@ -116,9 +116,27 @@ def _lazy(package: str, name: str, root: Path) -> set[str]:
     return {exports[name]} if name in exports else set(lazy)
 
 
-def _imports(path: Path, root: Path) -> set[str]:
+@cache
+def _parsed(path: Path, stamp: tuple[int, int]) -> ast.Module:
+    """The syntax tree of ``path`` (``stamp``: its size and modification time, so that an edited
+    file is parsed again); each module is parsed once however many closures it is in."""
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _tree(path: Path) -> ast.Module:
+    stat = path.stat()
+    return _parsed(path, (stat.st_size, stat.st_mtime_ns))
+
+
+def _imports(path: Path, root: Path) -> frozenset[str]:
     """The modelvar modules that the source of ``path`` imports, anywhere in it."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    stat = path.stat()
+    return _imports_of(path, root, (stat.st_size, stat.st_mtime_ns))
+
+
+@cache
+def _imports_of(path: Path, root: Path, stamp: tuple[int, int]) -> frozenset[str]:
+    tree = _parsed(path, stamp)
     here = _module_name(path, root)
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     found: set[str] = set()
@@ -138,7 +156,7 @@ def _imports(path: Path, root: Path) -> set[str]:
             submodule = module_path(f"{source}.{alias.name}", root) is not None
             if source.split(".")[0] == PACKAGE and not submodule:
                 found.update(_lazy(source, alias.name, root))
-    return {m for m in found if m.split(".")[0] == PACKAGE and module_path(m, root)}
+    return frozenset(m for m in found if m.split(".")[0] == PACKAGE and module_path(m, root))
 
 
 def _with_parents(module: str) -> list[str]:
@@ -170,7 +188,7 @@ def package_data(module: str, root: Path | None = None) -> list[Path]:
     root = root or package_root()
     path = module_path(module, root)
     files: set[Path] = set()
-    for node in ast.parse(path.read_text()).body:
+    for node in _tree(path).body:
         if (isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "PACKAGE_DATA" for t in node.targets)):
             for pattern in ast.literal_eval(node.value):

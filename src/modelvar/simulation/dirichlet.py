@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from modelvar.metrics.probabilistic import confusion_index, entropy
 
@@ -55,6 +54,8 @@ def simulate_cases(cases: Mapping[str, Sequence[float]], n: int,
 
 def spearman_table(per_sample: pd.DataFrame) -> pd.DataFrame:
     """Spearman correlation of CI and H per case (the seed's ``ddply(..., cor(CI, H))``)."""
+    from scipy import stats  # here, not at import: the workflow reads SEED_CASES when it loads
+
     rows = []
     for case, part in per_sample.groupby("case", sort=False):
         rho = stats.spearmanr(part["CI"], part["H"]).statistic
