@@ -7,7 +7,9 @@ Ten runs of vehicle (the fit job's preprocessing, 75 % training pool, per-run mo
 default widths 512/256 and dropout 0.1): batched (modelvar.models.mlp.train on all ten) and
 sequential (ten calls with one model each), back to back in each round; fits/s with fit +
 predict, min and median over rounds, and the ratio. The two give identical predictions on the
-CPU (tests/test_mlp.py).
+CPU (tests/test_mlp.py). With a GPU it also prints the measured GPU speed-up for the plan: the
+GPU's batched fits/s over one CPU core's sequential ones (the cost model's MLP constants are
+one-at-a-time fits on one core), the value for the config's ``jobs.gpu_speedup``.
 """
 
 import os
@@ -58,6 +60,7 @@ def main() -> None:
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     print(f"{RUNS} runs of vehicle ({len(y[0])} training rows, {X[0].shape[1]} columns, {c} "
           f"classes), widths {h['width1']}/{h['width2']}, {args.epochs} epochs, fit + predict")
+    speed = {}
     for device in devices:
         batched, sequential = [], []
         for _ in range(args.rounds):
@@ -77,10 +80,15 @@ def main() -> None:
               f"(min / median), sequential {min(sequential):.2f} / "
               f"{statistics.median(sequential):.2f}; batched/sequential min "
               f"{min(ratios):.2f}, median {statistics.median(ratios):.2f}")
+        speed[device] = statistics.median(batched), statistics.median(sequential)
         per_20 = statistics.median(sequential) * args.epochs / mlp.MLP_EPOCHS
         print(f"  at the default {mlp.MLP_EPOCHS} epochs: ≈ {per_20:.2f} fits/s sequential")
     if "cuda" not in devices:
-        print("no GPU here: the GPU side of the comparison was not measured")
+        print("no GPU here: the GPU side of the comparison was not measured; the plan's MLP "
+              "hours stay 'GPU speed-up unmeasured' (jobs.gpu_speedup: 1)")
+    else:
+        print(f"GPU speed-up for the plan: {speed['cuda'][0] / speed['cpu'][1]:.1f} (GPU batched "
+              "/ one CPU core sequential, medians): set jobs.gpu_speedup to it")
 
 
 if __name__ == "__main__":

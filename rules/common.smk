@@ -590,7 +590,13 @@ def tidy_partitions(*, warn_foreign=False):
 
 
 def run_summary():
-    """What the finished run holds: fits, fit time and accuracy per dataset (on success)."""
+    """What the finished run holds: fits, fit time and accuracy per dataset, and the fit jobs
+    whose time the plan missed by more than 2x (on success)."""
+    estimates = {
+        table_file("runs", ds, clf, job.id): (f"{ds} {clf} {job.id}", job.seconds)
+        for ds, clf, clf_plan in classifier_plans()
+        for job in clf_plan.fit_jobs
+    }
     return tables.study_summary(
-        [p for ds in DATASETS for p in dataset_tables(ds, "runs")], RESULTS
+        [p for ds in DATASETS for p in dataset_tables(ds, "runs")], RESULTS, estimates
     )

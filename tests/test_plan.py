@@ -141,6 +141,13 @@ def test_the_plan_report_names_totals_and_biggest_items():
     assert "jobs per rule: prepare_dataset 3, fit " in text
     assert "total: " in text and "biggest items:" in text and "CPU time: big" in text
     assert "(data collapsed)" in text and "(categorical collapsed)" in text
+    mlp_hours = re.search(r"MLP ([\d.,]+ (?:h|min)) on one CPU core; GPU speed-up unmeasured",
+                          text)
+    assert mlp_hours, text
+    config["jobs"] = {**config.get("jobs", {}), "gpu_speedup": 8.0}
+    on_gpu = format_plan(plan_study(config, {}), config)
+    assert "on one GPU (jobs.gpu_speedup = 8 x one CPU core)" in on_gpu
+    assert "unmeasured" not in on_gpu
     counts = job_counts(plan, config)
     assert counts["fit_mlp"] == len(plan.datasets["big"].classifiers["mlp"].fit_jobs) + sum(
         len(plan.datasets[d].classifiers["mlp"].fit_jobs) for d in ("small", "cats"))

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from modelvar.models.hparams import HParam
-from modelvar.models.mlp import MLP_EPOCHS
+from modelvar.models.mlp import LARGE_BATCH_ROWS, MLP_EPOCHS
 from modelvar.models.spec import ClassifierSpec
 
 
@@ -230,12 +230,13 @@ SGD_SPACE = (
 #: ColorBrewer's Dark2 (user classifiers get the next ones).
 BUILT_IN = (
     ClassifierSpec("lr-sgd", _build_lr_sgd, SGD_SPACE, ("scikit-learn", "numba"), memory_mb=400,
-                   colour="#1b9e77", hides_pandas=True),
+                   colour="#1b9e77", hides_pandas=True, cost_regimes=(("classes", MANY_CLASSES),)),
     ClassifierSpec(
         "svm-sgd", _build_svm_sgd,
         (*SGD_SPACE, HParam("loss", "categorical", "hinge", choices=("hinge", "modified_huber"))),
         ("scikit-learn", "numba"), memory_mb=400, colour="#d95f02", hides_pandas=True,
-        one_hot_probabilities=_hinge_has_no_probabilities),
+        one_hot_probabilities=_hinge_has_no_probabilities,
+        cost_regimes=(("classes", MANY_CLASSES),)),
     ClassifierSpec(
         "xgb", _build_xgb,
         (
@@ -261,5 +262,6 @@ BUILT_IN = (
             HParam("width1", "ordinal", 512, 32, 1024),
             HParam("width2", "ordinal", 256, 32, 1024),
         ),
-        ("torch",), memory_mb=900, colour="#e7298a", gpu=True, epochs=MLP_EPOCHS, batched=True),
+        ("torch",), memory_mb=900, colour="#e7298a", gpu=True, epochs=MLP_EPOCHS, batched=True,
+        cost_regimes=(("rows", LARGE_BATCH_ROWS),)),
 )

@@ -57,8 +57,12 @@ MAX_STACKED_VALUES = 250_000_000
 CPU_THREADS = 1
 
 
+#: from this many training rows on, batches of 1,024 rows (else 64)
+LARGE_BATCH_ROWS = 10_000
+
+
 def batch_size(n_train: int) -> int:
-    return 1024 if n_train >= 10_000 else 64
+    return 1024 if n_train >= LARGE_BATCH_ROWS else 64
 
 
 def batch_bounds(n: int, size: int) -> list[int]:

@@ -39,6 +39,8 @@ class ClassifierSpec:
     these base hparams its probability columns are one-hot (no probabilities; the plan's storage).
     ``hides_pandas``: its fit jobs run without pandas importable (``modelvar.cli``).
     ``seconds_per_fit``: a declared cost of one fit, used by the plan instead of the cost model.
+    ``cost_regimes``: ``("classes" | "rows", threshold)`` pairs from which its fit takes another
+    algorithm (the cost model fits each range apart: :mod:`modelvar.pipeline.cost_model`).
     ``origin``: "built-in", or what a user spec came from (its estimator's class path).
     ``settings``: the config entry a user spec was made from (what its jobs are given).
     """
@@ -56,6 +58,7 @@ class ClassifierSpec:
     one_hot_probabilities: Callable[[dict], bool] = _never_one_hot
     hides_pandas: bool = False
     seconds_per_fit: float | None = None
+    cost_regimes: tuple[tuple[str, int], ...] = ()
     origin: str = "built-in"
     settings: dict = field(default_factory=dict)
 

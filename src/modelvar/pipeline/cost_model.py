@@ -1,20 +1,31 @@
 """What a fit costs: seconds per fit as a function of the data's shape, per classifier.
 
-Model (per classifier, fitted by least squares in log space)::
+Model (per classifier and per *regime* of it, fitted by least squares in log space)::
 
-    seconds = exp(b0) · n_train^b1 · d^b2 · C^b3 · epochs^b4 · (1 + a · s)
+    seconds = (t0 + exp(b0) · n_train^b1 · d^b2 · C^b3 · epochs^b4) · (1 + a · s)
 
 with n_train the training rows of the run, d the columns of the encoded design matrix (numeric
 features + one-hot levels), C the classes, and epochs the MLP's training length (1 for the others);
-s is the share of the encoded columns that a data perturbation fills with continuous noise (0
-without one, and for ``sig`` levels, which round), a a per-classifier constant (xgb's trees grow
-with the distinct values a feature takes: ≈ 3× slower on vehicle's noisy integer features).
+t0 a fixed cost per fit (set-up, prediction of a small test set: what dominates small fits and
+flattens a pure power law's exponents); s the share of the encoded columns that a data
+perturbation fills with continuous noise (0 without one, and for ``sig`` levels, which round), a a
+per-classifier constant (xgb's trees grow with the distinct values a feature takes: ≈ 3× slower on
+vehicle's noisy integer features).
+
+**Regimes.** A classifier whose fit takes another algorithm from some number of classes or
+training rows on declares those thresholds (``ClassifierSpec.cost_regimes``): the SGD classifiers
+fit scikit-learn's per-class passes below ``MANY_CLASSES`` classes and one joint pass over the rows
+from it on (:mod:`modelvar.models.ovr_sgd`), whose cost grows differently with C; the MLP trains
+on batches of 64 rows below 10,000 training rows and of 1,024 from there on. Each range gets its
+own constants, fitted to the samples in it.
+
 The shipped constants (``cost_model.json`` next to this module) were measured on one core of our
 2-core build machine by ``benchmarks/calibrate_cost_model.py``: synthetic data over a grid of n,
-d and C (for the range of the study's datasets) and the embedded real datasets (whose fits can
-cost other than synthetic ones of their shape: xgb's trees stop early on anneal's one-hot
-columns), weighted equally; the MLP's constants are for the CPU — ``gpu_speedup`` (config
-``jobs.gpu_speedup``, default 1: no speed-up assumed, an upper bound) divides them for GPU jobs.
+d (10 to 1,000 columns, dense and one-hot) and C (2 to 1,000), and the embedded real datasets
+(whose fits can cost other than synthetic ones of their shape: xgb's trees stop early on anneal's
+one-hot columns), weighted equally; checked on held-out shapes and datasets it was not fitted
+on. The MLP's constants are for the CPU — ``gpu_speedup`` (config ``jobs.gpu_speedup``, default 1:
+no speed-up assumed, an upper bound) divides them for GPU jobs.
 
 Recalibrate from any finished run: :func:`calibrate` fits the same model to the runs tables'
 ``fit_seconds`` (``modelvar plan --calibrate RESULTS --out my-cost.json``, then
@@ -24,6 +35,7 @@ timings.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -33,75 +45,151 @@ import numpy as np
 
 SHIPPED = Path(__file__).with_name("cost_model.json")
 FEATURES = ("log_n", "log_d", "log_c", "log_epochs")
+#: samples per free constant below which the fixed cost t0 is not fitted (it is 0)
+MIN_SAMPLES_PER_CONSTANT = 3
 
 
 @dataclass(frozen=True)
 class FitCost:
-    """Coefficients of one classifier: intercept and the exponents of n, d, C, epochs."""
+    """Constants of one classifier (in one regime): the fixed seconds ``overhead`` (t0), the
+    power law's ``intercept`` (b0) and the exponents of n, d, C, epochs; the regime covers
+    C ≥ ``min_classes`` and n_train ≥ ``min_rows`` (up to the next regime's)."""
 
     intercept: float
     exponents: tuple[float, float, float, float]
+    overhead: float = 0.0
+    min_classes: int = 2
+    min_rows: int = 0
 
     def seconds(self, n_train: float, d: float, n_classes: float, epochs: float = 1.0) -> float:
         logs = (math.log(max(n_train, 1)), math.log(max(d, 1)), math.log(max(n_classes, 2)),
                 math.log(max(epochs, 1)))
-        return math.exp(self.intercept + sum(b * x for b, x in zip(self.exponents, logs,
-                                                                    strict=True)))
+        return self.overhead + math.exp(self.intercept + sum(
+            b * x for b, x in zip(self.exponents, logs, strict=True)))
+
+    def as_dict(self) -> dict:
+        return {"min_classes": self.min_classes, "min_rows": self.min_rows,
+                "overhead": self.overhead, "intercept": self.intercept,
+                "exponents": list(self.exponents)}
+
+    @classmethod
+    def from_dict(cls, body: dict) -> FitCost:
+        return cls(float(body["intercept"]), tuple(float(e) for e in body["exponents"]),
+                   float(body.get("overhead", 0.0)), int(body.get("min_classes", 2)),
+                   int(body.get("min_rows", 0)))
 
 
 @dataclass
 class CostModel:
-    classifiers: dict[str, FitCost]
+    #: classifier → its regimes, by ascending (``min_classes``, ``min_rows``); the first covers
+    #: the smallest fits
+    classifiers: dict[str, tuple[FitCost, ...]]
     source: str
     #: classifier → a: a fit on training rows with continuous noise added to the numeric
     #: features costs 1 + a · (numeric share of the encoded columns) times a clean one
     data_noise: dict[str, float] = field(default_factory=dict)
 
+    def regime(self, classifier: str, n_train: float, n_classes: float) -> FitCost:
+        """The constants that cover a fit of ``n_train`` rows and ``n_classes`` classes."""
+        if classifier not in self.classifiers:
+            raise ValueError(f"the cost model has no constants for {classifier!r} "
+                             f"({self.source}); recalibrate it")
+        regimes = self.classifiers[classifier]
+        covering = [r for r in regimes if r.min_classes <= n_classes and r.min_rows <= n_train]
+        return covering[-1] if covering else regimes[0]
+
     def seconds(self, classifier: str, n_train: float, d: float, n_classes: float,
                 epochs: float = 1.0, noisy_share: float = 0.0) -> float:
         """Seconds of one fit; ``noisy_share``: the share of the encoded columns that carry
         continuous data noise (0 without a data perturbation that adds noise)."""
-        if classifier not in self.classifiers:
-            raise ValueError(f"the cost model has no constants for {classifier!r} "
-                             f"({self.source}); recalibrate it")
-        base = self.classifiers[classifier].seconds(n_train, d, n_classes, epochs)
+        base = self.regime(classifier, n_train, n_classes).seconds(n_train, d, n_classes, epochs)
         return base * (1.0 + self.data_noise.get(classifier, 0.0) * noisy_share)
 
     def to_json(self) -> str:
         return json.dumps({"source": self.source, "classifiers": {
-            clf: {"intercept": c.intercept, "exponents": list(c.exponents)}
-            for clf, c in self.classifiers.items()}, "data_noise": self.data_noise},
-            indent=1) + "\n"
+            clf: [r.as_dict() for r in regimes] for clf, regimes in self.classifiers.items()},
+            "data_noise": self.data_noise}, indent=1) + "\n"
 
 
 def load(path: str | Path | None = None) -> CostModel:
-    """The cost model in ``path`` (a calibration of your own), or the shipped one."""
+    """The cost model in ``path`` (a calibration of your own), or the shipped one. A
+    classifier's entry is a list of regimes, or one set of constants (one regime)."""
     path = Path(path) if path else SHIPPED
     body = json.loads(path.read_text())
-    return CostModel({clf: FitCost(c["intercept"], tuple(c["exponents"]))
-                      for clf, c in body["classifiers"].items()}, body.get("source", str(path)),
-                     dict(body.get("data_noise", {})))
+    classifiers = {}
+    for clf, entry in body["classifiers"].items():
+        regimes = entry if isinstance(entry, list) else [entry]
+        classifiers[clf] = tuple(sorted((FitCost.from_dict(r) for r in regimes),
+                                        key=lambda r: (r.min_classes, r.min_rows)))
+    return CostModel(classifiers, body.get("source", str(path)), dict(body.get("data_noise", {})))
+
+
+def _fit_regime(rows: np.ndarray, w: np.ndarray, with_overhead: bool) -> tuple:
+    """(t0, b0, exponents) of one regime: the power law by weighted least squares in log space,
+    then, with ``with_overhead`` and enough samples, t0 and the power law together by non-linear
+    least squares of the log residuals (scipy's trust-region solver, started from the power law;
+    kept only where it fits better)."""
+    X = np.log(np.maximum(rows[:, :4], [1, 1, 2, 1]))
+    y = np.log(np.maximum(rows[:, 4], 1e-6))
+    varies = X.std(axis=0) > 1e-9
+    design = np.column_stack([np.ones(len(X)), X[:, varies]])
+    sw = np.sqrt(w)
+    coef, *_ = np.linalg.lstsq(design * sw[:, None], y * sw, rcond=None)
+    overhead = 0.0
+    if with_overhead and len(X) >= MIN_SAMPLES_PER_CONSTANT * (design.shape[1] + 1):
+        from scipy.optimize import least_squares
+
+        def residuals(p):
+            return sw * (np.logaddexp(p[0], design @ p[1:]) - y)
+
+        power_law = sw * (design @ coef - y)
+        result = least_squares(residuals, np.concatenate([[y.min() - np.log(10)], coef]))
+        if result.success and (result.fun ** 2).sum() < (power_law ** 2).sum():
+            overhead, coef = float(np.exp(result.x[0])), result.x[1:]
+    exps = np.zeros(4)
+    exps[varies] = coef[1:]
+    return overhead, float(coef[0]), tuple(float(e) for e in exps)
 
 
 def fit(samples: dict[str, np.ndarray], *, source: str,
-        weights: dict[str, np.ndarray] | None = None) -> CostModel:
-    """Least squares in log space, per classifier: ``samples[clf]`` is an (m × 5) array of
-    (n_train, d, C, epochs, seconds), ``weights[clf]`` optional weights of its rows. Exponents
-    of a factor that does not vary in the samples are 0 (nothing can be learnt about them)."""
+        weights: dict[str, np.ndarray] | None = None,
+        regimes: dict[str, tuple[tuple[str, int], ...]] | None = None,
+        with_overhead: bool = True) -> CostModel:
+    """Fit the model, per classifier and regime: ``samples[clf]`` is an (m × 5) array of
+    (n_train, d, C, epochs, seconds), ``weights[clf]`` optional weights of its rows,
+    ``regimes[clf]`` the ``("classes" | "rows", threshold)`` pairs from which its fit changes
+    (default: its spec's ``cost_regimes``). Exponents of a factor that does not vary in a
+    regime's samples are 0 (nothing can be learnt about them); a regime without samples is left
+    out (the one below it covers its fits)."""
     out = {}
     for clf, rows in samples.items():
         rows = np.asarray(rows, dtype=float)
-        X = np.log(np.maximum(rows[:, :4], [1, 1, 2, 1]))
-        y = np.log(np.maximum(rows[:, 4], 1e-6))
-        varies = X.std(axis=0) > 1e-9
-        design = np.column_stack([np.ones(len(X)), X[:, varies]])
-        w = np.sqrt(np.asarray(weights[clf], dtype=float)) if weights and clf in weights \
-            else np.ones(len(X))
-        coef, *_ = np.linalg.lstsq(design * w[:, None], y * w, rcond=None)
-        exps = np.zeros(4)
-        exps[varies] = coef[1:]
-        out[clf] = FitCost(float(coef[0]), tuple(float(e) for e in exps))
+        w = np.asarray(weights[clf], dtype=float) if weights and clf in weights \
+            else np.ones(len(rows))
+        bounds = regimes[clf] if regimes and clf in regimes else _spec_regimes(clf)
+        classes = [2, *sorted(t for axis, t in bounds if axis == "classes")]
+        n_rows = [0, *sorted(t for axis, t in bounds if axis == "rows")]
+        fitted = []
+        ranges = [list(zip(bounds, [*bounds[1:], math.inf], strict=True))
+                  for bounds in (classes, n_rows)]
+        for (c_low, c_high), (n_low, n_high) in itertools.product(*ranges):
+            inside = ((rows[:, 2] >= c_low) & (rows[:, 2] < c_high)
+                      & (rows[:, 0] >= n_low) & (rows[:, 0] < n_high))
+            if inside.any():
+                overhead, intercept, exponents = _fit_regime(rows[inside], w[inside],
+                                                             with_overhead)
+                fitted.append(FitCost(intercept, exponents, overhead, c_low, n_low))
+        out[clf] = tuple(fitted)
     return CostModel(out, source)
+
+
+def _spec_regimes(classifier: str) -> tuple[tuple[str, int], ...]:
+    from modelvar.models.registry import spec
+
+    try:
+        return tuple(spec(classifier).cost_regimes)
+    except ValueError:  # not registered: one regime
+        return ()
 
 
 def calibrate(runs, shapes: dict[str, dict], *, source: str) -> CostModel:

@@ -420,13 +420,14 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
         if spec.built_in:
             continue  # CostModel.seconds names the missing constants
         if spec.seconds_per_fit is not None:
-            cost.classifiers[clf] = probe_cost.declared_cost(spec.seconds_per_fit)
+            cost.classifiers[clf] = (probe_cost.declared_cost(spec.seconds_per_fit),)
             notes[clf] = f"declared seconds_per_fit {spec.seconds_per_fit:g} s"
             continue
-        cost.classifiers[clf], notes[clf] = probe_cost.probed_cost(
+        probed, notes[clf] = probe_cost.probed_cost(
             clf, spec.settings, [(s.n_rows * (1 - test_fraction), s.d, s.n_classes)
                                  for s in shapes.values()],
             config.get("results_dir", "results"))
+        cost.classifiers[clf] = (probed,)
 
 
 def seedless_cells(classifier: str, cells: list[Cell], config: dict,

@@ -160,7 +160,10 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     predictions = sum(t.prediction_bytes for t in totals)
     longest = max(totals, key=lambda t: t.longest[0])
     mem = max(totals, key=lambda t: t.max_mem_mb)
-    gpu = "GPU" if plan.gpu_speedup != 1 else "CPU core (jobs.gpu_speedup = 1: no GPU speed-up)"
+    gpu = (f"GPU (jobs.gpu_speedup = {plan.gpu_speedup:g} x one CPU core)"
+           if plan.gpu_speedup != 1 else
+           "CPU core; GPU speed-up unmeasured (jobs.gpu_speedup = 1; make bench-mlp on a GPU "
+           "measures it)")
     gpu_text = f"{gpu_label} {_hours(gpu_total)} on one {gpu}; " if gpu_col else ""
     lines += [
         "",

@@ -64,7 +64,8 @@ def probe(name: str, shapes: list[tuple[int, int, int]]) -> FitCost:
             y[:n_classes] = np.arange(n_classes)  # every class present
             seconds = _best_seconds(lambda: make_classifier(name, seed=0), X, y, n_classes)
             samples.append((rows, d, n_classes, 1, seconds))
-    return fit({name: np.array(samples)}, source="probe fits").classifiers[name]
+    return fit({name: np.array(samples)}, source="probe fits", regimes={name: ()},
+               with_overhead=False).classifiers[name][0]
 
 
 def probed_cost(name: str, declaration: dict, shapes: list[tuple[int, int, int]],

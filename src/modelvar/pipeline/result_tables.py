@@ -26,7 +26,8 @@ datasets or classifiers the config no longer names are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,9 +71,11 @@ def partition_values(path: str | Path) -> dict[str, str]:
     return out
 
 
-def read_tables(paths: Sequence[str | Path], columns: list[str] | None = None) -> pd.DataFrame:
+def read_tables(paths: Sequence[str | Path], columns: list[str] | None = None, *,
+                file_index: bool = False) -> pd.DataFrame:
     """Exactly these table files as one DataFrame, with ``dataset`` and ``classifier`` from their
-    paths (first columns); a file that cannot be read is named with its regenerate command."""
+    paths (first columns; with ``file_index``, a last column ``_file``: the file's index in
+    ``paths``); a file that cannot be read is named with its regenerate command."""
     import pandas as pd
 
     if not paths:
@@ -83,6 +86,8 @@ def read_tables(paths: Sequence[str | Path], columns: list[str] | None = None) -
         keys = partition_values(path)
         for i, key in enumerate(k for k in PARTITION_KEYS if k in keys):
             frame.insert(i, key, keys[key])
+        if file_index:
+            frame["_file"] = len(frames)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
@@ -188,16 +193,45 @@ def _prepared_warnings(results_dir: str | Path, datasets) -> list[str]:
     return out
 
 
-def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path) -> str:
+#: a fit job whose measured fitting time is off the plan's estimate by more than this factor
+#: (either way) is named in the run's summary
+PLAN_OFF_FACTOR = 2.0
+
+
+def plan_off(runs: pd.DataFrame, estimates: Mapping[str | Path, tuple[str, float]],
+             paths: Sequence[str | Path]) -> list[str]:
+    """The fit jobs whose measured fitting time (Σ ``fit_seconds`` of their runs table) is more
+    than :data:`PLAN_OFF_FACTOR` × off the plan's estimate; ``estimates``: runs table path →
+    (job name, estimated seconds), ``paths`` the tables of ``runs`` in the order read (their
+    ``_file`` column indexes them). Jobs of under a second measured are left out (start-up
+    noise)."""
+    measured = runs.groupby("_file")["fit_seconds"].sum()
+    off = []
+    for index, seconds in measured.items():
+        name, estimate = estimates.get(str(paths[index]), (None, None))
+        if name is None or seconds < 1.0 or estimate <= 0:
+            continue
+        ratio = estimate / seconds
+        if not 1 / PLAN_OFF_FACTOR <= ratio <= PLAN_OFF_FACTOR:
+            off.append((abs(math.log(ratio)), f"{name}: estimated {estimate:.1f} s, measured "
+                        f"{seconds:.1f} s ({ratio:.2f}x)"))
+    return [text for _, text in sorted(off, reverse=True)]
+
+
+def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path,
+                  estimates: Mapping[str | Path, tuple[str, float]] | None = None) -> str:
     """A short text summary of a finished run from its runs tables (printed on success; a run
-    of chosen targets may not have made them all)."""
+    of chosen targets may not have made them all). With the plan's ``estimates`` (runs table
+    path → (job name, estimated fitting seconds)), it names the jobs whose fitting time the plan
+    missed by more than :data:`PLAN_OFF_FACTOR` × and suggests recalibrating."""
     present = [p for p in runs_tables if Path(p).is_file()]
     lines = ["modelvar run summary" + (f" ({len(present)} of the study's {len(runs_tables)} "
                                        "fit jobs are done)" if len(present) < len(runs_tables)
                                        else "")]
     if not present:
         return "\n".join(lines)
-    runs = read_tables(present, columns=["cell", "repeat", "accuracy", "fit_seconds"])
+    runs = read_tables(present, columns=["cell", "repeat", "accuracy", "fit_seconds"],
+                       file_index=True)
     for dataset, part in runs.groupby("dataset", sort=False):
         by_clf = part.groupby("classifier")["accuracy"].mean()
         lines.append(
@@ -206,6 +240,15 @@ def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path) ->
             "mean accuracy " + ", ".join(f"{c} {a:.3f}" for c, a in by_clf.items()))
     lines.append(f"  total: {len(runs)} fits, {runs['fit_seconds'].sum():.1f} s of fitting")
     lines += [f"  warning: {w}" for w in _prepared_warnings(results_dir, runs["dataset"].unique())]
+    off = plan_off(runs, {str(k): v for k, v in (estimates or {}).items()},
+                   [str(p) for p in present])
+    if off:
+        shown = "; ".join(off[:3]) + (f"; and {len(off) - 3} more" if len(off) > 3 else "")
+        lines.append(
+            f"  note: the plan's fitting time was off by more than {PLAN_OFF_FACTOR:g}x for "
+            f"{len(off)} of {len(present)} fit jobs ({shown}). Fit the cost model to this run "
+            f"for the next plan: modelvar plan --calibrate {results_dir} --out cost-model.json, "
+            "then jobs.cost_model: cost-model.json in the config")
     lines.append(f"  report: {results_dir}/report.html (scripts/run.sh makes it); tables: "
                  f"{results_dir}/aggregated/")
     return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""The fit cost model (modelvar.pipeline.cost_model): regimes, the fixed cost per fit, its file
+format, and the run summary's note when the plan missed a job's time."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from modelvar.models.classifiers import MANY_CLASSES
+from modelvar.models.mlp import LARGE_BATCH_ROWS
+from modelvar.pipeline.cost_model import SHIPPED, CostModel, FitCost, fit, load
+
+
+def two_regime_samples(rng, noise=0.0):
+    """Seconds from a known model: below 20 classes 0.05 s + e^-14 · n · d^0.8 · C, from 20 on
+    0.2 s + e^-16 · n · d · C^0.5 (a cheaper growth in C)."""
+    rows = []
+    for n in (500, 2000, 8000, 32000):
+        for d in (10, 100, 1000):
+            for c in (2, 5, 15, 20, 100, 1000):
+                few = 0.05 + np.exp(-14) * n * d ** 0.8 * c
+                many = 0.2 + np.exp(-16) * n * d * c ** 0.5
+                seconds = (few if c < 20 else many) * np.exp(noise * rng.standard_normal())
+                rows.append((n, d, c, 1, seconds))
+    return np.array(rows)
+
+
+def test_fit_recovers_two_regimes_and_the_fixed_cost():
+    rows = two_regime_samples(np.random.default_rng(0))
+    model = fit({"sgd": rows}, source="test", regimes={"sgd": (("classes", 20),)})
+    few, many = model.classifiers["sgd"]
+    assert (few.min_classes, many.min_classes) == (2, 20)
+    assert few.overhead == pytest.approx(0.05, rel=1e-3)
+    assert many.overhead == pytest.approx(0.2, rel=1e-3)
+    np.testing.assert_allclose(few.exponents, (1, 0.8, 1, 0), atol=1e-3)
+    np.testing.assert_allclose(many.exponents, (1, 1, 0.5, 0), atol=1e-3)
+    # each fit is predicted by its own regime, at and around the threshold
+    assert model.seconds("sgd", 4000, 50, 19) == pytest.approx(
+        0.05 + np.exp(-14) * 4000 * 50 ** 0.8 * 19, rel=1e-3)
+    assert model.seconds("sgd", 4000, 50, 20) == pytest.approx(
+        0.2 + np.exp(-16) * 4000 * 50 * 20 ** 0.5, rel=1e-3)
+
+
+def test_one_power_law_cannot_do_what_regimes_do():
+    """The reason for regimes: fitted as one law, the same samples are mispredicted by far more
+    than 2x somewhere; with regimes, noisy samples (20 % log-normal) stay within 1.5x."""
+    rows = two_regime_samples(np.random.default_rng(1), noise=0.2)
+    truth = two_regime_samples(np.random.default_rng(1), noise=0.0)[:, 4]
+
+    def worst(model):
+        predicted = np.array([model.seconds("sgd", *r[:4]) for r in rows])
+        return np.exp(np.abs(np.log(predicted / truth)).max())
+
+    assert worst(fit({"sgd": rows}, source="t", regimes={"sgd": ()})) > 3
+    assert worst(fit({"sgd": rows}, source="t", regimes={"sgd": (("classes", 20),)})) < 1.5
+
+
+def test_regimes_by_training_rows_and_the_smallest_regime_covers_what_lies_below():
+    model = CostModel({"mlp": (FitCost(0.0, (1, 0, 0, 0)),
+                               FitCost(-3.0, (1, 0, 0, 0), min_rows=10_000))}, "t")
+    assert model.seconds("mlp", 9_999, 10, 2) == pytest.approx(9_999)
+    assert model.seconds("mlp", 10_000, 10, 2) == pytest.approx(10_000 * np.exp(-3))
+    only_many = CostModel({"x": (FitCost(0.0, (0, 0, 0, 0), min_classes=20),)}, "t")
+    assert only_many.seconds("x", 100, 10, 2) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="no constants for 'y'"):
+        model.seconds("y", 1, 1, 2)
+
+
+def test_too_few_samples_get_no_fixed_cost():
+    rows = np.array([(n, 10, 2, 1, 1e-5 * n + 0.01) for n in (100, 1000, 10000)])
+    (cost,) = fit({"a": rows}, source="t").classifiers["a"]
+    assert cost.overhead == 0.0 and cost.exponents[1:] == (0.0, 0.0, 0.0)
+
+
+def test_file_round_trip_and_the_single_regime_format(tmp_path):
+    rows = two_regime_samples(np.random.default_rng(2))
+    model = fit({"sgd": rows}, source="test", regimes={"sgd": (("classes", 20),)})
+    model.data_noise = {"sgd": 0.5}
+    path = tmp_path / "cost.json"
+    path.write_text(model.to_json())
+    again = load(path)
+    assert again.classifiers == model.classifiers and again.data_noise == {"sgd": 0.5}
+    path.write_text(json.dumps({"source": "old", "classifiers": {
+        "a": {"intercept": 0.0, "exponents": [1, 0, 0, 0]}}}))
+    old = load(path)
+    assert old.classifiers["a"] == (FitCost(0.0, (1.0, 0.0, 0.0, 0.0)),)
+    assert old.seconds("a", 50, 3, 1000) == pytest.approx(50)
+
+
+def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
+    shipped = load(SHIPPED)
+    for clf in ("lr-sgd", "svm-sgd"):
+        assert [r.min_classes for r in shipped.classifiers[clf]] == [2, MANY_CLASSES]
+    assert [r.min_rows for r in shipped.classifiers["mlp"]] == [0, LARGE_BATCH_ROWS]
+    assert len(shipped.classifiers["xgb"]) == 1
+
+
+def _runs_table(results: Path, dataset: str, job: str, seconds: list[float]) -> str:
+    from modelvar.pipeline.result_tables import table_path
+
+    path = Path(table_path(results, "runs", dataset, "lr-sgd", job))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"cell": ["a"] * len(seconds), "repeat": [0] * len(seconds),
+                  "accuracy": [0.5] * len(seconds), "fit_seconds": seconds}).to_parquet(path)
+    return str(path)
+
+
+def test_the_run_summary_names_jobs_the_plan_missed_by_more_than_2x(tmp_path):
+    from modelvar.pipeline.result_tables import study_summary
+
+    results = tmp_path / "results"
+    right = _runs_table(results, "a", "j0", [2.0, 2.0])        # 4 s, estimated 5 s
+    slow = _runs_table(results, "a", "j1", [10.0, 15.0])       # 25 s, estimated 5 s
+    fast = _runs_table(results, "b", "j0", [1.0, 1.0])         # 2 s, estimated 30 s
+    short = _runs_table(results, "b", "j1", [0.1, 0.1])        # under a second: not judged
+    estimates = {right: ("a lr-sgd j0", 5.0), slow: ("a lr-sgd j1", 5.0),
+                 fast: ("b lr-sgd j0", 30.0), short: ("b lr-sgd j1", 30.0)}
+    summary = study_summary([right, slow, fast, short], results, estimates)
+    note = next(line for line in summary.splitlines() if "note:" in line)
+    assert "off by more than 2x for 2 of 4 fit jobs" in note
+    assert ("b lr-sgd j0: estimated 30.0 s, measured 2.0 s (15.00x); a lr-sgd j1: estimated "
+            "5.0 s, measured 25.0 s (0.20x)") in note
+    assert f"modelvar plan --calibrate {results}" in note
+    assert "j0: estimated 5.0" not in note and "j1: estimated 30.0" not in note
+    within = study_summary([right, short], results, estimates)
+    assert "note:" not in within and "total: 4 fits" in within
