@@ -176,6 +176,13 @@ def test_end_to_end_figures_and_logs(tiny_run):
     for rule in (f"pairwise_metrics/vehicle/svm-sgd/{JOB}", "figures/vehicle",
                  f"grouped_metrics/vehicle/lr-sgd/{JOB}"):
         assert (tiny_run / "logs" / f"{rule}.log").exists(), rule
+    # every figure of every job: no tick labels drawn over each other (save_figure checks
+    # and logs any it cannot thin)
+    logs = list((tiny_run / "logs").rglob("*.log"))
+    assert {"vehicle.log", "findings.log"} <= {p.name for p in logs}
+    crowded = [line for p in logs for line in p.read_text().splitlines()
+               if "tick labels overlap" in line]
+    assert crowded == []
 
 
 def test_end_to_end_aggregated_dataset(tiny_run):

@@ -229,7 +229,9 @@ def reproducibility_vs_chance(summary: pd.DataFrame, roles: dict[str, tuple], da
     levels = [label for _, label in source_order(data["cell"].unique())]
     fig, axes = plt.subplots(1, len(classifiers), squeeze=False, sharey=True,
                              figsize=(min(MAX_WIDTH_IN, 2.2 + 3.2 * len(classifiers)),
-                                      0.9 + 0.32 * len(levels)))
+                                      # title and legend take ~1.5 in whatever the rows: with
+                                      # 0.9 in, three rows' labels ran into each other
+                                      1.8 + 0.32 * len(levels)))
     for ax, clf in zip(axes[0], classifiers, strict=True):
         part = points[points["classifier"] == clf].set_index("source").reindex(levels)
         y = np.arange(len(levels))
