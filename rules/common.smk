@@ -30,7 +30,7 @@ from modelvar.pipeline.job_recipes import (
 from modelvar.pipeline.plan import PlanError, plan_study, runtime_minutes
 from modelvar.pipeline.run_lock import hold_activity_lock
 from modelvar.pipeline.workflow_config import ConfigError, check_config_file
-from modelvar.table_files import forget_damaged
+from modelvar.table_files import forget_damaged, write_text
 
 # While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
 # Snakemake's locks alone (modelvar.pipeline.run_lock).
@@ -435,19 +435,60 @@ def get_findings_inputs(wildcards):
     }
 
 
+# The report's first screen (Snakemake's global description): the study's answer, which the
+# findings job writes (ANSWER: headline sentences and figure), above this reading guide; the
+# guide alone before a run.
+REPORT_GUIDE = WORKFLOW_DIR / "workflow" / "report" / "workflow.rst"
+ANSWER = f"{RESULTS}/findings/answer.rst"
+
+
+def report_landing():
+    """The report's global description: the findings' answer with the guide below it (written
+    to RESULTS/.modelvar/report-landing.rst when it changes), else the guide alone."""
+    answer = Path(ANSWER)
+    if not answer.is_file():
+        return str(REPORT_GUIDE)
+    landing = Path(RESULTS, ".modelvar", "report-landing.rst").resolve()
+    text = (
+        answer.read_text()
+        + "\nHow to read this report\n-----------------------\n\n"
+        + REPORT_GUIDE.read_text()
+    )
+    if not landing.is_file() or landing.read_text() != text:
+        write_text(text, landing)
+    return str(landing)
+
+
+def refresh_report_landing():
+    """On success: a report made after this run (--report-after-run, scripts/run.sh) reuses
+    the workflow parsed before the run, when the landing text did not exist yet; point its
+    global description at it now (the attribute the `report:` directive sets)."""
+    from snakemake.sourcecache import infer_source_file
+
+    workflow.report_text = infer_source_file(report_landing())
+
+
 FINDINGS_TABLES = (
     "sources",
     "study_sources",
+    "margins",
+    "comparison",
+    "study_comparison",
     "components",
     "study_components",
     "claims",
     "strength",
 )
-# the headline sources figure needs the one-at-a-time cells
+# the headline sources figure needs the one-at-a-time cells; the classifiers' comparison
+# those cells and two classifiers (modelvar.jobs.findings draws the same set)
 FINDINGS_FIGURES = (
-    ("sources_of_variance", "accuracy_vs_reproducibility")
-    if DESIGN != "factorial"
-    else ("accuracy_vs_reproducibility",)
+    (("sources_of_variance",) if DESIGN != "factorial" else ())
+    + ("accuracy_vs_reproducibility",)
+    + (
+        ("classifier_comparison",)
+        if DESIGN != "factorial" and len(CLASSIFIERS) > 1
+        else ()
+    )
 )
 
 

@@ -41,6 +41,7 @@ rule dataset_overview:
             f"{RESULTS}/datasets/overview.html",
             caption="../workflow/report/dataset_overview.rst",
             category=DATA_CATEGORY,
+            labels={"item": "datasets: rows, features, classes, sources"},
         ),
         manifest=manifest_path("dataset_overview"),
     log:

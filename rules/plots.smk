@@ -94,6 +94,7 @@ rule findings:
         },
         **{f"{fig}_pdf": f"{RESULTS}/findings/{fig}.pdf" for fig in FINDINGS_FIGURES},
         **{t: tables.study_table_path(RESULTS, t) for t in FINDINGS_TABLES},
+        answer=ANSWER,
         html=report(
             f"{RESULTS}/findings/findings.html",
             caption="../workflow/report/findings.rst",

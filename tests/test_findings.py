@@ -1,11 +1,20 @@
 """Findings (issue 14): sources of variance against the control, variance components with known
 shares recovered, seed 004's claims on tables where each holds and where it does not."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from modelvar.findings.claims import NOT_SUPPORTED, NOT_TESTED, SUPPORTED, check_claims
+from modelvar.findings.claims import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_TESTED,
+    SUPPORTED,
+    Paired,
+    check_claims,
+)
 from modelvar.findings.components import variance_components
 from modelvar.findings.sources import no_effect, sources_of_variance, study_sources
 from modelvar.pipeline.cells import Cell, cell_label, level_label
@@ -99,7 +108,8 @@ def synthetic_tables(rng, repeats=6):
                 summary.append({**base, "subset": "all", "metric": metric,
                                 "mean": value + (rng.normal(0, 0.002) if churn else 0.0),
                                 "sd": 0.0, "null_mean": 0.05})
-            agreement.append({**base, "all_runs_identical": churn == 0, "unstable_frac": churn})
+            agreement.append({**base, "all_runs_identical": churn == 0, "unstable_frac": churn,
+                              "n": 200, "bias_01": 0.2, "variance_01": churn / 2})
             for run in range(3):
                 runs.append({**base, "run": run, "accuracy": repeat_acc[r],
                              "data_mean_abs_shift_sd": 0.5 if levels["data"] != "dnone" else 0,
@@ -122,6 +132,15 @@ def test_each_source_alone_against_the_control_and_the_test_set_yardstick():
     low, high = table.loc["50 % train", ["disagreement_low", "disagreement_high"]]
     assert low < 0.15 < high
     assert table.loc["data rel 0.2", "data_shift_sd"] == pytest.approx(0.5)
+    # the 0-1 decomposition's means and the independent-flips diagnostic, by hand
+    down = summary[(summary["cell"] == "dnone_cnone_hnone_down050_seedfix")]
+    sds = down[down["metric"] == "accuracy"].sort_values("repeat")["sd"].to_numpy()
+    churns = down[down["metric"] == "churn"].sort_values("repeat")["mean"].to_numpy()
+    assert table.loc["50 % train", "independent_flips"] == pytest.approx(
+        np.mean(2 * 200 * sds ** 2 / churns))
+    assert table.loc["50 % train", "variance_01"] == pytest.approx(0.075)
+    assert table.loc["50 % train", "bias_01"] == pytest.approx(0.2)
+    assert np.isnan(table.loc["control", "independent_flips"])
     # the yardstick: the SD of the control's repeat means, with a chi-square interval
     yard = table.loc["test set (between repeats)"]
     assert yard["accuracy_sd"] == pytest.approx(np.std(repeat_acc, ddof=1))
@@ -133,73 +152,126 @@ def test_each_source_alone_against_the_control_and_the_test_set_yardstick():
 
 
 # ------------------------------------------------------------------ seed 004's claims
-def sources_frame(rows):
-    base = {"dataset": "d", "classifier": "lr-sgd", "repeats": 5, "identical_repeats": 0,
-            "accuracy_low": np.nan, "accuracy_high": np.nan}
-    out = []
-    for cell, acc, sd, dis, dis_low in rows:
+CONTROL = "dnone_cnone_hnone_down100_seedfix"
+
+
+def claim_tables(cells: dict[str, tuple[float, float, float]], repeats: int = 10,
+                 noise: float = 0.002, seed: int = 0, changed: dict[str, float] | None = None):
+    """(sources, summary) of one dataset × classifier whose one-at-a-time cells have the given
+    (accuracy, within-repeat SD, disagreement) plus a repeat effect shared by every cell and
+    independent noise of SD ``noise`` per cell and repeat; ``changed``: data levels' realised
+    share of changed cells (default 1)."""
+    rng = np.random.default_rng(seed)
+    shared = rng.normal(0, 0.02, repeats)
+    summary, sources = [], []
+    for cell, (acc, sd, dis) in {CONTROL: (0.80, 0.0, 0.0), **cells}.items():
         c = Cell.parse(cell)
         active = [f for f in ("data", "categorical", "hparam", "downsample", "model_seed")
                   if c.levels()[f] not in ("dnone", "cnone", "hnone", "down100", "seedfix")]
         source = active[0] if active else "control"
         level = "control" if not active else level_label(source, c.levels()[source])
-        out.append({**base, "cell": cell, "source": source, "level": level, "accuracy": acc,
-                    "accuracy_sd": sd, "disagreement": dis, "disagreement_low": dis_low,
-                    "disagreement_high": dis + 0.01})
-    return pd.DataFrame(out)
+        jitter = 0.0 if cell == CONTROL else noise
+        accs = acc + shared + rng.normal(0, jitter, repeats)
+        sds = np.maximum(sd + rng.normal(0, jitter, repeats), 0)
+        diss = np.maximum(dis + rng.normal(0, jitter, repeats), 0)
+        base = {"dataset": "d", "classifier": "lr-sgd", "cell": cell, "subset": "all"}
+        for r in range(repeats):
+            summary.append({**base, "repeat": r, "metric": "accuracy", "mean": accs[r],
+                            "sd": sds[r]})
+            summary.append({**base, "repeat": r, "metric": "churn", "mean": diss[r], "sd": 0.0})
+        sources.append({"dataset": "d", "classifier": "lr-sgd", "cell": cell, "source": source,
+                        "level": level, "repeats": repeats, "accuracy": accs.mean(),
+                        "accuracy_sd": sds.mean(), "disagreement": diss.mean(),
+                        **{f"{m}_{end}": np.nan for m in ("accuracy_sd", "disagreement")
+                           for end in ("low", "high")}, "identical_repeats": 0,
+                        "data_changed_frac": (changed or {}).get(cell, 1.0)
+                        if source == "data" else np.nan})
+    return pd.DataFrame(sources), pd.DataFrame(summary)
 
 
-CONTROL = ("dnone_cnone_hnone_down100_seedfix", 0.80, 0.0, 0.0, 0.0)
+def claim_row(claim, cells, **kwargs):
+    table = check_claims(*claim_tables(cells, **kwargs))
+    return table.loc[table["claim"] == claim].iloc[0]
 
 
-def status(frame, claim):
-    table = check_claims(frame)
-    return table.loc[table["claim"] == claim, "status"].item()
+def test_a_claim_that_is_true_false_or_undecidable_is_supported_contradicted_or_inconclusive():
+    weaker, stronger = "dnone_cnone_hrel0p1_down100_seedfix", "dnone_cnone_hrel0p2_down100_seedfix"
+    true = claim_row("hparam_strength", {weaker: (.8, .010, .05), stronger: (.8, .020, .06)})
+    false = claim_row("hparam_strength", {weaker: (.8, .020, .05), stronger: (.8, .010, .06)})
+    # issue 22's case: equal SDs to the third decimal; a strict inequality of point estimates
+    # called it "not supported"; the data cannot tell
+    equal = claim_row("hparam_strength", {weaker: (.8, .002, .05), stronger: (.8, .002, .06)})
+    assert (true["status"], false["status"], equal["status"]) == (
+        SUPPORTED, CONTRADICTED, INCONCLUSIVE)
+    low, high = map(float, re.search(r"SD rel 0.2 − rel 0.1 [+−-][\d.]+ \[([+-][\d.]+), "
+                                     r"([+-][\d.]+)\]", true["evidence"]).groups())
+    assert 0 < low < 0.010 < high and "(10 repeats)" in true["evidence"]
+    untested = claim_row("hparam_strength", {weaker: (.8, .01, .05)})
+    assert untested["status"] == NOT_TESTED
 
 
-def test_claim_sig0_moves_accuracy_most():
-    holds = sources_frame([CONTROL, ("sig0_cnone_hnone_down100_seedfix", 0.70, .02, .1, .09),
-                           ("rel0p1_cnone_hnone_down100_seedfix", 0.79, .01, .05, .04)])
-    fails = sources_frame([CONTROL, ("sig0_cnone_hnone_down100_seedfix", 0.79, .02, .1, .09),
-                           ("rel0p1_cnone_hnone_down100_seedfix", 0.70, .01, .05, .04)])
-    untested = sources_frame([CONTROL, ("rel0p1_cnone_hnone_down100_seedfix", .7, .01, .05, 0)])
-    assert status(holds, "sig0_data") == SUPPORTED
-    assert status(fails, "sig0_data") == NOT_SUPPORTED
-    assert status(untested, "sig0_data") == NOT_TESTED
+def test_too_few_repeats_are_named_with_how_many_would_do():
+    weaker, stronger = "dnone_cnone_hrel0p1_down100_seedfix", "dnone_cnone_hrel0p2_down100_seedfix"
+    cells = {weaker: (.8, .010, .05), stronger: (.8, .014, .06)}
+    few = claim_row("hparam_strength", cells, repeats=3, seed=3)
+    assert few["status"] == INCONCLUSIVE
+    needed = int(re.search(r"too few repeats to tell: about (\d+) would", few["evidence"])[1])
+    assert 3 < needed <= 20
+    enough = claim_row("hparam_strength", cells, repeats=10, seed=3)
+    assert enough["status"] == SUPPORTED and "would" not in enough["evidence"]
+    one = claim_row("hparam_strength", cells, repeats=1)
+    assert one["status"] == INCONCLUSIVE and "run 2 or more" in one["evidence"]
 
 
-def test_claim_stronger_hparam_widens_accuracy():
-    rows = [("dnone_cnone_hrel0p1_down100_seedfix", .8, .01, .05, .04),
-            ("dnone_cnone_hrel0p2_down100_seedfix", .8, .02, .06, .05),
-            ("dnone_cnone_hsig1_down100_seedfix", .8, .01, .05, .04),
-            ("dnone_cnone_hsig0_down100_seedfix", .8, .03, .06, .05)]  # sig 0 is stronger
-    assert status(sources_frame([CONTROL, *rows]), "hparam_strength") == SUPPORTED
-    rows[1] = ("dnone_cnone_hrel0p2_down100_seedfix", .8, .005, .06, .05)
-    table = check_claims(sources_frame([CONTROL, *rows]))
-    row = table[table["claim"] == "hparam_strength"].iloc[0]
-    assert row["status"] == NOT_SUPPORTED and "rel 0.1 SD 0.010 < rel 0.2 SD 0.005" in \
-        row["evidence"]
-    assert status(sources_frame([CONTROL, rows[0]]), "hparam_strength") == NOT_TESTED
+def test_claim_sig0_moves_accuracy_most_and_a_weak_level_is_flagged():
+    sig0, rel = "sig0_cnone_hnone_down100_seedfix", "rel0p1_cnone_hnone_down100_seedfix"
+    assert claim_row("sig0_data", {sig0: (.70, .02, .1), rel: (.79, .01, .05)})["status"] == \
+        SUPPORTED
+    assert claim_row("sig0_data", {sig0: (.79, .02, .1), rel: (.70, .01, .05)})["status"] == \
+        CONTRADICTED
+    assert claim_row("sig0_data", {rel: (.7, .01, .05)})["status"] == NOT_TESTED
+    weak = claim_row("sig0_data", {sig0: (.79, .02, .1), rel: (.70, .01, .05)},
+                     changed={sig0: 0.008})
+    assert weak["status"] == INCONCLUSIVE
+    assert "data sig 0 changed 0.8% of d's numeric training cells: too weak to judge" in \
+        weak["evidence"]
 
 
 def test_claim_downsampling_is_the_largest_source():
-    rows = [("dnone_cnone_hnone_down050_seedfix", .78, .03, .2, .18),
-            ("rel0p2_cnone_hnone_down100_seedfix", .79, .01, .05, .04)]
-    assert status(sources_frame([CONTROL, *rows]), "downsampling_largest") == SUPPORTED
-    rows[1] = ("rel0p2_cnone_hnone_down100_seedfix", .79, .01, .3, .28)  # more disagreement
-    assert status(sources_frame([CONTROL, *rows]), "downsampling_largest") == NOT_SUPPORTED
-    assert status(sources_frame([CONTROL, rows[1]]), "downsampling_largest") == NOT_TESTED
+    down, rel = "dnone_cnone_hnone_down050_seedfix", "rel0p2_cnone_hnone_down100_seedfix"
+    assert claim_row("downsampling_largest", {down: (.78, .03, .2), rel: (.79, .01, .05)})[
+        "status"] == SUPPORTED
+    louder = claim_row("downsampling_largest", {down: (.78, .03, .2), rel: (.79, .01, .3)})
+    assert louder["status"] == CONTRADICTED
+    assert "disagreement 50 % train − data rel 0.2 -0.09" in louder["evidence"]
+    assert claim_row("downsampling_largest", {rel: (.79, .01, .3)})["status"] == NOT_TESTED
 
 
 def test_claim_label_noise_matters_sample_noise_barely():
-    label = ("dnone_label0p1_hnone_down100_seedfix", .79, .02, .10, .08)
-    sample = ("dnone_sample0p2_hnone_down100_seedfix", .80, .005, .02, .01)
-    assert status(sources_frame([CONTROL, label, sample]),
-                  "categorical_label_vs_sample") == SUPPORTED
-    loud = ("dnone_sample0p2_hnone_down100_seedfix", .78, .02, .09, .08)
-    assert status(sources_frame([CONTROL, label, loud]),
-                  "categorical_label_vs_sample") == NOT_SUPPORTED
-    assert status(sources_frame([CONTROL, label]), "categorical_label_vs_sample") == NOT_TESTED
+    label = "dnone_label0p1_hnone_down100_seedfix"
+    sample = "dnone_sample0p2_hnone_down100_seedfix"
+    assert claim_row("categorical_label_vs_sample", {label: (.79, .02, .10),
+                                                     sample: (.80, .005, .02)})["status"] == \
+        SUPPORTED
+    assert claim_row("categorical_label_vs_sample", {label: (.79, .02, .10),
+                                                     sample: (.78, .02, .09)})["status"] == \
+        CONTRADICTED
+    assert claim_row("categorical_label_vs_sample", {label: (.79, .02, .1)})["status"] == \
+        NOT_TESTED
+
+
+def test_paired_interval_is_the_student_t_interval_of_the_differences():
+    from scipy import stats
+
+    d = np.array([0.01, 0.03, -0.005, 0.02, 0.012])
+    p = Paired.of("x", d)
+    low, high = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+    assert (p.low, p.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    assert p.verdict == (SUPPORTED if low > 0 else INCONCLUSIVE)
+    needed = p.repeats_needed()
+    half = stats.t.ppf(0.975, needed - 1) * d.std(ddof=1) / np.sqrt(needed)
+    before = stats.t.ppf(0.975, needed - 2) * d.std(ddof=1) / np.sqrt(needed - 1)
+    assert half < abs(d.mean()) <= before
 
 
 # ------------------------------------------------------------------ the control
@@ -227,12 +299,30 @@ def test_readable_cell_labels():
 
 
 # ------------------------------------------------------------------ the Findings page's sentences
+def sources_frame(rows):
+    """A sources table of one dataset × classifier from (cell, accuracy, SD, disagreement,
+    disagreement's low end) rows."""
+    base = {"dataset": "d", "classifier": "lr-sgd", "repeats": 5, "identical_repeats": 0,
+            "accuracy_low": np.nan, "accuracy_high": np.nan}
+    out = []
+    for cell, acc, sd, dis, dis_low in rows:
+        c = Cell.parse(cell)
+        active = [f for f in ("data", "categorical", "hparam", "downsample", "model_seed")
+                  if c.levels()[f] not in ("dnone", "cnone", "hnone", "down100", "seedfix")]
+        source = active[0] if active else "control"
+        level = "control" if not active else level_label(source, c.levels()[source])
+        out.append({**base, "cell": cell, "source": source, "level": level, "accuracy": acc,
+                    "accuracy_sd": sd, "disagreement": dis, "disagreement_low": dis_low,
+                    "disagreement_high": dis + 0.01})
+    return pd.DataFrame(out)
+
+
 def study_of(datasets: dict[str, tuple[float, ...]]) -> pd.DataFrame:
     """Per dataset (downsampling SD and disagreement, data noise SD and disagreement, the
     test-set SD): the one-at-a-time sources of one classifier, with the yardstick row."""
     frames = []
     for name, (down_sd, down_dis, data_sd, data_dis, test_sd) in datasets.items():
-        frame = sources_frame([CONTROL,
+        frame = sources_frame([(CONTROL, 0.80, 0.0, 0.0, 0.0),
                                ("dnone_cnone_hnone_down050_seedfix", .78, down_sd, down_dis, 0),
                                ("rel0p2_cnone_hnone_down100_seedfix", .79, data_sd, data_dis, 0)])
         yard = {**frame.iloc[0].to_dict(), "source": "test set", "level": "test set",
@@ -272,3 +362,117 @@ def test_findings_sentences_are_grouped_by_dataset_and_fold_for_many_datasets():
     assert page.count("<details>") == 6 and "<details open>" not in page
     one = _sentences_html(study_of({"a": (.03, .2, .01, .05, .02)}), pd.DataFrame())
     assert "Over the" not in one and one.count("<details open>") == 1
+
+
+# ------------------------------------------------------------------ classifiers compared
+def comparison_tables(datasets=("a", "b", "c"), repeats=8, gap=0.03, seed=0):
+    """sources and summary of lr-sgd and xgb whose disagreement under data rel 0.2 differs by
+    ``gap`` (xgb lower) on every dataset, with a repeat effect both share and noise."""
+    rng = np.random.default_rng(seed)
+    rel = "rel0p2_cnone_hnone_down100_seedfix"
+    summary, sources = [], []
+    for dataset in datasets:
+        shared = rng.normal(0, 0.02, repeats)
+        for clf, dis in (("lr-sgd", 0.10), ("xgb", 0.10 - gap)):
+            for cell, base in ((CONTROL, 0.01), (rel, dis)):
+                d = base + shared + rng.normal(0, 0.004, repeats)
+                sd = 0.01 + rng.normal(0, 0.001, repeats)
+                for r in range(repeats):
+                    row = {"dataset": dataset, "classifier": clf, "cell": cell, "repeat": r,
+                           "subset": "all"}
+                    summary += [{**row, "metric": "churn", "mean": d[r], "sd": 0.0},
+                                {**row, "metric": "accuracy", "mean": 0.8, "sd": sd[r]}]
+                sources.append({"dataset": dataset, "classifier": clf, "cell": cell,
+                                 "source": "control" if cell == CONTROL else "data",
+                                 "level": "control" if cell == CONTROL else "data rel 0.2",
+                                 "repeats": repeats, "accuracy_sd": sd.mean(),
+                                 "disagreement": d.mean()})
+            sources.append({"dataset": dataset, "classifier": clf, "cell": "",
+                            "source": "test set", "level": "test set", "repeats": repeats,
+                            "accuracy_sd": 0.02 if clf == "xgb" else 0.01,
+                            "disagreement": np.nan})
+    return pd.DataFrame(sources), pd.DataFrame(summary)
+
+
+def test_classifier_comparison_recovers_a_known_difference_and_its_sign():
+    from modelvar.findings.comparison import (
+        classifier_comparison,
+        comparison_sentences,
+        study_comparison,
+    )
+
+    sources, summary = comparison_tables()
+    table = classifier_comparison(sources, summary)
+    rel = table[(table["level"] == "data rel 0.2") & (table["measure"] == "disagreement")]
+    assert list(rel[["classifier_a", "classifier_b"]].iloc[0]) == ["lr-sgd", "xgb"]
+    assert (rel["difference_low"] > 0).all()  # the sign is decided on every dataset
+    assert rel["difference"].to_numpy() == pytest.approx([0.03] * 3, abs=0.006)
+    control = table[(table["level"] == "control") & (table["measure"] == "disagreement")]
+    assert control["difference"].abs().max() < 0.008  # no difference built in
+    yard = table[table["source"] == "test set"]
+    assert yard["difference"].to_numpy() == pytest.approx([-0.01] * 3)
+    over = study_comparison(table)
+    row = over[(over["level"] == "data rel 0.2") & (over["measure"] == "disagreement")].iloc[0]
+    assert row["datasets"] == 3 and row["a_lower"] == 0
+    assert row["difference_low"] < 0.03 < row["difference_high"]
+    said = comparison_sentences(table, over)
+    assert any(s.startswith("xgb's predictions changed less than lr-sgd's under data rel 0.2 "
+                            "on 3 of 3 datasets (mean difference in disagreement lr-sgd − "
+                            "xgb: +0.03") for s in said), said
+    # one dataset: the sentence rests on the interval over repeats
+    one = classifier_comparison(*comparison_tables(datasets=("a",)))
+    said = comparison_sentences(one, study_comparison(one))
+    assert said[0].startswith("On a, xgb's predictions changed less than lr-sgd's under data "
+                              "rel 0.2") and "paired over 8 repeats" in said[0]
+    # no difference: no sentence about it
+    none = classifier_comparison(*comparison_tables(datasets=("a",), gap=0.0))
+    assert not [s for s in comparison_sentences(none, study_comparison(none))
+                if "predictions changed less" in s]
+
+
+def test_a_largest_source_sentence_says_whether_the_data_tell_it_from_the_runner_up():
+    from modelvar.findings.comparison import leader_margins
+    from modelvar.findings.report import sentences
+
+    down, rel = "dnone_cnone_hnone_down050_seedfix", "rel0p2_cnone_hnone_down100_seedfix"
+    ahead = claim_tables({down: (.78, .03, .20), rel: (.79, .01, .05)})
+    margins = leader_margins(*ahead).set_index("measure")
+    assert margins.loc["accuracy_sd", "leader"] == "50 % train"
+    assert margins.loc["accuracy_sd", "verdict"] == SUPPORTED
+    said = sentences(ahead[0], pd.DataFrame(), leader_margins(*ahead))["d"][0]
+    assert "(ahead of data rel 0.2 by +0.02" in said and "paired over 10 repeats" in said
+    tied = claim_tables({down: (.78, .010, .20), rel: (.79, .0101, .05)})
+    said = sentences(tied[0], pd.DataFrame(), leader_margins(*tied))["d"][0]
+    assert "not told apart from" in said
+
+
+def test_uninformative_variance_share_intervals_are_named_with_the_repeats_that_would_do():
+    from modelvar.findings.study import adequacy_notes
+
+    def components(repeats, low, high):
+        return pd.DataFrame({"dataset": "d", "classifier": "xgb", "response": "accuracy",
+                             "component": ["training fraction", "data perturbation"],
+                             "share": [0.702, 0.1], "share_low": [low, 0.05],
+                             "share_high": [high, 0.15], "repeats": repeats})
+
+    few = adequacy_notes(components(3, 0.0, 0.747))
+    assert few == ["d, xgb: with 3 repeats the variance shares' intervals are too wide to read "
+                   "(the share of training fraction 0.702 [0.000, 0.747]); about 19 repeats "
+                   "would narrow them to 0.3."]
+    assert adequacy_notes(components(10, 0.62, 0.78)) == []
+
+
+def test_a_weak_data_level_is_flagged_in_the_sentences_and_the_table():
+    from modelvar.findings.report import sentences, sources_table
+
+    rel = "rel0p1_cnone_hnone_down100_seedfix"
+    sources, _ = claim_tables({rel: (.79, .01, .05)}, changed={rel: 0.008})
+    sources["weak"] = (sources["source"] == "data") & (sources["data_changed_frac"] < 0.5)
+    for m in ("accuracy", "ec_global", "kappa", "bias_01", "variance_01"):
+        sources[[m, f"{m}_low", f"{m}_high"]] = np.nan
+    sources[["independent_flips", "data_shift_sd", "cat_changed_frac"]] = np.nan
+    said = sentences(sources, pd.DataFrame())["d"]
+    assert ("Data rel 0.1 changed 0.8% of d's numeric training cells (below "
+            "perturbation.warn_changed_below): too weak to judge its source.") in said
+    shown = sources_table(sources).set_index("source")
+    assert shown.loc["data rel 0.1", "realised"].endswith("(too weak to judge)")

@@ -10,6 +10,7 @@ from sklearn.metrics import log_loss as sk_log_loss
 
 from modelvar.metrics import MetricInputError
 from modelvar.metrics.agreement import (
+    bias_variance_01,
     error_sets,
     fleiss_kappa,
     kripp_alpha,
@@ -62,6 +63,39 @@ def test_error_set_intersection_and_union():
     out = error_sets(y, preds)
     assert out["always_wrong"] == 1 and out["ever_wrong"] == 3
     assert out["ever_wrong_frac"] == pytest.approx(0.6)
+
+
+def test_bias_variance_01_equals_a_hand_computation():
+    """Five samples, four runs. Majorities: 0 (3 of 4), 1 (2 of 4: the tie 1,1,2,2 goes to the
+    smaller label), 2 (4 of 4), 0 (2 of 4 against 1 and 2), 1 (3 of 4)."""
+    y = np.array([0, 2, 2, 1, 1])
+    preds = np.array([[0, 1, 2, 0, 1],
+                      [0, 1, 2, 0, 1],
+                      [0, 2, 2, 1, 1],
+                      [1, 2, 2, 2, 0]])
+    out = bias_variance_01(y, preds)
+    # majority wrong on samples 1 (1 ≠ 2) and 3 (0 ≠ 1): bias 2/5
+    assert out["bias_01"] == pytest.approx(2 / 5)
+    # off-majority shares 1/4, 2/4, 0, 2/4, 1/4
+    assert out["variance_01"] == pytest.approx((0.25 + 0.5 + 0 + 0.5 + 0.25) / 5)
+    # where the majority is wrong, the runs that hit the truth: 2/4 on sample 1, 1/4 on 3
+    assert out["variance_01_biased"] == pytest.approx((0.5 + 0.25) / 5)
+    # the decomposition adds up to the runs' mean 0-1 loss
+    loss = (preds != y).mean()
+    assert out["bias_01"] + out["variance_01_unbiased"] - out["variance_01_biased"] == \
+        pytest.approx(loss)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bias_variance_01_adds_up_to_the_loss_on_random_runs(seed):
+    """Exact for any number of classes (Domingos 2000), on random runs."""
+    rng = np.random.default_rng(seed)
+    c = 2 + seed
+    y = rng.integers(0, c, 200)
+    preds = np.where(rng.random((9, 200)) < 0.5, y, rng.integers(0, c, (9, 200)))
+    out = bias_variance_01(y, preds)
+    assert out["bias_01"] + out["variance_01_unbiased"] - out["variance_01_biased"] == \
+        pytest.approx((preds != y).mean(), abs=1e-12)
 
 
 def test_per_sample_instability():

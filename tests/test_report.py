@@ -8,6 +8,7 @@ import time
 import pytest
 
 from conftest import CONFIGS, snakemake
+from modelvar.findings.report import headline_sentences
 
 pytestmark = pytest.mark.workflow
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -40,6 +41,15 @@ def browser():
     driver.quit()
 
 
+def study_tables(results):
+    import pandas as pd
+
+    study = results / "aggregated" / "study"
+    return (pd.read_parquet(study / "sources.parquet"),
+            pd.read_parquet(study / "components.parquet"),
+            pd.read_parquet(study / "margins.parquet"))
+
+
 def open_item(browser, category: str, item: str) -> None:
     from selenium.webdriver.common.by import By
 
@@ -60,6 +70,14 @@ def test_report_loads_in_reading_order_and_renders_findings_and_figures(report, 
 
     browser.get(report.as_uri())
     time.sleep(1.5)
+    # the first screen: the study's answer (its first sentence) and the headline figure, above
+    # the fold, before any click
+    first = headline_sentences(*study_tables(report.parent))[0]
+    answer = browser.find_element(By.XPATH, "//li[contains(., 'varied most within a repeat')]")
+    assert answer.text == first and answer.location["y"] < 1000 - 50, answer.location
+    headline = browser.find_element(By.XPATH, "//img[@alt=\"the study's headline figure\"]")
+    assert int(headline.get_attribute("naturalWidth")) > 500
+    assert headline.location["y"] < 1000
     menu = browser.find_element(By.TAG_NAME, "body").text
     sections = ["1. Findings", "2. Data", "3.01. vehicle"]
     assert all(s in menu for s in sections), menu
@@ -73,8 +91,18 @@ def test_report_loads_in_reading_order_and_renders_findings_and_figures(report, 
     assert "varied most within a repeat under 50 % train" in page
     assert "Seed 004's stated findings" in page
     images = rendered_images(browser.find_elements(By.TAG_NAME, "img"))
-    assert len(images) == 2 and all(w > 500 for w in images)
+    # sources of variance, accuracy vs reproducibility, classifiers compared
+    assert len(images) == 3 and all(w > 500 for w in images)
+    assert "Classifiers compared" in page
     browser.switch_to.default_content()
+    # menu items have words, not paths
+    browser.get(report.as_uri())
+    time.sleep(1.0)
+    browser.find_element(By.XPATH, "//*[normalize-space(text())='2. Data']").click()
+    time.sleep(0.5)
+    items = browser.find_element(By.TAG_NAME, "body").text
+    assert "datasets: rows, features, classes, sources" in items
+    assert "overview.html" not in items
     # a dataset's figure, in its place in the reading order
     browser.get(report.as_uri())
     time.sleep(1.0)

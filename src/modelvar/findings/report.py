@@ -25,8 +25,9 @@ STYLE = """<style>
   text-align: left; }
 .modelvar-findings td:first-child, .modelvar-findings th:first-child { text-align: left; }
 .modelvar-findings img { max-width: 100%; }
-.modelvar-findings .supported { color: #1a7f37; } .modelvar-findings .not-supported {
-  color: #b3261e; } .modelvar-findings .not-tested { color: #777; }
+.modelvar-findings .supported { color: #1a7f37; } .modelvar-findings .contradicted {
+  color: #b3261e; } .modelvar-findings .inconclusive { color: #8a6d00; }
+.modelvar-findings .not-tested { color: #777; }
 </style>"""
 
 
@@ -98,10 +99,21 @@ def study_sentences(sources: pd.DataFrame) -> list[str]:
     return out
 
 
-def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> dict[str, list[str]]:
+def sentences(sources: pd.DataFrame, components: pd.DataFrame,
+              margins: pd.DataFrame | None = None) -> dict[str, list[str]]:
     """What the numbers say, per dataset: one sentence per classifier on which source moved
-    accuracy and predictions most, the sources without effect, and the largest variance
-    shares."""
+    accuracy and predictions most — with ``margins``
+    (:func:`~modelvar.findings.comparison.leader_margins`) whether the data tell it apart from
+    the runner-up —, the sources without effect, and the largest variance shares."""
+    from modelvar.findings.comparison import margin_phrase
+
+    def margin(dataset, classifier, measure) -> str:
+        if margins is None or margins.empty:
+            return ""
+        row = margins[(margins["dataset"] == dataset) & (margins["classifier"] == classifier)
+                      & (margins["measure"] == measure)]
+        return margin_phrase(row.iloc[0]) if len(row) else ""
+
     out: dict[str, list[str]] = {}
     for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
         sd, dis, yard = _leaders(rows)
@@ -109,7 +121,8 @@ def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> dict[str, list
             continue
         text = (f"{classifier}'s accuracy varied most within a repeat under "
                 f"{sd['level']} (run-to-run SD "
-                f"{with_ci(sd['accuracy_sd'], sd['accuracy_sd_low'], sd['accuracy_sd_high'])})")
+                f"{with_ci(sd['accuracy_sd'], sd['accuracy_sd_low'], sd['accuracy_sd_high'])})"
+                f"{margin(dataset, classifier, 'accuracy_sd')}")
         if yard is not None:
             text += (f", against a between-repeat SD of {fmt(yard)} from drawing "
                      "another test set")
@@ -117,8 +130,16 @@ def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> dict[str, list
             interval = with_ci(dis["disagreement"], dis["disagreement_low"],
                                dis["disagreement_high"])
             text += (f"; its predictions changed most under {dis['level']} (disagreement "
-                     f"{interval} of test samples between two runs)")
+                     f"{interval} of test samples between two runs)"
+                     f"{margin(dataset, classifier, 'disagreement')}")
         out.setdefault(dataset, []).append(text + ".")
+    if "weak" in sources:
+        for _, row in sources[sources["weak"].fillna(False).astype(bool)].drop_duplicates(
+                ["dataset", "level"]).iterrows():
+            out.setdefault(row["dataset"], []).append(
+                f"{row['level'].capitalize()} changed {row['data_changed_frac']:.1%} of "
+                f"{row['dataset']}'s numeric training cells (below "
+                "perturbation.warn_changed_below): too weak to judge its source.")
     for _, row in no_effect(sources).iterrows():
         out.setdefault(row["dataset"], []).append(
             f"{row['level'].capitalize()} had no effect on {row['classifier']}: every run "
@@ -143,14 +164,14 @@ def sentences(sources: pd.DataFrame, components: pd.DataFrame) -> dict[str, list
 
 
 def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
-                    open_up_to: int = 5) -> str:
+                    margins: pd.DataFrame | None = None, open_up_to: int = 5) -> str:
     """The study's sentences over datasets (when there are several), then each dataset's in a
     ``<details>`` block: open when there are at most ``open_up_to`` datasets, folded (one line
     each) for a study of many."""
     def listed(items: list[str]) -> str:
         return "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in items) + "</ul>"
 
-    per_dataset = sentences(sources, components)
+    per_dataset = sentences(sources, components, margins)
     if not per_dataset:
         return ("<p>No one-at-a-time cells: set <code>design: both</code> or "
                 "<code>one-at-a-time</code> to measure each source against the control.</p>")
@@ -164,6 +185,69 @@ def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
     return "\n".join(parts)
 
 
+def headline_sentences(sources: pd.DataFrame, components: pd.DataFrame,
+                       margins: pd.DataFrame | None = None) -> list[str]:
+    """The study's answer in a few sentences: over datasets when there are several (one per
+    classifier), else the one dataset's."""
+    per_dataset = sentences(sources, components, margins)
+    if len(per_dataset) > 1:
+        return study_sentences(sources)
+    return next(iter(per_dataset.values()), [])
+
+
+def _rst_text(text: str) -> str:
+    """Plain text as reStructuredText inline content (its markup characters escaped)."""
+    for char in "\\*`_|[]":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def answer_rst(sources: pd.DataFrame, components: pd.DataFrame, figure: Path | None,
+               margins: pd.DataFrame | None = None) -> str:
+    """The report's first screen (the top of Snakemake's global description, rendered with
+    Jinja2 and docutils): the study's headline sentences and the headline figure embedded,
+    wrapped in Jinja's ``raw`` so that no sentence can be taken for a template. The workflow
+    puts its reading guide below it (``rules/common.smk``, ``report_landing``)."""
+    lines = ["The study's answer", "==================", ""]
+    said = headline_sentences(sources, components, margins)
+    lines += [f"- {_rst_text(t)}" for t in said] or [
+        "No one-at-a-time cells: set ``design: both`` to measure each source against the "
+        "control."]
+    if figure is not None:
+        # the URI in an indented block, 76 characters a line: docutils joins the lines (and
+        # refuses a single line over 10,000 characters)
+        data = "data:image/png;base64," + base64.b64encode(Path(figure).read_bytes()).decode()
+        lines += ["", ".. image::", *(f"   {data[i:i + 76]}" for i in range(0, len(data), 76)),
+                  "   :width: 100%", "   :alt: the study's headline figure"]
+    return "{% raw %}\n" + "\n".join(lines) + "\n{% endraw %}\n"
+
+
+def comparison_html(comparison: pd.DataFrame, study: pd.DataFrame) -> str:
+    """The classifiers compared (:mod:`modelvar.findings.comparison`): its sentences and its
+    table (over datasets when there are several, else the one dataset's, paired over
+    repeats)."""
+    from modelvar.findings.comparison import comparison_sentences
+
+    several = comparison["dataset"].nunique() > 1
+    table = (study if several else comparison).copy()
+    table["a − b"] = [with_ci(v, lo, hi) for v, lo, hi in zip(
+        table["difference"], table["difference_low"], table["difference_high"], strict=True)]
+    keep = ["level", "classifier_a", "classifier_b", "measure",
+            *(["datasets", "a_lower"] if several else ["repeats"]), "a − b"]
+    shown = table[keep].rename(columns={"level": "source", "classifier_a": "a",
+                                        "classifier_b": "b", "a_lower": "datasets a < b"})
+    said = comparison_sentences(comparison, study) or [
+        "No pair of classifiers differed beyond its interval under any source."]
+    how = (f"mean over {comparison['dataset'].nunique()} datasets of each dataset's paired "
+           "difference, 95 % t-interval over datasets" if several else
+           "per-repeat differences paired over repeats (the same test set), 95 % t-interval")
+    return ("<h3>Classifiers compared</h3><p>Which classifier is the more reproducible under "
+            "each source alone: difference a − b in disagreement and in run-to-run accuracy SD "
+            f"({how}); below 0, a is the more reproducible.</p><ul>"
+            + "".join(f"<li>{html.escape(t)}</li>" for t in said) + "</ul>"
+            + shown.to_html(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
 def _image(path: Path, alt: str) -> str:
     data = base64.b64encode(Path(path).read_bytes()).decode()
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
@@ -175,12 +259,15 @@ def sources_table(sources: pd.DataFrame) -> pd.DataFrame:
     said = strength_summaries()
     for _, row in shown.iterrows():
         strength.append(", ".join(f"{fmt(row[s.sources])} {s.unit}".strip()
-                                  for family, s in said if row["source"] == family))
+                                  for family, s in said if row["source"] == family)
+                        + (" (too weak to judge)" if bool(row.get("weak", False)) else ""))
     table = pd.concat([shown[["dataset", "classifier", "level"]].rename(
         columns={"level": "source"}), pd.Series(strength, index=shown.index, name="realised"),
         _ci_columns(shown, {"accuracy": "accuracy", "accuracy_sd": "accuracy SD in a repeat",
                             "disagreement": "disagreement", "ec_global": "global EC",
-                            "kappa": "κ"})], axis=1)
+                            "kappa": "κ", "bias_01": "0-1 bias", "variance_01": "0-1 variance"
+                            })], axis=1)
+    table["independent flips"] = [fmt(v) for v in shown["independent_flips"]]
     table["identical repeats"] = [f"{int(i)} of {int(r)}" if s not in ("test set",) else ""
                                   for i, r, s in zip(shown["identical_repeats"].fillna(0),
                                                      shown["repeats"], shown["source"],
@@ -191,13 +278,17 @@ def sources_table(sources: pd.DataFrame) -> pd.DataFrame:
 def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.DataFrame,
                   study_components: pd.DataFrame, claims: pd.DataFrame, *, notes: list[str],
                   strength: pd.DataFrame, figures: dict[str, Path],
-                  platforms: pd.DataFrame | None = None) -> str:
+                  platforms: pd.DataFrame | None = None,
+                  comparison: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+                  margins: pd.DataFrame | None = None) -> str:
     """The Findings page (module docstring): sentences, the headline figures (embedded), the
     sources, variance-components and claims tables, and notes."""
     parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
-    parts.append(_sentences_html(sources, components))
+    parts.append(_sentences_html(sources, components, margins))
     for title, path in figures.items():
         parts.append(f"<h3>{html.escape(title)}</h3>{_image(path, title)}")
+    if comparison is not None and not comparison[0].empty:
+        parts.append(comparison_html(*comparison))
     parts.append("<h3>Sources of variance, one at a time</h3><p>Each source alone against the "
                  "control (nothing perturbed, 100 % of the training pool, one fixed model "
                  "seed); <i>test set</i> is the between-repeat SD of the control's accuracy. "

@@ -12,6 +12,16 @@ of each family alone. For each such cell, over its R repeats:
 * ``disagreement`` (mean pairwise churn = 1 − percent agreement), ``ec_global``, ``ec_local``,
   ``kappa``: the repeat's mean over its run pairs, averaged over repeats, with t-intervals —
   how much the source changes individual predictions;
+* ``bias_01``, ``variance_01``: the 0-1 loss decomposition of the cell's runs
+  (:func:`modelvar.metrics.agreement.bias_variance_01`: bias = the runs' majority vote is wrong,
+  variance = a run's disagreement with the majority), averaged over repeats, with t-intervals;
+* ``independent_flips``: 2 · n_test · SD² / disagreement per repeat, averaged over repeats (SD:
+  the within-repeat run-to-run accuracy SD; disagreement: mean pairwise churn). If runs flipped
+  test samples independently of each other, two runs' accuracies would differ by a sum of
+  ±1/n_test steps over the n_test · disagreement samples they disagree on, so the ratio is near 1
+  (below 1 with more than two classes: a flip between two wrong labels moves no accuracy); well
+  above 1 means whole models shift together (a run is better or worse on many samples at once).
+  NaN where the runs never disagree;
 * ``identical_repeats``: repeats in which every run predicted every sample alike (the source did
   not move the predictions at all: a deterministic classifier's control, or a model seed that
   the classifier ignores);
@@ -57,7 +67,15 @@ def strength_summaries() -> list[tuple[str, families.Strength]]:
 #: summary metric → its column in the sources table
 PAIRWISE = {"churn": "disagreement", "ec_global": "ec_global", "ec_local": "ec_local",
             "kappa": "kappa"}
-MEASURES = ("accuracy", "accuracy_sd", "disagreement", "ec_global", "ec_local", "kappa")
+MEASURES = ("accuracy", "accuracy_sd", "disagreement", "ec_global", "ec_local", "kappa",
+            "bias_01", "variance_01")
+
+
+def independent_flips(n_test, sd, disagreement) -> np.ndarray:
+    """2 · n_test · SD² / disagreement (module docstring), NaN where disagreement is 0."""
+    n_test, sd, dis = (np.asarray(v, dtype=float) for v in (n_test, sd, disagreement))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(dis > 0, 2 * n_test * sd ** 2 / np.where(dis > 0, dis, 1), np.nan)
 
 
 def mean_ci(values, bounds: tuple[float, float] | None = None,
@@ -133,7 +151,16 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
             for metric, name in PAIRWISE.items():
                 _put(row, name, mean_ci(s.loc[s["metric"] == metric, "mean"],
                                         metric_registry.metric(metric).value_range))
-            same = agree.loc[agree["cell"] == cell, "all_runs_identical"]
+            cell_agree = agree[agree["cell"] == cell].sort_values("repeat")
+            for name in ("bias_01", "variance_01"):
+                _put(row, name, mean_ci(cell_agree[name], (0.0, 1.0)) if name in cell_agree
+                     else (np.nan,) * 3)
+            churn = s[s["metric"] == "churn"].set_index("repeat")["mean"]
+            n_test = cell_agree.set_index("repeat")["n"] if "n" in cell_agree else None
+            row["independent_flips"] = float(np.nanmean(independent_flips(
+                n_test.reindex(acc["repeat"]), acc["sd"], churn.reindex(acc["repeat"])))) \
+                if n_test is not None and len(acc) and (churn > 0).any() else np.nan
+            same = cell_agree["all_runs_identical"]
             row["identical_repeats"] = int(same.sum())
             cell_fits = fits[fits["cell"] == cell]
             for family, strength in strength_summaries():
@@ -151,7 +178,8 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
             rows.append(row)
     columns = ["dataset", "classifier", "source", "level", "cell", "repeats",
                *[f"{m}{s}" for m in MEASURES for s in ("", "_low", "_high")],
-               "identical_repeats", *(s.sources for _, s in strength_summaries())]
+               "independent_flips", "identical_repeats",
+               *(s.sources for _, s in strength_summaries())]
     out = pd.DataFrame(rows, columns=columns)
     out["source"] = pd.Categorical(out["source"], categories=source_names(), ordered=True)
     return out.sort_values(["dataset", "classifier", "source"], kind="stable",

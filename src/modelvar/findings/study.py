@@ -5,8 +5,8 @@ needs, file by file, so that the full study's tables fit in memory: the predicti
 read), works out each dataset's design (which cells are the factorial grid and which the
 one-at-a-time cells, :func:`modelvar.pipeline.design.cell_roles`), and writes
 
-* ``aggregated/study/{sources,study_sources,components,study_components,claims,strength}.parquet``
-  (docs/results.md);
+* ``aggregated/study/{sources,study_sources,margins,comparison,study_comparison,components,
+  study_components,claims,strength}.parquet`` (docs/results.md);
 * ``findings/findings.html`` (the report's Findings page) with the headline figures
   ``findings/sources_of_variance.{png,pdf}`` and ``findings/accuracy_vs_reproducibility.{png,pdf}``;
 * ``DATASET/summary.html`` per dataset: every cell's accuracy, SD, global EC and agreement.
@@ -18,18 +18,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from modelvar.findings.claims import check_claims
+from modelvar.findings.claims import WEAK_BELOW, check_claims
+from modelvar.findings.comparison import (
+    classifier_comparison,
+    leader_margins,
+    study_comparison,
+)
 from modelvar.findings.components import grid_components, study_components
-from modelvar.findings.report import dataset_summary_html, findings_html
+from modelvar.findings.report import answer_rst, dataset_summary_html, findings_html
 from modelvar.findings.sources import sources_of_variance, study_sources
 from modelvar.pipeline import families
 from modelvar.pipeline.design import cell_roles, collapsed_families, reach_of
 from modelvar.pipeline.result_tables import read_tables, study_table_path
 
 SUMMARY_METRICS = ("accuracy", "churn", "ec_global", "ec_local", "kappa", "pa")
-AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac"]
+AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac", "n", "bias_01",
+                     "variance_01"]
 
 
 def summary_columns() -> list[str]:
@@ -45,8 +52,8 @@ def runs_columns() -> list[str]:
             "platform", "versions"]
 
 
-STUDY_TABLES = ("sources", "study_sources", "components", "study_components", "claims",
-                "strength")
+STUDY_TABLES = ("sources", "study_sources", "margins", "comparison", "study_comparison",
+                "components", "study_components", "claims", "strength")
 
 
 def read_summaries(paths: Sequence[str | Path]) -> pd.DataFrame:
@@ -120,6 +127,9 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
     roles = {name: cell_roles(perturbation, design, reach_of(meta))
              for name, meta in metas.items()}
     sources = sources_of_variance(summary, agreement, runs, roles)
+    weak_below = perturbation.get("warn_changed_below", WEAK_BELOW)
+    sources["weak"] = (sources["source"] == "data") & (
+        sources["data_changed_frac"] < weak_below) if "data_changed_frac" in sources else False
     components = grid_components(runs, summary, roles, root_seed=root_seed, n_boot=n_boot)
     notes = []
     for name, meta in metas.items():
@@ -127,26 +137,64 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
             what = families.family(family).reach
             notes.append(f"{name} has no {what} features: its {family} perturbation levels "
                          "collapse to none (no duplicate cells were fitted).")
+    comparison = classifier_comparison(sources, summary)
     tables = {"sources": sources, "study_sources": study_sources(sources),
+              "comparison": comparison, "study_comparison": study_comparison(comparison),
+              "margins": leader_margins(sources, summary),
               "components": components,
               "study_components": study_components(components) if not components.empty
-              else pd.DataFrame(), "claims": check_claims(sources),
+              else pd.DataFrame(), "claims": check_claims(
+                  sources, summary,
+                  weak_below=perturbation.get("warn_changed_below", WEAK_BELOW)),
               "strength": realised_strength(runs)}
+    notes += adequacy_notes(components)
     return Findings(tables, notes, summary, agreement, roles, platforms(runs))
+
+
+#: an interval of a variance share wider than this says little (shares lie in [0, 1])
+UNINFORMATIVE_WIDTH = 0.3
+
+
+def adequacy_notes(components: pd.DataFrame) -> list[str]:
+    """Where the variance shares' intervals are too wide to read (wider than
+    :data:`UNINFORMATIVE_WIDTH`): per dataset × classifier, the widest and roughly how many
+    repeats would narrow it to that width (intervals narrow as 1/√repeats: R · (w / w₀)²)."""
+    out = []
+    if components.empty:
+        return out
+    widths = components.assign(width=components["share_high"] - components["share_low"])
+    for (dataset, classifier), part in widths.groupby(["dataset", "classifier"], sort=False):
+        widest = part.loc[part["width"].idxmax()] if part["width"].notna().any() else None
+        if widest is None or widest["width"] <= UNINFORMATIVE_WIDTH:
+            continue
+        repeats = int(widest["repeats"])
+        needed = int(np.ceil(repeats * (widest["width"] / UNINFORMATIVE_WIDTH) ** 2))
+        out.append(
+            f"{dataset}, {classifier}: with {repeats} repeats the variance shares' intervals "
+            f"are too wide to read (the share of {widest['component']} "
+            f"{widest['share']:.3f} [{widest['share_low']:.3f}, {widest['share_high']:.3f}]); "
+            f"about {needed} repeats would narrow them to {UNINFORMATIVE_WIDTH:g}.")
+    return out
 
 
 def write_findings(findings: Findings, results: str | Path, figures: dict[str, Path],
                    manifest) -> None:
-    """The study tables, the Findings page (with the given figures embedded) and every
-    dataset's summary page."""
+    """The study tables, the Findings page (with the given figures embedded), every dataset's
+    summary page, and the top of the report's first screen (``findings/answer.rst``:
+    :func:`~modelvar.findings.report.answer_rst`, the first of ``figures`` as the headline)."""
     results = Path(results)
     t = findings.tables
+    manifest.write_text(answer_rst(t["sources"], t["components"],
+                                   next(iter(figures.values()), None), t["margins"]),
+                        results / "findings" / "answer.rst")
     for name, table in t.items():
         manifest.write_parquet(table, study_table_path(results, name))
     manifest.write_text(findings_html(t["sources"], t["study_sources"], t["components"],
                                       t["study_components"], t["claims"], notes=findings.notes,
                                       strength=t["strength"], figures=figures,
-                                      platforms=findings.platforms),
+                                      platforms=findings.platforms,
+                                      comparison=(t["comparison"], t["study_comparison"]),
+                                      margins=t["margins"]),
                         results / "findings" / "findings.html")
     for name, roles in findings.roles.items():
         summary = findings.summary[findings.summary["dataset"] == name]

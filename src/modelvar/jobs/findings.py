@@ -12,7 +12,11 @@ from modelvar.jobs.common import job_manifest, read_json
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.findings.study import compute_findings, write_findings
-    from modelvar.plots.findings import accuracy_vs_reproducibility, sources_figure
+    from modelvar.plots.findings import (
+        accuracy_vs_reproducibility,
+        comparison_figure,
+        sources_figure,
+    )
 
     metas = {}
     for path in args.meta:
@@ -32,6 +36,12 @@ def run(args: argparse.Namespace) -> int:
         paths = [out / f"accuracy_vs_reproducibility.{ext}" for ext in ("png", "pdf")]
         accuracy_vs_reproducibility(findings.summary, findings.roles, paths)
         figures["Accuracy and reproducibility, per dataset and classifier"] = paths[0]
+        sources = findings.tables["sources"]
+        if not sources.empty and sources["classifier"].nunique() > 1:
+            paths = [out / f"classifier_comparison.{ext}" for ext in ("png", "pdf")]
+            comparison_figure(findings.tables["comparison"],
+                              findings.tables["study_comparison"], paths)
+            figures["Classifiers compared, each source alone"] = paths[0]
         for path in sorted(out.glob("*.p[nd][gf]")):
             manifest.record(path)
         write_findings(findings, args.results, figures, manifest)

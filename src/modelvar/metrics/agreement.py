@@ -11,7 +11,16 @@ indices, C classes. For sample u, n_uc = number of runs predicting class c.
   α = 1 − (N − 1) (N − Σ_c o_cc) / (N² − Σ_c n_c²); NaN on single-valued data.
 * error-set intersection ("always wrong": wrong in every run) and union ("ever wrong": wrong in
   at least one run), as counts and fractions of n;
-* ``unstable_frac``: the fraction of samples not predicted alike by all k runs.
+* ``unstable_frac``: the fraction of samples not predicted alike by all k runs;
+* the **0-1 loss bias/variance decomposition** (Kohavi & Wolpert 1996; Domingos 2000, "A
+  unified bias-variance decomposition"): sample u's *main prediction* m_u is the majority vote of
+  its k runs (ties to the smallest class index); ``bias_01`` = mean_u [m_u ≠ y_u] (the majority
+  is wrong), ``variance_01`` = mean_u (1/k) Σ_i [ŷ_iu ≠ m_u] (the runs' disagreement with the
+  majority). The runs' mean 0-1 loss is exactly bias + V_unbiased − V_biased, with V_unbiased the
+  variance on the samples whose majority is right (every run off the majority is wrong there) and
+  V_biased, on the samples whose majority is wrong, the share of runs that predict the true label
+  (Domingos's c·V: with two classes all of the variance there, with more only the part that
+  lands on the truth).
 
 Per-sample instability (one value per test sample, across the k runs):
 
@@ -51,6 +60,39 @@ def label_runs(preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     counts = np.zeros((k, n), dtype=np.int64)
     np.add.at(counts, (group, np.broadcast_to(np.arange(n), (k, n))), 1)
     return counts, counts > 0
+
+
+def majority_vote(preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample, the majority label of its k runs (ties: the smallest class index) and the
+    number of runs that predict it."""
+    k, n = preds.shape
+    ordered = np.sort(preds, axis=0)
+    counts, _ = label_runs(preds)
+    best = counts.argmax(axis=0)  # the first of the largest groups: the smallest label
+    starts = np.ones((k, n), dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    group = np.cumsum(starts, axis=0) - 1
+    row = (group == best[None, :]).argmax(axis=0)
+    cols = np.arange(n)
+    return ordered[row, cols], counts[best, cols]
+
+
+def bias_variance_01(y_true: np.ndarray, preds: np.ndarray) -> dict[str, float]:
+    """The 0-1 loss decomposition of k runs (module docstring): ``bias_01``, ``variance_01``,
+    ``variance_01_unbiased`` and ``variance_01_biased``, each a mean over all n samples; the
+    runs' mean 0-1 loss is ``bias_01 + variance_01_unbiased − variance_01_biased``."""
+    y_true, preds, _ = check_runs(y_true, preds)
+    k, n = preds.shape
+    if n == 0:
+        return dict.fromkeys(("bias_01", "variance_01", "variance_01_unbiased",
+                              "variance_01_biased"), np.nan)
+    main, top = majority_vote(preds)
+    biased = main != y_true
+    variance = 1.0 - top / k
+    return {"bias_01": float(biased.mean()), "variance_01": float(variance.mean()),
+            "variance_01_unbiased": float(np.where(biased, 0.0, variance).mean()),
+            "variance_01_biased": float(np.where(biased, (preds == y_true).mean(axis=0),
+                                                 0.0).mean())}
 
 
 def _sum_squares(preds: np.ndarray) -> np.ndarray:
@@ -112,7 +154,8 @@ def error_sets(y_true: np.ndarray, preds: np.ndarray) -> dict[str, float]:
 
 
 def multi_run_agreement(y_true, preds, n_classes: int | None = None) -> dict[str, float]:
-    """Fleiss' κ, Krippendorff's α, the error-set intersection/union for k runs, the fraction
+    """Fleiss' κ, Krippendorff's α, the error-set intersection/union for k runs, the 0-1 loss
+    bias and variance (:func:`bias_variance_01`), the fraction
     of samples that some runs predict differently (``unstable_frac``: per-sample ``n_labels`` > 1)
     and whether all runs predict exactly the same labels (``all_runs_identical``)."""
     y_true, preds, n_classes = check_runs(y_true, preds, n_classes)
@@ -120,6 +163,7 @@ def multi_run_agreement(y_true, preds, n_classes: int | None = None) -> dict[str
         "fleiss_kappa": fleiss_kappa(preds, n_classes),
         "kripp_alpha": kripp_alpha(preds, n_classes),
         **error_sets(y_true, preds),
+        **bias_variance_01(y_true, preds),
         "unstable_frac": float((preds != preds[:1]).any(axis=0).mean()),
         "all_runs_identical": bool((preds == preds[:1]).all()),
     }

@@ -5,7 +5,8 @@ accuracy within a repeat, and the disagreement between two runs), one line per s
 the control first, the test-set yardstick last —, each dataset a small dot and the mean over
 datasets a black point with its 95 % interval over datasets (one dataset: its interval over
 repeats). ``accuracy_vs_reproducibility``: each dataset × classifier as one point, its mean run
-accuracy against its mean percent agreement over the factorial grid.
+accuracy against its mean percent agreement over the factorial grid. ``classifier_comparison``:
+per measure, each pair of classifiers' mean difference under each source alone with its interval.
 """
 
 from __future__ import annotations
@@ -113,4 +114,56 @@ def accuracy_vs_reproducibility(summary: pd.DataFrame, roles: dict[str, dict[str
     ax.set_title(f"Accuracy and reproducibility: each point one dataset × classifier "
                  f"({len(points)} points)", fontsize=10)
     fig.tight_layout()
+    save_figure(fig, out_paths)
+
+
+COMPARED = {"disagreement": "difference in disagreement\n(a − b; < 0: a's predictions changed "
+                            "less)",
+            "accuracy_sd": "difference in run-to-run accuracy SD\n(a − b; < 0: a's accuracy "
+                           "varied less)"}
+
+
+def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
+                      out_paths: list[Path]) -> None:
+    """Classifiers compared per source (:mod:`modelvar.findings.comparison`): for each measure
+    (column), one line per source level alone, one marker per pair of classifiers "a − b" at
+    its mean difference with its 95 % interval (over datasets when there are several, else over
+    repeats); left of 0, a is the more reproducible."""
+    several = comparison["dataset"].nunique() > 1
+    shown = study if several else comparison
+    shown = shown[shown["source"] != "test set"]
+    levels = _level_order(shown) if len(shown) else []
+    pairs = list(dict.fromkeys(zip(shown["classifier_a"], shown["classifier_b"], strict=True)))
+    fig, axes = plt.subplots(1, len(COMPARED), squeeze=False, sharey=True,
+                             figsize=(9.0, 1.6 + 0.34 * max(len(levels), 1) * max(
+                                 1, len(pairs) / 3)))
+    y_of = {level: i for i, level in enumerate(levels)}
+    markers = "osD^v<>Xp*h"
+    palette = plt.get_cmap("tab10")
+    for c, (measure, heading) in enumerate(COMPARED.items()):
+        ax = axes[0][c]
+        for k, (a, b) in enumerate(pairs):
+            part = shown[(shown["classifier_a"] == a) & (shown["classifier_b"] == b)
+                         & (shown["measure"] == measure)].dropna(subset=["difference"])
+            offset = (k - (len(pairs) - 1) / 2) * min(0.6 / max(len(pairs), 1), 0.2)
+            ys = part["level"].map(y_of) + offset
+            low = (part["difference"] - part["difference_low"]).fillna(0).clip(lower=0)
+            high = (part["difference_high"] - part["difference"]).fillna(0).clip(lower=0)
+            ax.errorbar(part["difference"], ys, xerr=[low, high], fmt=markers[k % 11],
+                        color=palette(k % 10), elinewidth=1, capsize=2, markersize=5,
+                        label=f"{a} − {b}")
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(range(len(levels)), levels, fontsize=8)
+        ax.set_ylim(len(levels) - 0.5, -0.5)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(heading, fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(pairs), 4) or 1, fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, -0.01))
+    n = comparison["dataset"].nunique()
+    fig.suptitle(textwrap.fill(
+        f"Classifiers compared, each source alone: mean difference a − b with its 95 % interval "
+        f"({f'over {n} datasets' if several else 'paired over repeats'})", 110), fontsize=10)
+    fig.tight_layout(rect=(0, 0.06 + 0.02 * (len(pairs) > 4), 1, 1))
     save_figure(fig, out_paths)
