@@ -415,10 +415,13 @@ def test_classifier_comparison_recovers_a_known_difference_and_its_sign():
     row = over[(over["level"] == "data rel 0.2") & (over["measure"] == "disagreement")].iloc[0]
     assert row["datasets"] == 3 and row["a_lower"] == 0
     assert row["difference_low"] < 0.03 < row["difference_high"]
-    said = comparison_sentences(table, over)
+    said = said_over = comparison_sentences(table, over)
     assert any(s.startswith("xgb's predictions changed less than lr-sgd's under data rel 0.2 "
                             "on 3 of 3 datasets (mean difference in disagreement lr-sgd − "
                             "xgb: +0.03") for s in said), said
+    # the yardstick is named as what it is
+    assert any(s.startswith("lr-sgd's accuracy varied less than xgb's between test sets (the "
+                            "yardstick) on 3 of 3 datasets") for s in said_over), said_over
     # one dataset: the sentence rests on the interval over repeats
     one = classifier_comparison(*comparison_tables(datasets=("a",)))
     said = comparison_sentences(one, study_comparison(one))

@@ -120,18 +120,20 @@ def comparison_sentences(comparison: pd.DataFrame, study: pd.DataFrame) -> list[
         less, measure = WHAT[row["measure"]]
         decided = np.isfinite(row["difference_low"]) and (
             row["difference_low"] > 0 or row["difference_high"] < 0)
+        where = "between test sets (the yardstick)" if row["source"] == "test set" else \
+            f"under {row['level']}"
         if several:
             n = row["datasets"]
             count = row["a_lower"] if better == row["classifier_a"] else n - row["a_lower"]
             if n < 2 or count * 2 <= n:
                 continue
-            out.append(f"{better}'s {less} than {worse}'s under {row['level']} on {count} of "
+            out.append(f"{better}'s {less} than {worse}'s {where} on {count} of "
                        f"{n} datasets (mean difference in {measure} "
                        f"{row['classifier_a']} − {row['classifier_b']}: {_interval(row)}"
                        f"{'' if decided else '; the interval holds 0'}).")
         elif decided:
-            out.append(f"On {row['dataset']}, {better}'s {less} than {worse}'s under "
-                       f"{row['level']} (difference in {measure} {row['classifier_a']} − "
+            out.append(f"On {row['dataset']}, {better}'s {less} than {worse}'s {where} "
+                       f"(difference in {measure} {row['classifier_a']} − "
                        f"{row['classifier_b']}: {_interval(row)}, paired over "
                        f"{row['repeats']} repeats).")
     return out
