@@ -474,6 +474,8 @@ FINDINGS_TABLES = (
     "margins",
     "comparison",
     "study_comparison",
+    "dose_response",
+    "dose_summary",
     "components",
     "study_components",
     "claims",
@@ -481,6 +483,12 @@ FINDINGS_TABLES = (
 )
 # the headline sources figure needs the one-at-a-time cells; the classifiers' comparison
 # those cells and two classifiers (modelvar.jobs.findings draws the same set)
+# a dose-response figure where some family runs two or more levels besides none alone
+DOSE_FIGURE = DESIGN != "factorial" and any(
+    len([lv for lv in levels if lv not in ("none", 1.0, "fixed")]) >= 2
+    for family, levels in config.get("perturbation", {}).items()
+    if family in ("data", "categorical", "hparam", "downsample")
+)
 FINDINGS_FIGURES = (
     (("sources_of_variance",) if DESIGN != "factorial" else ())
     + ("accuracy_vs_reproducibility",)
@@ -489,6 +497,7 @@ FINDINGS_FIGURES = (
         if DESIGN != "factorial" and len(CLASSIFIERS) > 1
         else ()
     )
+    + (("dose_response",) if DOSE_FIGURE else ())
 )
 
 

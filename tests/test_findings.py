@@ -479,3 +479,48 @@ def test_a_weak_data_level_is_flagged_in_the_sentences_and_the_table():
             "perturbation.warn_changed_below): too weak to judge its source.") in said
     shown = sources_table(sources).set_index("source")
     assert shown.loc["data rel 0.1", "realised"].endswith("(too weak to judge)")
+
+
+# ------------------------------------------------------------------ dose-response
+def test_dose_response_recovers_a_known_monotone_curve_and_its_yardstick_crossing(tmp_path):
+    from modelvar.findings.dose import crossing, dose_response, dose_sentences, dose_summary
+
+    levels = {"rel0p1": 0.5, "rel0p2": 1.0, "rel0p4": 2.0, "sig1": 3.0}  # realised shift SDs
+    rows = [{"dataset": "d", "classifier": "xgb", "source": "control", "level": "control",
+             "cell": CONTROL, "accuracy_sd": 0.0, "disagreement": 0.0, "data_shift_sd": np.nan}]
+    for cell_part, shift in levels.items():
+        cell = f"{cell_part}_cnone_hnone_down100_seedfix"
+        rows.append({"dataset": "d", "classifier": "xgb", "source": "data",
+                     "level": f"data {cell_part}", "cell": cell,
+                     "accuracy_sd": 0.01 * shift, "disagreement": 0.1 * shift ** 0.5,
+                     "data_shift_sd": shift})
+    rows += [{"dataset": "d", "classifier": "xgb", "source": "hparam", "level": "hparam rel 0.1",
+              "cell": "dnone_cnone_hrel0p1_down100_seedfix", "accuracy_sd": 0.02,
+              "disagreement": 0.05, "data_shift_sd": np.nan},
+             {"dataset": "d", "classifier": "xgb", "source": "test set", "level": "test set",
+              "cell": "", "accuracy_sd": 0.025, "disagreement": np.nan, "data_shift_sd": np.nan}]
+    sources = pd.DataFrame(rows)
+    for m in ("accuracy_sd", "disagreement"):
+        sources[f"{m}_low"], sources[f"{m}_high"] = sources[m], sources[m]
+    dose = dose_response(sources)
+    # one curve (every data scheme on the realised axis), the control at 0; hparam has one
+    # strength only: no curve
+    assert set(dose["family"]) == {"data"} and list(dose["strength"]) == [0, 0.5, 1, 2, 3]
+    summary = dose_summary(dose).iloc[0]
+    assert summary["rho_accuracy_sd"] == pytest.approx(1.0)
+    assert summary["monotone_accuracy_sd"] and summary["monotone_disagreement"]
+    assert summary["strength_at_yardstick"] == pytest.approx(2.5)  # 0.01 · s = 0.025
+    said = dose_sentences(dose_summary(dose))["d"][0]
+    assert "xgb's accuracy SD under data rises with strength (5 points" in said
+    assert "reaches the test-set yardstick (0.025) at 2.5" in said
+    # a curve that never gets there, and one that falls
+    assert np.isnan(crossing(np.array([0, 1.0]), np.array([0, 0.01]), 0.025))
+    falling = dose.assign(accuracy_sd=dose["accuracy_sd"][::-1].to_numpy())
+    assert not dose_summary(falling).iloc[0]["monotone_accuracy_sd"]
+    # the figure: one column per curve, and a figure that says so when there is none
+    from modelvar.plots.findings import dose_response_figure
+
+    dose_response_figure(dose, [tmp_path / "dose.png"])
+    dose_response_figure(dose.iloc[:0], [tmp_path / "none.png"])
+    assert (tmp_path / "dose.png").stat().st_size > 10_000
+    assert (tmp_path / "none.png").stat().st_size > 1_000

@@ -248,6 +248,23 @@ def comparison_html(comparison: pd.DataFrame, study: pd.DataFrame) -> str:
             + shown.to_html(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
+def dose_html(summary: pd.DataFrame) -> str:
+    """Dose-response (:mod:`modelvar.findings.dose`): a sentence per curve and its table."""
+    from modelvar.findings.dose import dose_sentences
+
+    said = [t for items in dose_sentences(summary).values() for t in items]
+    shown = summary[["dataset", "classifier", "family", "scheme", "points", "rho_accuracy_sd",
+                     "rho_disagreement", "yardstick", "strength_at_yardstick"]].rename(
+        columns={"rho_accuracy_sd": "ρ accuracy SD", "rho_disagreement": "ρ disagreement",
+                 "strength_at_yardstick": "strength at the yardstick"})
+    return ("<h3>Dose-response</h3><p>Where a source ran at two or more strengths alone: its "
+            "run-to-run accuracy SD and disagreement against its strength (the control at "
+            "0), Spearman's ρ over the points, and the strength at which the accuracy SD "
+            "reaches the test-set yardstick.</p><ul>"
+            + "".join(f"<li>{html.escape(t)}</li>" for t in said) + "</ul>"
+            + shown.to_html(index=False, float_format=lambda x: f"{x:.3g}", na_rep="–"))
+
+
 def _image(path: Path, alt: str) -> str:
     data = base64.b64encode(Path(path).read_bytes()).decode()
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
@@ -280,7 +297,8 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                   strength: pd.DataFrame, figures: dict[str, Path],
                   platforms: pd.DataFrame | None = None,
                   comparison: tuple[pd.DataFrame, pd.DataFrame] | None = None,
-                  margins: pd.DataFrame | None = None) -> str:
+                  margins: pd.DataFrame | None = None,
+                  dose: pd.DataFrame | None = None) -> str:
     """The Findings page (module docstring): sentences, the headline figures (embedded), the
     sources, variance-components and claims tables, and notes."""
     parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
@@ -289,6 +307,8 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
         parts.append(f"<h3>{html.escape(title)}</h3>{_image(path, title)}")
     if comparison is not None and not comparison[0].empty:
         parts.append(comparison_html(*comparison))
+    if dose is not None and not dose.empty:
+        parts.append(dose_html(dose))
     parts.append("<h3>Sources of variance, one at a time</h3><p>Each source alone against the "
                  "control (nothing perturbed, 100 % of the training pool, one fixed model "
                  "seed); <i>test set</i> is the between-repeat SD of the control's accuracy. "

@@ -5,8 +5,8 @@ needs, file by file, so that the full study's tables fit in memory: the predicti
 read), works out each dataset's design (which cells are the factorial grid and which the
 one-at-a-time cells, :func:`modelvar.pipeline.design.cell_roles`), and writes
 
-* ``aggregated/study/{sources,study_sources,margins,comparison,study_comparison,components,
-  study_components,claims,strength}.parquet`` (docs/results.md);
+* ``aggregated/study/{sources,study_sources,margins,comparison,study_comparison,dose_response,
+  dose_summary,components,study_components,claims,strength}.parquet`` (docs/results.md);
 * ``findings/findings.html`` (the report's Findings page) with the headline figures
   ``findings/sources_of_variance.{png,pdf}`` and ``findings/accuracy_vs_reproducibility.{png,pdf}``;
 * ``DATASET/summary.html`` per dataset: every cell's accuracy, SD, global EC and agreement.
@@ -28,6 +28,7 @@ from modelvar.findings.comparison import (
     study_comparison,
 )
 from modelvar.findings.components import grid_components, study_components
+from modelvar.findings.dose import dose_response, dose_summary
 from modelvar.findings.report import answer_rst, dataset_summary_html, findings_html
 from modelvar.findings.sources import sources_of_variance, study_sources
 from modelvar.pipeline import families
@@ -53,7 +54,8 @@ def runs_columns() -> list[str]:
 
 
 STUDY_TABLES = ("sources", "study_sources", "margins", "comparison", "study_comparison",
-                "components", "study_components", "claims", "strength")
+                "dose_response", "dose_summary", "components", "study_components", "claims",
+                "strength")
 
 
 def read_summaries(paths: Sequence[str | Path]) -> pd.DataFrame:
@@ -138,9 +140,11 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
             notes.append(f"{name} has no {what} features: its {family} perturbation levels "
                          "collapse to none (no duplicate cells were fitted).")
     comparison = classifier_comparison(sources, summary)
+    dose = dose_response(sources)
     tables = {"sources": sources, "study_sources": study_sources(sources),
               "comparison": comparison, "study_comparison": study_comparison(comparison),
               "margins": leader_margins(sources, summary),
+              "dose_response": dose, "dose_summary": dose_summary(dose),
               "components": components,
               "study_components": study_components(components) if not components.empty
               else pd.DataFrame(), "claims": check_claims(
@@ -194,7 +198,7 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
                                       strength=t["strength"], figures=figures,
                                       platforms=findings.platforms,
                                       comparison=(t["comparison"], t["study_comparison"]),
-                                      margins=t["margins"]),
+                                      margins=t["margins"], dose=t["dose_summary"]),
                         results / "findings" / "findings.html")
     for name, roles in findings.roles.items():
         summary = findings.summary[findings.summary["dataset"] == name]

@@ -15,6 +15,7 @@ def run(args: argparse.Namespace) -> int:
     from modelvar.plots.findings import (
         accuracy_vs_reproducibility,
         comparison_figure,
+        dose_response_figure,
         sources_figure,
     )
 
@@ -42,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
             comparison_figure(findings.tables["comparison"],
                               findings.tables["study_comparison"], paths)
             figures["Classifiers compared, each source alone"] = paths[0]
+        if args.dose_figure:
+            paths = [out / f"dose_response.{ext}" for ext in ("png", "pdf")]
+            dose_response_figure(findings.tables["dose_response"], paths)
+            figures["Dose-response: each source against its strength"] = paths[0]
         for path in sorted(out.glob("*.p[nd][gf]")):
             manifest.record(path)
         write_findings(findings, args.results, figures, manifest)

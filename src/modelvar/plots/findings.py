@@ -167,3 +167,53 @@ def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
         f"({f'over {n} datasets' if several else 'paired over repeats'})", 110), fontsize=10)
     fig.tight_layout(rect=(0, 0.06 + 0.02 * (len(pairs) > 4), 1, 1))
     save_figure(fig, out_paths)
+
+
+def dose_response_figure(dose: pd.DataFrame, out_paths: list[Path]) -> None:
+    """Dose-response (:mod:`modelvar.findings.dose`): one column per curve (a family on one
+    strength axis), rows accuracy SD and disagreement against strength, a line per dataset ×
+    classifier in the classifier's colour; with one dataset, the test-set yardstick dashed.
+    Without any curve, a figure that says so."""
+    curves = list(dict.fromkeys(zip(dose["family"], dose["scheme"], dose["axis"],
+                                    strict=True)))
+    if not curves:
+        fig, ax = plt.subplots(figsize=(6.0, 1.6))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "No source was run at two or more strengths alone on one axis:\n"
+                "no dose-response to draw.", ha="center", va="center", fontsize=10)
+        save_figure(fig, out_paths)
+        return
+    colours = classifier_colours(dose["classifier"])
+    several = dose["dataset"].nunique() > 1
+    fig, axes = plt.subplots(2, len(curves), squeeze=False,
+                             figsize=(min(13.0, 1.2 + 3.4 * len(curves)), 5.6))
+    for c, (family, scheme, axis_words) in enumerate(curves):
+        part = dose[(dose["family"] == family) & (dose["scheme"] == scheme)]
+        for r, (measure, heading) in enumerate(MEASURES.items()):
+            ax = axes[r][c]
+            for (_dataset, clf), line in part.groupby(["dataset", "classifier"], sort=False):
+                line = line.sort_values("strength")
+                ax.plot(line["strength"], line[measure], marker="o", markersize=4,
+                        linewidth=1.0 if several else 1.6, alpha=0.6 if several else 1.0,
+                        color=colours[clf], label=clf)
+                if not several and measure == "accuracy_sd":
+                    ax.axhline(line["yardstick"].iloc[0], color=colours[clf], linestyle="--",
+                               linewidth=0.8)
+            ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=8)
+            if r == 0:
+                ax.set_title(f"{family}" + ("" if scheme == "realised" else f" ({scheme})"),
+                             fontsize=9)
+            if r == 1:
+                ax.set_xlabel(textwrap.fill(axis_words, 34), fontsize=8)
+            if c == 0:
+                ax.set_ylabel(heading, fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))
+    fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=len(unique),
+               fontsize=8, frameon=False, bbox_to_anchor=(0.5, -0.01))
+    fig.suptitle(textwrap.fill(
+        "Dose-response: each source's effect against its strength, the control at 0"
+        + ("" if several else " (dashed: the test-set yardstick)"), 110), fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    save_figure(fig, out_paths)
