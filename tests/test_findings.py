@@ -345,6 +345,16 @@ def test_study_sentences_count_the_largest_source_over_datasets():
                     "data rel 0.2 on 1 of 3 datasets; the largest disagreement between runs from "
                     "data rel 0.2 on 2, 50 % train on 1 of 3 datasets; drawing another test set "
                     "moved accuracy more than any source did within a repeat on 1 of 3 datasets.")
+    # with the leaders' margins: on how many datasets the leader was told apart
+    margins = pd.DataFrame({"classifier": "lr-sgd", "measure": ["accuracy_sd"] * 3
+                            + ["disagreement"] * 3, "verdict": ["supported", "inconclusive",
+                                                                 "supported", "supported",
+                                                                 "supported", "supported"]})
+    [text] = study_sentences(sources, margins)
+    assert ("from 50 % train on 2, data rel 0.2 on 1 of 3 datasets (ahead of the runner-up "
+            "beyond its 95 % interval, paired over repeats, on 2); the largest disagreement "
+            "between runs from data rel 0.2 on 2, 50 % train on 1 of 3 datasets (ahead of the "
+            "runner-up beyond its 95 % interval, paired over repeats, on 3);") in text
 
 
 def test_findings_sentences_are_grouped_by_dataset_and_fold_for_many_datasets():

@@ -72,9 +72,21 @@ def _counted(levels: list[str], of: int) -> str:
     return ", ".join(f"{level} on {n}" for level, n in counts.items()) + f" of {of} datasets"
 
 
-def study_sentences(sources: pd.DataFrame) -> list[str]:
+def _told_apart(margins: pd.DataFrame | None, classifier: str, measure: str) -> str:
+    """" (ahead of the runner-up beyond its interval on k)" from the margins table."""
+    if margins is None or margins.empty:
+        return ""
+    mine = margins[(margins["classifier"] == classifier) & (margins["measure"] == measure)]
+    if mine.empty:
+        return ""
+    k = int((mine["verdict"] == "supported").sum())
+    return f" (ahead of the runner-up beyond its 95 % interval, paired over repeats, on {k})"
+
+
+def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None) -> list[str]:
     """Over datasets, per classifier: which source had the largest run-to-run accuracy SD and
-    the largest disagreement on how many datasets, and on how many the test-set yardstick
+    the largest disagreement on how many datasets — with ``margins``, on how many of them the
+    leader was told apart from the runner-up —, and on how many the test-set yardstick
     (between-repeat SD) exceeded every source's run-to-run SD."""
     out = []
     for classifier, rows in sources.groupby("classifier", sort=False):
@@ -91,9 +103,10 @@ def study_sentences(sources: pd.DataFrame) -> list[str]:
         if n == 0:
             continue
         text = (f"For {classifier}, the largest run-to-run accuracy SD came from "
-                f"{_counted(by_sd, n)}")
+                f"{_counted(by_sd, n)}{_told_apart(margins, classifier, 'accuracy_sd')}")
         if by_dis:
-            text += f"; the largest disagreement between runs from {_counted(by_dis, n)}"
+            text += (f"; the largest disagreement between runs from {_counted(by_dis, n)}"
+                     f"{_told_apart(margins, classifier, 'disagreement')}")
         out.append(text + f"; drawing another test set moved accuracy more than any source "
                           f"did within a repeat on {yard_larger} of {n} datasets.")
     return out
@@ -178,7 +191,7 @@ def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
     parts = []
     if len(per_dataset) > 1:
         parts.append(f"<h3>Over the {len(per_dataset)} datasets</h3>"
-                     + listed(study_sentences(sources)) + "<h3>Per dataset</h3>")
+                     + listed(study_sentences(sources, margins)) + "<h3>Per dataset</h3>")
     state = " open" if len(per_dataset) <= open_up_to else ""
     parts += [f"<details{state}><summary><b>{html.escape(dataset)}</b></summary>"
               f"{listed(items)}</details>" for dataset, items in per_dataset.items()]
@@ -191,7 +204,7 @@ def headline_sentences(sources: pd.DataFrame, components: pd.DataFrame,
     classifier), else the one dataset's."""
     per_dataset = sentences(sources, components, margins)
     if len(per_dataset) > 1:
-        return study_sentences(sources)
+        return study_sentences(sources, margins)
     return next(iter(per_dataset.values()), [])
 
 
