@@ -126,14 +126,14 @@ rule findings:
         results=lambda wildcards, output: Path(output.html).parents[1],
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
-        dose="--dose-figure" if DOSE_FIGURE else "",
+        dose="yes" if DOSE_FIGURE else "no",
         root_seed=config["root_seed"],
         code=CODE["findings"],
     shell:
         modelvar_job(
             "findings --summary {input.summary:q} --agreement {input.agreement:q} --runs "
             "{input.runs:q} --meta {input.meta:q} --perturbation {params.perturbation:q} "
-            "--design {params.design:q} {params.dose} --root-seed {params.root_seed:q} "
-            "--results "
-            "{params.results:q} --manifest {output.manifest:q} 2> {log:q}",
+            "--design {params.design:q} --dose-figure {params.dose:q} --root-seed "
+            "{params.root_seed:q} --results {params.results:q} --manifest "
+            "{output.manifest:q} 2> {log:q}",
         )

@@ -422,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the config's perturbation section as JSON (the cells' design)")
     p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
                    help="the config's design")
-    p.add_argument("--dose-figure", action="store_true",
+    p.add_argument("--dose-figure", choices=("yes", "no"), default="no",
                    help="draw findings/dose_response.{png,pdf} (the workflow asks for it when "
                    "a family has two or more levels besides none)")
     p.add_argument("--root-seed", type=int, required=True,

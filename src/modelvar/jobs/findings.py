@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             comparison_figure(findings.tables["comparison"],
                               findings.tables["study_comparison"], paths)
             figures["Classifiers compared, each source alone"] = paths[0]
-        if args.dose_figure:
+        if args.dose_figure == "yes":
             paths = [out / f"dose_response.{ext}" for ext in ("png", "pdf")]
             dose_response_figure(findings.tables["dose_response"], paths)
             figures["Dose-response: each source against its strength"] = paths[0]
