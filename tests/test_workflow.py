@@ -349,6 +349,12 @@ def test_simulation_branch_runs_and_joins_rule_all(tmp_path, tmp_config):
     for fig in ("metrics/metric_vs_accuracy", "metrics/metric_by_distribution",
                 "dirichlet/class_densities", "dirichlet/h_ci_densities", "dirichlet/ci_vs_h"):
         assert (sim / f"{fig}.png").stat().st_size > 10_000, fig
+    # the simulation's figures too: no tick labels drawn over each other (save_figure's log)
+    logs = [p for p in (tmp_path / "results" / "logs").rglob("*.log")
+            if "simulation" in p.name or "dirichlet" in p.name]
+    assert len(logs) >= 2
+    assert [line for p in logs for line in p.read_text().splitlines()
+            if "tick labels overlap" in line] == []
     off = tmp_config("tiny.yaml", lambda c: None)
     assert "simulate_metrics" not in job_counts(
         snakemake(tmp_path, off, "-n", "--cores", "1").stdout)
