@@ -87,6 +87,12 @@ class Paired:
         return cls(label, float(d.mean()) if len(d) else np.nan,
                    float(d.std(ddof=1)) if len(d) > 1 else np.nan, len(d))
 
+    @classmethod
+    def between(cls, label: str, a: pd.Series, b: pd.Series) -> Paired:
+        """a − b over the repeats both have (series indexed by repeat)."""
+        joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
+        return cls.of(label, joined["a"] - joined["b"])
+
     def half_width(self, n: int | None = None) -> float:
         n = self.n if n is None else n
         return t_quantile(0.975, n - 1) * self.sd / math.sqrt(n) if n > 1 else np.nan
@@ -188,11 +194,6 @@ class _Cells:
         return None
 
 
-def _diff(label: str, a: pd.Series, b: pd.Series) -> Paired:
-    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
-    return Paired.of(label, joined["a"] - joined["b"])
-
-
 def _sig0(c: _Cells) -> tuple[str, str]:
     levels = c.levels("data")
     sig0 = [row for scheme, row in levels if scheme == ("sig", 0.0)]
@@ -201,8 +202,9 @@ def _sig0(c: _Cells) -> tuple[str, str]:
     control = c.series(c.control, "accuracy")
     shift = {row["level"]: (c.series(row["cell"], "accuracy") - control).abs()
              for _, row in levels}
-    comparisons = [_diff(f"|shift| sig 0 − {name.removeprefix('data ')}", shift["data sig 0"],
-                         s) for name, s in shift.items() if name != "data sig 0"]
+    comparisons = [Paired.between(f"|shift| sig 0 − {name.removeprefix('data ')}",
+                                  shift["data sig 0"], s)
+                   for name, s in shift.items() if name != "data sig 0"]
     weak = [w for w in (c.weak(sig0[0]),) if w]
     return combine(comparisons, weak)
 
@@ -217,7 +219,7 @@ def _hparam(c: _Cells) -> tuple[str, str]:
     comparisons = []
     for levels in tested.values():
         for (_, weaker), (_, stronger) in itertools.pairwise(levels):
-            comparisons.append(_diff(
+            comparisons.append(Paired.between(
                 f"SD {stronger['level'].removeprefix('hparam ')} − "
                 f"{weaker['level'].removeprefix('hparam ')}",
                 c.series(stronger["cell"], "sd"), c.series(weaker["cell"], "sd")))
@@ -235,9 +237,9 @@ def _downsampling(c: _Cells) -> tuple[str, str]:
                                   ("disagreement", "disagreement", "disagreement")):
         top = down.loc[down[column].idxmax()]
         for _, other in others.iterrows():
-            comparisons.append(_diff(f"{name} {top['level']} − {other['level']}",
-                                     c.series(top["cell"], measure),
-                                     c.series(other["cell"], measure)))
+            comparisons.append(Paired.between(f"{name} {top['level']} − {other['level']}",
+                                              c.series(top["cell"], measure),
+                                              c.series(other["cell"], measure)))
     return combine(comparisons, [])
 
 
@@ -250,9 +252,10 @@ def _categorical(c: _Cells) -> tuple[str, str]:
     base = c.series(c.control, "disagreement")
     label_adds = c.series(label["cell"], "disagreement") - base
     sample_adds = c.series(sample["cell"], "disagreement") - base
-    return combine([_diff("disagreement label 0.1 − control", label_adds, 0 * label_adds),
-                    _diff("½ label's added − sample 0.2's added", 0.5 * label_adds,
-                          sample_adds)], [])
+    return combine([Paired.between("disagreement label 0.1 − control", label_adds,
+                                   0 * label_adds),
+                    Paired.between("½ label's added − sample 0.2's added", 0.5 * label_adds,
+                                   sample_adds)], [])
 
 
 def check_claims(sources: pd.DataFrame, summary: pd.DataFrame, *,

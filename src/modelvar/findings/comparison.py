@@ -55,13 +55,11 @@ def classifier_comparison(sources: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
                     vb = values.loc[(dataset, b, cells[b]), column]
                 except KeyError:
                     continue
-                joined = pd.concat([va.rename("a"), vb.rename("b")], axis=1, join="inner")
-                p = Paired.of(f"{a} − {b}", joined["a"] - joined["b"])
+                p = Paired.between(f"{a} − {b}", va, vb)
                 rows.append({"dataset": dataset, "source": source, "level": level,
                              "classifier_a": a, "classifier_b": b, "measure": measure,
                              "repeats": p.n, "difference": p.mean,
-                             "difference_low": p.low if p.n > 1 else np.nan,
-                             "difference_high": p.high if p.n > 1 else np.nan})
+                             "difference_low": p.low, "difference_high": p.high})
     yard = sources[sources["source"] == "test set"]
     for dataset, part in yard.groupby("dataset", sort=False):
         sd = dict(zip(part["classifier"], part["accuracy_sd"], strict=True))
@@ -163,13 +161,11 @@ def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame
                 b = values.loc[(dataset, classifier, second["cell"]), column]
             except KeyError:
                 continue
-            joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
-            p = Paired.of("margin", joined["a"] - joined["b"])
+            p = Paired.between("margin", a, b)
             rows.append({"dataset": dataset, "classifier": classifier, "measure": measure,
                          "leader": lead["level"], "runner_up": second["level"],
                          "repeats": p.n, "margin": p.mean,
-                         "margin_low": p.low if p.n > 1 else np.nan,
-                         "margin_high": p.high if p.n > 1 else np.nan, "verdict": p.verdict})
+                         "margin_low": p.low, "margin_high": p.high, "verdict": p.verdict})
     return pd.DataFrame(rows, columns=["dataset", "classifier", "measure", "leader",
                                        "runner_up", "repeats", "margin", "margin_low",
                                        "margin_high", "verdict"])

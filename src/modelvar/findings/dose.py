@@ -26,9 +26,11 @@ import pandas as pd
 
 from modelvar.pipeline.cells import Cell
 
+#: the sources-table columns each point carries
+MEASURE_COLUMNS = ["accuracy_sd", "accuracy_sd_low", "accuracy_sd_high", "disagreement",
+                   "disagreement_low", "disagreement_high"]
 COLUMNS = ["dataset", "classifier", "family", "scheme", "axis", "level", "strength",
-           "accuracy_sd", "accuracy_sd_low", "accuracy_sd_high", "disagreement",
-           "disagreement_low", "disagreement_high", "yardstick"]
+           *MEASURE_COLUMNS, "yardstick"]
 SUMMARY_COLUMNS = ["dataset", "classifier", "family", "scheme", "axis", "points",
                    "rho_accuracy_sd", "rho_disagreement", "monotone_accuracy_sd",
                    "monotone_disagreement", "max_strength", "yardstick", "strength_at_yardstick"]
@@ -79,7 +81,7 @@ def dose_response(sources: pd.DataFrame) -> pd.DataFrame:
                 rows.append({"dataset": dataset, "classifier": classifier, "family": family,
                              "scheme": scheme, "axis": axis, "level": row["level"],
                              "strength": strength, "yardstick": yard,
-                             **{c: row[c] for c in COLUMNS[7:13]}})
+                             **{c: row[c] for c in MEASURE_COLUMNS}})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
