@@ -18,7 +18,8 @@ two embedded datasets — predicted against measured, per classifier and data, w
 within 0.5–2× (the goal of issue 23). ``--write`` stores the constants as the shipped
 src/modelvar/pipeline/cost_model.json.
 
-    python benchmarks/calibrate_cost_model.py [--write] [--quick]
+    python benchmarks/calibrate_cost_model.py [--write] [--quick] [--classifiers xgb …]
+        [--save-timings timings.json | --from-timings timings.json]
 """
 
 import os
@@ -28,8 +29,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import itertools
+import json
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -40,12 +43,13 @@ SGD_GRID = dict(n=[500, 4000, 32000], d=[10, 100, 1000], c=[2, 5, 15, 20, 100, 1
 GRID = {
     "lr-sgd": SGD_GRID,
     "svm-sgd": SGD_GRID,
-    "xgb": dict(n=[500, 2000, 8000], d=[10, 100, 1000], c=[2, 5, 12, 40, 200]),
+    "xgb": dict(n=[500, 2000, 8000, 16000, 32000], d=[10, 100, 1000],
+                c=[2, 5, 12, 40, 200, 355, 1000]),
     "mlp": dict(n=[300, 1000, 3000, 12000, 40000], d=[10, 100, 1000], c=[2, 10, 100]),
 }
 #: grid points above this many n · d · C (SGD, MLP: one epoch of work) are left out: they would
 #: take minutes each and the study's datasets do not need them to be covered
-MAX_WORK = {"lr-sgd": 1.2e9, "svm-sgd": 1.2e9, "xgb": 4e7, "mlp": 4e8}
+MAX_WORK = {"lr-sgd": 1.2e9, "svm-sgd": 1.2e9, "xgb": 1e8, "mlp": 4e8}
 MLP_EPOCHS = (1, 3)
 KINDS = ("dense", "one-hot")
 #: held out: (label, kind, n_train, d, C) shaped like study datasets (rows cut to keep it short)
@@ -194,10 +198,23 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true",
                         help="a small grid (a minute; to try the script, not to ship)")
     parser.add_argument("--classifiers", nargs="*", default=list(GRID))
+    parser.add_argument("--save-timings", metavar="JSON",
+                        help="also write every timed fit there (to refit without timing again)")
+    parser.add_argument("--from-timings", metavar="JSON",
+                        help="fit to the fits timed by an earlier --save-timings run instead of "
+                        "timing (its classifiers; the xgb noise factor is timed again)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     samples, weights, kinds, held = {}, {}, {}, {}
-    for clf in args.classifiers:
+    if args.from_timings:
+        saved = json.loads(Path(args.from_timings).read_text())
+        args.classifiers = [c for c in args.classifiers if c in saved]
+        for clf in args.classifiers:
+            samples[clf] = np.array(saved[clf]["samples"])
+            weights[clf] = np.array(saved[clf]["weights"])
+            kinds[clf] = np.array(saved[clf]["kinds"])
+            held[clf] = [tuple(r) for r in saved[clf]["held_out"]]
+    for clf in [] if args.from_timings else args.classifiers:
         start = time.perf_counter()
         rows = [(n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng))
                 for kind, n, d, c, e in grid_points(clf, args.quick)]
@@ -208,6 +225,10 @@ def main() -> None:
         held[clf] = held_out_fits(clf, rng)
         print(f"{clf}: {len(rows)} synthetic, {len(real)} real, {len(held[clf])} held-out fits "
               f"timed in {time.perf_counter() - start:.0f} s", flush=True)
+    if args.save_timings:
+        Path(args.save_timings).write_text(json.dumps({clf: {
+            "samples": samples[clf].tolist(), "weights": weights[clf].tolist(),
+            "kinds": kinds[clf].tolist(), "held_out": held[clf]} for clf in samples}))
     model = fit(samples, weights=weights,
                 source=f"benchmarks/calibrate_cost_model.py on {platform.node()}, "
                 f"{time.strftime('%Y-%m-%d')}, one core, synthetic + embedded datasets")
@@ -245,8 +266,9 @@ def main() -> None:
         shipped.classifiers.update(model.classifiers)
         shipped.data_noise.update(model.data_noise)
         if set(args.classifiers) != set(shipped.classifiers):
-            shipped.source += f"; {', '.join(args.classifiers)} recalibrated " + \
-                time.strftime("%Y-%m-%d")
+            note = f"; {', '.join(args.classifiers)} recalibrated {time.strftime('%Y-%m-%d')}"
+            if not shipped.source.endswith(note):
+                shipped.source += note
         else:
             shipped.source = model.source
         SHIPPED.write_text(shipped.to_json())
