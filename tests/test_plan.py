@@ -12,7 +12,7 @@ from modelvar.data.schema import profile_problems
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.design import Reach, active_sources, control, dataset_cells
 from modelvar.pipeline.plan import PlanError, plan_study, probability_form
-from modelvar.pipeline.plan_report import format_plan, job_counts
+from modelvar.pipeline.plan_report import dataset_totals, format_plan, job_counts
 
 GRID = {"data": ["none", {"rel": 0.2}], "categorical": ["none", {"label": 0.1}],
         "hparam": ["none", {"rel": 0.1}], "downsample": [0.5, 1.0], "model_seed": ["per-run"]}
@@ -144,6 +144,16 @@ def test_the_plan_report_names_totals_and_biggest_items():
     mlp_hours = re.search(r"MLP ([\d.,]+ (?:h|min)) on one CPU core; GPU speed-up unmeasured",
                           text)
     assert mlp_hours, text
+    # per classifier: the CPU ones' shares of the CPU fitting and tuning, summing to the
+    # datasets' own per-classifier hours
+    by_clf = re.search(r"fitting and tuning by classifier: (.*)", text).group(1)
+    shares = dict(re.findall(r"(lr-sgd|xgb) [\d.,]+ (?:h|min) \((\d+) %\)", by_clf))
+    assert set(shares) == {"lr-sgd", "xgb"} and 99 <= sum(map(int, shares.values())) <= 101
+    assert re.search(r"mlp [\d.,]+ (?:h|min) \(MLP time\)", by_clf), by_clf
+    totals = dataset_totals(plan, config)
+    xgb = sum(t.per_classifier["xgb"] for t in totals)
+    lr = sum(t.per_classifier["lr-sgd"] for t in totals)
+    assert int(shares["xgb"]) == round(100 * xgb / (xgb + lr))
     config["jobs"] = {**config.get("jobs", {}), "gpu_speedup": 8.0}
     on_gpu = format_plan(plan_study(config, {}), config)
     assert "on one GPU (jobs.gpu_speedup = 8 x one CPU core)" in on_gpu

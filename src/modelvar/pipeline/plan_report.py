@@ -184,7 +184,24 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         ranked = sorted(totals, key=key, reverse=True)[:top]
         lines.append(f"  {label}: " + ", ".join(
             f"{t.name} {fmt(key(t))} ({100 * key(t) / whole:.0f} %)" for t in ranked))
+    lines.append("  " + classifier_shares(totals, gpu_label))
     return "\n".join(lines)
+
+
+def classifier_shares(totals: list[DatasetTotals], gpu_label: str) -> str:
+    """Fit and tuning hours per classifier, the CPU ones as shares of all CPU fitting and
+    tuning (which classifier a cheaper study would change), the GPU-tagged ones apart."""
+    hours: dict[str, float] = {}
+    for t in totals:
+        for clf, seconds in t.per_classifier.items():
+            hours[clf] = hours.get(clf, 0.0) + seconds
+    cpu = sum(s for clf, s in hours.items() if not spec(clf).gpu)
+    parts = []
+    for clf, seconds in sorted(hours.items(), key=lambda item: -item[1]):
+        share = (f"{gpu_label} time" if spec(clf).gpu
+                 else f"{100 * seconds / cpu:.0f} %" if cpu > 0 else "CPU")
+        parts.append(f"{clf} {_hours(seconds)} ({share})")
+    return "fitting and tuning by classifier: " + ", ".join(parts)
 
 
 def format_jobs(plan: StudyPlan, config: dict) -> str:
