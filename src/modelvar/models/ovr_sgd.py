@@ -8,9 +8,10 @@ every binary problem that has not stopped. The weights are one ``(n_features, C)
 per-row work over classes is contiguous and vectorises; every class's sums still run over the
 features in order, so the bits do not depend on the vector width of the CPU. Each row's update is
 applied in the same pass over the weights that computes the next row's decisions, and the log
-loss needs one ``exp`` per row and class (its ``log`` terms are summed as the log of a product).
-``make bench-sgd``: 8–9× less time per fit than scikit-learn at 100 and 355 classes, 10–12× at
-1,000 (128 columns).
+loss needs one ``exp`` per row and class (its ``log`` terms are summed as the log of a product);
+exp, log and the probabilities' expit are the kernels' own, not libm's, which differs by CPU.
+``make bench-sgd``: 7–11× less time per fit than scikit-learn at 100 and 355 classes, 7.5–12×
+at 1,000 (128 columns; ``docs/decisions.md``).
 
 The model is ``SGDClassifier(loss, penalty, alpha, l1_ratio, learning_rate="adaptive", eta0,
 average, tol=1e-3, n_iter_no_change=5, max_iter=1000, fit_intercept=True, shuffle=True)`` as
@@ -145,7 +146,9 @@ class OvRSGDClassifier:
                                  "help.")
             t = t_next
             epochs[active] = epoch + 1
-            mean = (objective + np.log(log_product)) / n
+            logs = np.empty(n_active)
+            kernels.log_each(log_product, logs)
+            mean = (objective + logs) / n
             missed = mean > best[active] - TOL
             misses[active] = np.where(missed, misses[active] + 1, 0)
             best[active] = np.minimum(best[active], mean)
@@ -201,9 +204,9 @@ class OvRSGDClassifier:
     def predict_proba(self, X) -> np.ndarray:
         scores = self.decision_function(X)
         if self.loss == "log_loss":
-            from scipy.special import expit
+            from modelvar.models import ovr_sgd_kernels as kernels
 
-            prob = expit(scores)
+            prob = kernels.expit_each(scores)
         elif self.loss == "modified_huber":
             prob = (np.clip(scores, -1, 1) + 1.0) / 2.0
         else:

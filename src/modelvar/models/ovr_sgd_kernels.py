@@ -33,6 +33,87 @@ def margin_loss_and_gradient(kind, label_is_k, p):
     return -4.0 * z, -4.0 * y
 
 
+# ---------------------------------------------------------------- exp and log of our own
+# glibc's exp and log pick an implementation by the CPU (an FMA variant where the CPU has FMA,
+# ifunc dispatch), and numpy's and scipy's vector loops by the CPU's vector width, so their last
+# bit may differ between machines. These are plain IEEE arithmetic in a fixed order (no fused
+# multiply-add, no fastmath): the same bits on every x86-64 and ARM CPU. exp is also branch-free
+# over an array, so the log loss's loop over classes vectorises (libm's exp is a call per value).
+
+#: 2**-j for j = 0 … 1075 (exact; from 2**-1023 on subnormal, 2**-1075 rounds to 0)
+POW2_NEG = np.ldexp(1.0, -np.arange(1076))
+_INV_LN2 = 1.4426950408889634
+#: ln 2 split as fdlibm does: LN2_HI has its low 32 bits 0, so m · LN2_HI is exact for |m| < 2**20
+LN2_HI = 6.93147180369123816490e-01
+LN2_LO = 1.90821492927058770002e-10
+#: below this exp(x) is 0 here (the exact value is under the smallest subnormal, 4.9e-324)
+EXP_MIN = -745.0
+
+
+@njit(cache=True, inline="always")
+def exp_nonpositive(x):
+    """exp(x) for x ≤ 0, within 2 units in the last place of the exact value for x ≥ −708 (normal
+    results; tested against libm), 0 below ``EXP_MIN``. x = m ln 2 + r with m = round(x / ln 2)
+    (Cody and Waite's two-part ln 2), |r| ≤ ½ ln 2; exp(r) by its Taylor polynomial to r**13
+    (remainder < 5e-18) in Horner form; then exp(x) = exp(r) · 2**m from :data:`POW2_NEG`."""
+    x = max(x, EXP_MIN)
+    m = math.floor(x * _INV_LN2 + 0.5)
+    r = (x - m * LN2_HI) - m * LN2_LO
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    return p * POW2_NEG[min(int(-m), 1075)]
+
+
+@njit(cache=True)
+def exp_nonpositive_each(x, out):
+    """``out[i] = exp_nonpositive(x[i])`` over 1-d arrays."""
+    for i in range(x.shape[0]):
+        out[i] = exp_nonpositive(x[i])
+
+
+@njit(cache=True)
+def log_each(x, out):
+    """log(x) for finite x > 0 over 1-d arrays: x = f · 2**e with f in [√½, √2) (frexp: exact);
+    log f = 2 atanh(s) = 2 (s + s³/3 + … + s²¹/21), s = (f − 1)/(f + 1), |s| ≤ 0.172 (remainder
+    < 1e-18); log x = e · LN2_HI + (log f + e · LN2_LO)."""
+    for i in range(x.shape[0]):
+        f, e = math.frexp(x[i])
+        if f < 0.7071067811865476:
+            f *= 2.0
+            e -= 1
+        s = (f - 1.0) / (f + 1.0)
+        z = s * s
+        q = 1.0 / 21.0
+        for j in range(19, 0, -2):
+            q = q * z + 1.0 / j
+        out[i] = e * LN2_HI + (2.0 * s * q + e * LN2_LO)
+
+
+@njit(cache=True)
+def expit_each(scores):
+    """1 / (1 + exp(−p)) of every entry of a 2-d array, with :func:`exp_nonpositive`:
+    1 / (1 + e) for p ≥ 0 and e / (1 + e) below, e = exp(−|p|)."""
+    out = np.empty_like(scores)
+    for i in range(scores.shape[0]):
+        for j in range(scores.shape[1]):
+            p = scores[i, j]
+            e = exp_nonpositive(-abs(p))
+            out[i, j] = (1.0 if p >= 0.0 else e) / (1.0 + e)
+    return out
+
+
 #: The log loss's running product is renormalised by 2**-RENORM_BITS when it passes 2**RENORM_BITS.
 RENORM_BITS = 500
 _RENORM = 2.0**RENORM_BITS
@@ -56,7 +137,7 @@ def log_loss_steps(dot, s, b, own, eta, penalised, alpha, l2_part, l1_part, vv, 
         margin[k] = p
         expm[k] = -abs(p)
     for k in range(n_active):
-        expm[k] = math.exp(expm[k])
+        expm[k] = exp_nonpositive(expm[k])
     for k in range(n_active):
         p = margin[k]
         e = expm[k]
