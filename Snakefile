@@ -27,7 +27,7 @@ report: report_landing()
 rule all:
     default_target: True
     input:
-        get_final_outputs(),
+        get_final_outputs,
 
 
 onstart:

@@ -31,6 +31,33 @@ def test_dry_run_job_counts(tmp_path):
     }
 
 
+def dry_run_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
+    """(rule, inputs, outputs) of every job a Snakemake dry run lists."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        rule = re.match(r"(?:local)?rule (\w+):", block)
+        if rule:
+            files = {key: re.search(rf"^\s+{key}: (.*)$", block, re.M) for key in ("input",
+                                                                                  "output")}
+            jobs.append((rule.group(1), *(m.group(1).split(", ") if m else []
+                                          for m in files.values())))
+    return jobs
+
+
+@pytest.mark.parametrize("config", ["small.yaml", "every-rule.yaml"])
+def test_every_output_of_every_job_is_requested(tmp_path, config):
+    """Snakemake reruns a job whose output is missing only where some job asks for that file:
+    every output is read by a later job or named by `all` (which names no file that another job
+    already reads: the full study's dry run would list thousands twice)."""
+    jobs = dry_run_jobs(snakemake(tmp_path, CONFIGS / config, "-n", "--cores", "1").stdout)
+    requested = {f for rule, inputs, _ in jobs if rule != "all" for f in inputs}
+    (wanted,) = [inputs for rule, inputs, _ in jobs if rule == "all"]
+    outputs = [f for rule, _, outs in jobs if rule != "all" for f in outs]
+    assert len(jobs) > 10 and outputs
+    assert [f for f in outputs if f not in requested and f not in wanted] == []
+    assert [f for f in wanted if f in requested] == []
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
@@ -229,6 +256,23 @@ def test_rerun_is_deterministic_and_nothing_to_do(tiny_run, tmp_path):
     assert predictions(tiny_run).read_bytes() == (tmp_path / target).read_bytes()
     proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_a_deleted_output_that_no_job_reads_runs_its_job_again(tiny_run, tmp_path):
+    """A findings figure and a study table are read by no later job: `all` asks for them, so
+    deleting one reruns the findings job (and nothing else)."""
+    import shutil
+
+    for name in ("findings/accuracy_vs_reproducibility.png", "aggregated/study/claims.parquet"):
+        path = tiny_run / name
+        saved = tmp_path / path.name
+        shutil.copy2(path, saved)
+        path.unlink()
+        try:
+            proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")
+            assert job_counts(proc.stdout) == {"findings": 1, "all": 1, "total": 2}, name
+        finally:
+            shutil.copy2(saved, path)
 
 
 def test_regrouped_jobs_replace_their_tables(tmp_path, tmp_config):
