@@ -263,16 +263,19 @@ def test_a_deleted_output_that_no_job_reads_runs_its_job_again(tiny_run, tmp_pat
     deleting one reruns the findings job (and nothing else)."""
     import shutil
 
-    for name in ("findings/accuracy_vs_reproducibility.png", "aggregated/study/claims.parquet"):
-        path = tiny_run / name
-        saved = tmp_path / path.name
-        shutil.copy2(path, saved)
+    paths = [tiny_run / "findings" / "accuracy_vs_reproducibility.png",
+             tiny_run / "aggregated" / "study" / "claims.parquet"]
+    for path in paths:
+        shutil.copy2(path, tmp_path / path.name)
         path.unlink()
-        try:
-            proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")
-            assert job_counts(proc.stdout) == {"findings": 1, "all": 1, "total": 2}, name
-        finally:
-            shutil.copy2(saved, path)
+    try:
+        proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")
+        assert job_counts(proc.stdout) == {"findings": 1, "all": 1, "total": 2}
+        reason = re.search(r"rule findings:.*?reason: (.*?)$", proc.stdout, re.S | re.M)
+        assert all(str(path.relative_to(tiny_run.parent)) in reason.group(1) for path in paths)
+    finally:
+        for path in paths:
+            shutil.copy2(tmp_path / path.name, path)
 
 
 def test_regrouped_jobs_replace_their_tables(tmp_path, tmp_config):
