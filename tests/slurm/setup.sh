@@ -10,7 +10,9 @@ command -v apt-get >/dev/null || { echo "slurm setup: needs apt-get (Debian)" >&
 H=$(hostname -s)
 alive() { local p; p=$(cat "$1" 2>/dev/null) || return 1; [ -n "$p" ] && [ -r "/proc/$p/status" ] \
   && ! grep -q '^State:[[:space:]]*Z' "/proc/$p/status"; }
-NCPU=$(nproc)
+# the CPUs this process may use; nproc alone would honour OMP_NUM_THREADS (a suite run with
+# OMP_NUM_THREADS=1 would declare one CPU, too few for a GPU job's --cpus-per-gpu=2)
+NCPU=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 MEM_MB=$(awk '/MemTotal/{print int($2/1024*0.9)}' /proc/meminfo)
 
 export DEBIAN_FRONTEND=noninteractive
