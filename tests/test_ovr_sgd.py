@@ -233,14 +233,11 @@ def test_its_own_exp_log_and_expit_match_libm_to_the_last_bits():
 
     rng = np.random.default_rng(0)
     x = np.concatenate([-708 * rng.random(200_000), -1e-3 * rng.random(1000), [0.0, -708.0]])
-    got = np.empty_like(x)
-    kernels.exp_nonpositive_each(x, got)
+    got = np.array([kernels.exp_nonpositive(v) for v in x])
     want = np.array([math.exp(v) for v in x])
     assert (np.abs(got - want) <= np.spacing(want)).all()
     assert got[-2] == 1.0
-    far = np.array([-746.0, -1e4, -np.inf])
-    kernels.exp_nonpositive_each(far, got[:3])
-    assert (got[:3] == 0.0).all()
+    assert [kernels.exp_nonpositive(v) for v in (-746.0, -1e4, -np.inf)] == [0.0] * 3
     y = np.concatenate([1 + rng.random(200_000) * 2.0 ** rng.integers(0, 500, 200_000), [1.0]])
     logs = np.empty_like(y)
     kernels.log_each(y, logs)
