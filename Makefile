@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd calibrate \
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu calibrate \
 	first-hour
 setup:
 	bash scripts/setup-venv.sh
@@ -41,6 +41,10 @@ bench-plan: setup
 # many-class SGD: per-fit speed-up against scikit-learn at 2 to 1,000 classes (issue 23)
 bench-sgd: setup
 	$(PY) benchmarks/bench_sgd.py
+# xgb on one CPU core vs a GPU, per fit, on the full study's dearest shapes (issue 23; needs a
+# CUDA-enabled xgboost and a GPU for its GPU side)
+bench-xgb-gpu: setup
+	$(PY) benchmarks/bench_xgb_gpu.py
 # re-fit the shipped cost model on this machine (writes src/modelvar/pipeline/cost_model.json)
 calibrate: setup
 	$(PY) benchmarks/calibrate_cost_model.py --write
