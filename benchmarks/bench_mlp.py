@@ -1,15 +1,27 @@
-"""Benchmark: MLP fits per second, the runs of a repeat trained as one batched model vs one after
-another (issue 13), on the CPU (one thread) and on a GPU when there is one.
+"""Benchmark: MLP fit seconds, the runs of a repeat trained as one batched model vs one after
+another (issue 13), on the CPU (one thread) and on a GPU when there is one; with a GPU, the
+measured speed-up for the plan (issue 23, item 5) and whether its predictions are reproducible.
 
-    python benchmarks/bench_mlp.py [--epochs 5] [--rounds 3]
+    python benchmarks/bench_mlp.py [--shapes vehicle,higgs-like,dionis-like] [--rounds 3]
 
-Ten runs of vehicle (the fit job's preprocessing, 75 % training pool, per-run model seeds, the
-default widths 512/256 and dropout 0.1): batched (modelvar.models.mlp.train on all ten) and
-sequential (ten calls with one model each), back to back in each round; fits/s with fit +
-predict, min and median over rounds, and the ratio. The two give identical predictions on the
-CPU (tests/test_mlp.py). With a GPU it also prints the measured GPU speed-up for the plan: the
-GPU's batched fits/s over one CPU core's sequential ones (the cost model's MLP constants are
-one-at-a-time fits on one core), the value for the config's ``jobs.gpu_speedup``.
+Shapes (``SHAPES``): vehicle, the embedded dataset (the fit job's preprocessing, 75 % training
+pool, per-run model seeds; 634 training rows: batches of 64), and two synthetic ones in the
+regime of batches of 1,024 rows that holds the full study's MLP hours: ``higgs-like`` (100,000
+training rows × 28 columns, 2 classes: the full study's binary datasets from 34,000 rows hold half
+its MLP hours) and ``dionis-like`` (300,000 × 60, 355 classes: its dearest dataset). The default
+widths 512/256 and dropout 0.1; fit + predict of a test set of a third of the training rows.
+
+Per shape and device: batched (``modelvar.models.mlp.train`` on the repeat's ``RUNS`` runs) and
+sequential (one call per run), back to back in each round; seconds per fit, min and median over
+rounds, and the ratio. On the CPU the large shapes time only ``cpu_runs`` sequential fits, whose
+seconds stand for all, and no batched one (ten such fits take minutes). The plan's GPU speed-up
+divides the cost model's seconds (one-at-a-time fits on one core of our build machine), so the
+benchmark prints the GPU's batched seconds per fit against the cost model's for the same shape:
+the values for the config's ``jobs.gpu_speedup``, by training rows (the MLP's batches of 64 rows
+below 10,000 leave a GPU idle; take the smallest of the shapes in a range), and, where both
+sides ran, against one core of the same machine. On the CPU batched and sequential give
+identical predictions (``tests/test_mlp.py``); on the GPU this benchmark checks it, and whether
+two identical trainings give the same bits.
 """
 
 import os
@@ -19,6 +31,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse
 import statistics
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,8 +41,26 @@ from modelvar.data.preprocess import transform_run
 from modelvar.data.splits import downsample, split_test_set
 from modelvar.models import mlp
 from modelvar.models.hparams import defaults
+from modelvar.pipeline.cost_model import load as load_cost_model
 
 RUNS = 10
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    n_train: int        # 0: the embedded dataset's own
+    d: int
+    n_classes: int
+    epochs: int         # per fit in this benchmark (time per fit is linear in them)
+    cpu_runs: int       # sequential fits timed on the CPU
+
+
+SHAPES = {
+    "vehicle": Shape("vehicle", 0, 0, 0, epochs=5, cpu_runs=RUNS),
+    "higgs-like": Shape("higgs-like", 100_000, 28, 2, epochs=2, cpu_runs=1),
+    "dionis-like": Shape("dionis-like", 300_000, 60, 355, epochs=1, cpu_runs=1),
+}
 
 
 def runs_of_vehicle():
@@ -47,48 +78,145 @@ def runs_of_vehicle():
     return X, y, Xt, len(data.classes)
 
 
+def synthetic_runs(shape: Shape):
+    """Standardised Gaussian features, labels from a random linear map plus noise (every class
+    present); each run its own resample of the rows, all runs one test set."""
+    rng = np.random.default_rng(23)
+    n_test = shape.n_train // 3
+    n = shape.n_train + n_test
+    X = rng.standard_normal((n, shape.d), dtype=np.float32)
+    W = rng.standard_normal((shape.d, shape.n_classes), dtype=np.float32)
+    scores = X @ W + rng.standard_normal((n, shape.n_classes), dtype=np.float32)
+    y = scores.argmax(axis=1)
+    y[:shape.n_classes] = np.arange(shape.n_classes)
+    train, test = np.arange(shape.n_train), np.arange(shape.n_train, n)
+    runs = [rng.choice(train, shape.n_train) for _ in range(RUNS)]
+    return [X[r] for r in runs], [y[r] for r in runs], [X[test]] * RUNS, shape.n_classes
+
+
+def fit_and_predict(X, y, Xt, c, h, seeds, epochs, device):
+    models = mlp.train(X, y, n_classes=c, hparams=[h] * len(X), seeds=seeds, epochs=epochs,
+                       device=device)
+    return mlp.predict_proba(models, Xt, device=device)
+
+
+def synchronize(device: str) -> None:
+    import torch
+
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_shape(shape: Shape, devices, rounds: int) -> dict:
+    """{device: (batched seconds per fit or None, sequential seconds per fit)}, medians over
+    rounds."""
+    X, y, Xt, c = runs_of_vehicle() if shape.n_train == 0 else synthetic_runs(shape)
+    h = defaults("mlp")
+    print(f"{shape.name}: {len(y[0]):,} training rows, {X[0].shape[1]} columns, {c} classes, "
+          f"{len(Xt[0]):,} test rows; widths {h['width1']}/{h['width2']}, {shape.epochs} "
+          f"epoch(s), fit + predict", flush=True)
+    out = {}
+    for device in devices:
+        seq_runs = shape.cpu_runs if device == "cpu" else RUNS
+        batches = device != "cpu" or shape.cpu_runs == RUNS
+        batched, sequential = [], []
+        for _ in range(rounds):
+            if batches:
+                synchronize(device)
+                t0 = time.perf_counter()
+                fit_and_predict(X, y, Xt, c, h, list(range(RUNS)), shape.epochs, device)
+                synchronize(device)
+                batched.append((time.perf_counter() - t0) / RUNS)
+            t0 = time.perf_counter()
+            for j in range(seq_runs):
+                fit_and_predict([X[j]], [y[j]], [Xt[j]], c, h, [j], shape.epochs, device)
+            synchronize(device)
+            sequential.append((time.perf_counter() - t0) / seq_runs)
+        line = (f"  {device}: s per fit sequential {min(sequential):.3f} / "
+                f"{statistics.median(sequential):.3f} (min / median, {seq_runs} fits)")
+        if batches:
+            ratios = [s / b for b, s in zip(batched, sequential, strict=True)]
+            line += (f", batched {min(batched):.3f} / {statistics.median(batched):.3f}; batched "
+                     f"speed-up min {min(ratios):.2f}, median {statistics.median(ratios):.2f}")
+        print(line, flush=True)
+        out[device] = (statistics.median(batched) if batches else None,
+                       statistics.median(sequential))
+    if "cuda" in out and "cpu" in out:
+        print(f"  GPU batched vs one CPU core sequential here: "
+              f"{out['cpu'][1] / out['cuda'][0]:.1f}x (medians)", flush=True)
+    if "cuda" in out:
+        check_gpu_bits(X, y, Xt, c, h, shape.epochs, with_cpu="cpu" in out)
+    return out
+
+
+def shape_of(shape: Shape) -> tuple[int, int, int]:
+    """(training rows, columns, classes) of a shape (vehicle's: of its embedded data)."""
+    if shape.n_train:
+        return shape.n_train, shape.d, shape.n_classes
+    X, y, _, c = runs_of_vehicle()
+    return len(y[0]), X[0].shape[1], c
+
+
+def check_gpu_bits(X, y, Xt, c, h, epochs, with_cpu: bool) -> None:
+    """Are the GPU's predictions the same bits when trained twice, and when a run trains alone
+    rather than with the repeat's other runs? And how far from the CPU's?"""
+    first = fit_and_predict(X, y, Xt, c, h, list(range(RUNS)), epochs, "cuda")
+    again = fit_and_predict(X, y, Xt, c, h, list(range(RUNS)), epochs, "cuda")
+    alone = fit_and_predict([X[0]], [y[0]], [Xt[0]], c, h, [0], epochs, "cuda")[0]
+    labels = [p.argmax(axis=1) for p in (first[0], alone)]
+    line = (f"  GPU bits: trained twice {'identical' if np.array_equal(first, again) else 'DIFFER'}"
+            f" (max |dp| {np.abs(first - again).max():.2e}); run 0 alone vs with the repeat "
+            f"{'identical' if np.array_equal(first[0], alone) else 'DIFFER'} (max |dp| "
+            f"{np.abs(first[0] - alone).max():.2e}, labels differ on "
+            f"{np.mean(labels[0] != labels[1]):.2%})")
+    if with_cpu:
+        cpu = fit_and_predict([X[0]], [y[0]], [Xt[0]], c, h, [0], epochs, "cpu")[0]
+        line += (f"; vs the CPU max |dp| {np.abs(first[0] - cpu).max():.2e}, labels differ on "
+                 f"{np.mean(labels[0] != cpu.argmax(axis=1)):.2%}")
+    print(line, flush=True)
+
+
 def main() -> None:
     import torch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--shapes", default="vehicle",
+                        help=f"comma-separated, of {', '.join(SHAPES)} (default: vehicle)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--devices", default="cpu,cuda",
+                        help="of cpu, cuda (default both; cuda where there is a GPU)")
     args = parser.parse_args()
+    unknown = set(args.shapes.split(",")) - set(SHAPES)
+    if unknown:
+        parser.error(f"unknown shapes {sorted(unknown)}; known: {', '.join(SHAPES)}")
     torch.set_num_threads(1)
-    X, y, Xt, c = runs_of_vehicle()
-    h = defaults("mlp")
-    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    print(f"{RUNS} runs of vehicle ({len(y[0])} training rows, {X[0].shape[1]} columns, {c} "
-          f"classes), widths {h['width1']}/{h['width2']}, {args.epochs} epochs, fit + predict")
-    speed = {}
-    for device in devices:
-        batched, sequential = [], []
-        for _ in range(args.rounds):
-            t0 = time.perf_counter()
-            models = mlp.train(X, y, n_classes=c, hparams=[h] * RUNS, seeds=list(range(RUNS)),
-                               epochs=args.epochs, device=device)
-            mlp.predict_proba(models, Xt, device=device)
-            batched.append(RUNS / (time.perf_counter() - t0))
-            t0 = time.perf_counter()
-            for j in range(RUNS):
-                one = mlp.train([X[j]], [y[j]], n_classes=c, hparams=[h], seeds=[j],
-                                epochs=args.epochs, device=device)
-                mlp.predict_proba(one, [Xt[j]], device=device)
-            sequential.append(RUNS / (time.perf_counter() - t0))
-        ratios = [b / s for b, s in zip(batched, sequential, strict=True)]
-        print(f"{device}: batched {min(batched):.2f} / {statistics.median(batched):.2f} fits/s "
-              f"(min / median), sequential {min(sequential):.2f} / "
-              f"{statistics.median(sequential):.2f}; batched/sequential min "
-              f"{min(ratios):.2f}, median {statistics.median(ratios):.2f}")
-        speed[device] = statistics.median(batched), statistics.median(sequential)
-        per_20 = statistics.median(sequential) * args.epochs / mlp.MLP_EPOCHS
-        print(f"  at the default {mlp.MLP_EPOCHS} epochs: ≈ {per_20:.2f} fits/s sequential")
-    if "cuda" not in devices:
+    devices = [d for d in args.devices.split(",")
+               if d == "cpu" or (d == "cuda" and torch.cuda.is_available())]
+    if "cuda" in devices:
+        print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    speedups = {}
+    cost = load_cost_model()
+    for name in args.shapes.split(","):
+        shape = SHAPES[name]
+        out = time_shape(shape, devices, args.rounds)
+        n, d, c = shape_of(shape)
+        model = cost.seconds("mlp", n, d, c, shape.epochs)
+        if "cpu" in out:
+            per_default = out["cpu"][1] / shape.epochs * mlp.MLP_EPOCHS
+            print(f"  one CPU core at the default {mlp.MLP_EPOCHS} epochs: ≈ {per_default:.1f} s "
+                  f"per fit; the cost model (our build machine's core) {model:.2f} s per fit at "
+                  f"{shape.epochs} epoch(s), {model / out['cpu'][1]:.2f}x this core's", flush=True)
+        if "cuda" in out:
+            speedups[name] = model / out["cuda"][0]
+            print(f"  GPU batched vs the cost model: {speedups[name]:.1f}x", flush=True)
+    if not speedups:
         print("no GPU here: the GPU side of the comparison was not measured; the plan's MLP "
               "hours stay 'GPU speed-up unmeasured' (jobs.gpu_speedup: 1)")
     else:
-        print(f"GPU speed-up for the plan: {speed['cuda'][0] / speed['cpu'][1]:.1f} (GPU batched "
-              "/ one CPU core sequential, medians): set jobs.gpu_speedup to it")
+        table = ", ".join(f"{k} {v:.1f}" for k, v in speedups.items())
+        print(f"GPU speed-up over the cost model per shape: {table}; the smallest, "
+              f"{min(speedups.values()):.1f}, is the one jobs.gpu_speedup may take without "
+              "overstating")
 
 
 if __name__ == "__main__":

@@ -158,3 +158,40 @@ def test_a_fit_job_gives_the_same_mlp_runs_batched_or_one_at_a_time():
         assert (batched["y_pred"] == alone["y_pred"]).all()
         assert list(runs_b["hparams"]) == list(runs_a["hparams"])
         assert list(runs_b["streams"]) == list(runs_a["streams"])
+
+
+def test_masks_drawn_on_the_device_keep_models_apart(monkeypatch):
+    """The GPU's way of drawing dropout masks (per-model generators on the device, seeded from
+    the model's own stream), run on the CPU: a stack of models still equals each alone, bit for
+    bit; the masks are other draws than the CPU's, the same on every call."""
+    monkeypatch.setattr(mlp, "masks_on_device", lambda device: True)
+    X, y, hparams, seeds = _four_runs()
+
+    def fit(k_runs):
+        return mlp.predict_proba(mlp.train([X[j] for j in k_runs], [y[j] for j in k_runs],
+                                           n_classes=3, hparams=[hparams[j] for j in k_runs],
+                                           seeds=[seeds[j] for j in k_runs], epochs=3),
+                                 [X[j] for j in k_runs])
+
+    together = fit(range(4))
+    np.testing.assert_array_equal(together, fit(range(4)))
+    for j in range(4):
+        np.testing.assert_array_equal(together[j], fit([j])[0])
+    monkeypatch.undo()
+    assert not np.array_equal(together[1], fit([1])[0])  # the CPU's draws: another model
+
+
+def test_device_masks_are_inverted_dropout_at_the_run_rate():
+    gens = mlp.mask_generators([torch.Generator().manual_seed(s) for s in (1, 2)], "cpu")
+    masks = mlp._dropout_masks(gens, np.array([0.25, 0.0]), 4000, (64, 32), "cpu",
+                               torch.float32)
+    m = masks["r1a"].numpy()
+    assert m.shape == (2, 4000, 64)
+    assert set(np.unique(m[0])) == {0.0, np.float32(1 / 0.75)}
+    assert abs((m[0] > 0).mean() - 0.75) < 0.01  # 256,000 draws: sd 0.0009
+    assert (m[1] == 1.0).all()
+    # each model's masks come from its own seed stream: seeds 1 and 2 give other draws
+    again = mlp.mask_generators([torch.Generator().manual_seed(s) for s in (2, 1)], "cpu")
+    swapped = mlp._dropout_masks(again, np.array([0.25, 0.25]), 4000, (64, 32), "cpu",
+                                 torch.float32)["r1a"].numpy()
+    np.testing.assert_array_equal(swapped[1], m[0])
