@@ -59,6 +59,26 @@ def test_an_unknown_classifier_is_named_with_the_registered_ones():
         "'xgb', 'mlp']" in str(caught.value)
 
 
+@pytest.mark.parametrize(("speedup", "problem"), [
+    ({0: 5, 10_000: 40}, None),
+    ({"0": 5.5}, None),
+    ({10_000: 40}, "jobs.gpu_speedup: no key 0, so fits on fewer than 10,000 training rows have "
+                   "no speed-up; add one, e.g. {0: 5, 10000: 40}"),
+    ({0: 5, "many": 40}, "jobs.gpu_speedup: 'many' is not a number of training rows; the keys "
+                         "say from how many training rows on each speed-up holds"),
+    ({0: 0}, "jobs.gpu_speedup[0]: 0 is less than or equal to the minimum of 0"),
+    (0, "jobs.gpu_speedup: 0 is not valid here"),
+])
+def test_a_gpu_speedup_is_a_number_or_one_per_range_of_training_rows(speedup, problem):
+    config = tiny(jobs={"gpu_speedup": speedup})
+    if problem is None:
+        check_config(config, SCHEMA, datasets=False)
+        return
+    with pytest.raises(ConfigProblems) as caught:
+        check_config(config, SCHEMA, datasets=False)
+    assert problem in str(caught.value)
+
+
 def test_perturbation_is_optional_and_whole_floats_become_ints():
     config = tiny()
     del config["perturbation"]

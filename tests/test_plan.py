@@ -11,7 +11,7 @@ from conftest import REPO
 from modelvar.data.schema import profile_problems
 from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.design import Reach, active_sources, control, dataset_cells
-from modelvar.pipeline.plan import PlanError, plan_study, probability_form
+from modelvar.pipeline.plan import PlanError, gpu_speedup_at, plan_study, probability_form
 from modelvar.pipeline.plan_report import dataset_totals, format_plan, job_counts
 
 GRID = {"data": ["none", {"rel": 0.2}], "categorical": ["none", {"label": 0.1}],
@@ -161,6 +161,28 @@ def test_the_plan_report_names_totals_and_biggest_items():
     counts = job_counts(plan, config)
     assert counts["fit_mlp"] == len(plan.datasets["big"].classifiers["mlp"].fit_jobs) + sum(
         len(plan.datasets[d].classifiers["mlp"].fit_jobs) for d in ("small", "cats"))
+
+
+def test_a_gpu_speedup_per_range_of_training_rows():
+    """jobs.gpu_speedup as {from rows: speed-up} (a small batch leaves a GPU idle): the MLP's
+    fits below 10,000 training rows get the first, the others the second; the report says so."""
+    assert gpu_speedup_at(8.0, 5) == 8.0
+    ranges = {0: 2.0, 10_000: 50.0, 100_000: 80.0}
+    assert [gpu_speedup_at(ranges, n) for n in (0, 9_999, 10_000, 99_999, 300_000)] == \
+        [2.0, 2.0, 50.0, 50.0, 80.0]
+
+    def mlp_seconds(speedup):
+        config = study(jobs={"target_minutes": 30, "gpu_speedup": speedup})
+        plan = plan_study(config, {})
+        return plan, config, {name: sum(j.seconds for j in ds.classifiers["mlp"].fit_jobs)
+                              for name, ds in plan.datasets.items()}
+
+    _, _, on_cpu = mlp_seconds(1)
+    plan, config, on_gpu = mlp_seconds({"0": 2, "10000": 50})  # keys as a JSON config has them
+    assert 1.5 < on_cpu["small"] / on_gpu["small"] <= 2.0  # 600 training rows; + fixed costs
+    assert 40 < on_cpu["big"] / on_gpu["big"] <= 50.0  # 300,000
+    assert "on one GPU (jobs.gpu_speedup = 2 x one CPU core below 10,000 training rows, 50 x " \
+        "from 10,000)" in format_plan(plan, config)
 
 
 def test_a_profile_that_would_change_the_plan_stops_the_prepare_job():

@@ -333,6 +333,24 @@ def classifier_problems(config: dict) -> list[str]:
         for i, name in enumerate(listed) if isinstance(name, str) and name not in known]
 
 
+def jobs_problems(config: dict) -> list[str]:
+    """``jobs.gpu_speedup`` as a mapping: its keys are training rows (whole numbers ≥ 0), one of
+    them 0, so that every fit has a speed-up (the schema checks the values)."""
+    value = config.get("jobs", {}).get("gpu_speedup") if isinstance(config.get("jobs"),
+                                                                     dict) else None
+    if not isinstance(value, dict):
+        return []
+    bad = [k for k in value if not (isinstance(k, int) and k >= 0)
+           and not (isinstance(k, str) and k.isdigit())]
+    if bad:
+        return [f"jobs.gpu_speedup: {bad[0]!r} is not a number of training rows; the keys say "
+                "from how many training rows on each speed-up holds, e.g. {0: 5, 10000: 40}"]
+    if not any(int(k) == 0 for k in value):
+        return [f"jobs.gpu_speedup: no key 0, so fits on fewer than {min(int(k) for k in value):,}"
+                " training rows have no speed-up; add one, e.g. {0: 5, 10000: 40}"]
+    return []
+
+
 def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]:
     """``results_dir`` must be a folder of its own: not the working directory, the file
     system's root or a folder that holds the working directory (runs write there and remove
@@ -356,7 +374,7 @@ def check_config(config: dict, schema: dict, *, datasets: bool = True) -> Checke
     warnings. ``config`` is modified in place: integral floats become ints. ``datasets=False``
     skips peeking at the datasets (a job step, after the main process checked them)."""
     problems = schema_problems(config, schema) + classifier_problems(config) + \
-        results_dir_problems(config)
+        results_dir_problems(config) + jobs_problems(config)
     if problems:
         raise ConfigProblems(problems)
     coerce_integers(config, workflow_schema(schema))

@@ -190,7 +190,7 @@ class StudyPlan:
     repeats: int
     runs: int
     target_minutes: float
-    gpu_speedup: float
+    gpu_speedup: float | dict[int, float]
     cost_source: str
     #: where a declared classifier's cost comes from (declared, probe fits, the cost model)
     cost_notes: dict[str, str] = field(default_factory=dict)
@@ -265,8 +265,26 @@ def epochs_of(classifier: str, config: dict) -> int:
     return config.get("classifier_settings", {}).get(classifier, {}).get("epochs", clf.epochs)
 
 
+def gpu_speedup_at(gpu_speedup: float | dict[int, float], n_train: float) -> float:
+    """The GPU speed-up of a fit on ``n_train`` training rows (config ``jobs.gpu_speedup``): the
+    number, or in a mapping {from this many training rows: speed-up} the value of the largest
+    key at most ``n_train`` (a small batch leaves a GPU idle: ``make bench-mlp`` measured the
+    MLP on an H100 at 5.3x one core on vehicle's 634 rows and 46-82x from 100,000)."""
+    if not isinstance(gpu_speedup, dict):
+        return float(gpu_speedup)
+    return float(gpu_speedup[max(k for k in gpu_speedup if k <= n_train)])
+
+
+def speedup_setting(value) -> float | dict[int, float]:
+    """``jobs.gpu_speedup`` as the plan uses it (a mapping's keys as ints; schema-checked: a
+    number, or a mapping with the key 0)."""
+    if isinstance(value, dict):
+        return {int(k): float(v) for k, v in sorted(value.items(), key=lambda kv: int(kv[0]))}
+    return float(value)
+
+
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
-                 epochs: int, gpu_speedup: float) -> float:
+                 epochs: int, gpu_speedup: float | dict[int, float]) -> float:
     """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work)."""
     test_fraction = config["split"].get("test_fraction", 0.25)
     n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
@@ -274,7 +292,7 @@ def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, con
     seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
                            noisy_share=min(1.0, shape.n_numeric / shape.d) if noisy else 0.0)
     if classifier_spec(classifier).gpu:
-        seconds /= gpu_speedup
+        seconds /= gpu_speedup_at(gpu_speedup, n_train)
     if cell.data is not None and cell.data[0] == "nn":
         seconds += NN_SECONDS * n_train ** 2 * shape.d
     return seconds + FIT_OVERHEAD_SECONDS
@@ -307,8 +325,8 @@ def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
 
 
 def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape, config: dict,
-                     cost: CostModel, target: float, gpu_speedup: float,
-                     form: str) -> ClassifierPlan:
+                     cost: CostModel, target: float,
+                     gpu_speedup: float | dict[int, float], form: str) -> ClassifierPlan:
     repeats = config["split"]["repeats"]
     runs = config["split"]["runs"]
     epochs = epochs_of(classifier, config)
@@ -449,7 +467,7 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     jobs = config.get("jobs", {})
     cost = load_cost_model(jobs.get("cost_model"))
     target = 60.0 * jobs.get("target_minutes", TARGET_MINUTES)
-    gpu_speedup = float(jobs.get("gpu_speedup", 1.0))
+    gpu_speedup = speedup_setting(jobs.get("gpu_speedup", 1.0))
     study = StudyPlan({}, config["split"]["repeats"], config["split"]["runs"], target / 60,
                       gpu_speedup, cost.source)
     shapes = {name: dataset_shape(name, spec, schemas.get(name))

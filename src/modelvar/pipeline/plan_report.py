@@ -20,6 +20,20 @@ from modelvar.pipeline.plan import STARTUP_SECONDS, StudyPlan, epochs_of
 PER_DATASET_RULES = ("prepare_dataset", "figures")
 
 
+def _speedup_text(speedup: float | dict[int, float]) -> str:
+    """'8 x one CPU core', or per range of training rows ({from rows: speed-up}): '5.3 x one
+    CPU core below 10,000 training rows, 46 x from 10,000'."""
+    if not isinstance(speedup, dict):
+        return f"{speedup:g} x one CPU core"
+    keys = sorted(speedup)
+    if len(keys) == 1:
+        return f"{speedup[0]:g} x one CPU core"
+    parts = [f"{speedup[0]:g} x one CPU core below {keys[1]:,} training rows"]
+    for k, upper in zip(keys[1:], keys[2:] + [None], strict=True):
+        parts.append(f"{speedup[k]:g} x from {k:,}" + (f" to {upper:,}" if upper else ""))
+    return ", ".join(parts)
+
+
 def _hours(seconds: float) -> str:
     hours = seconds / 3600
     return f"{hours:,.0f} h" if hours >= 100 else f"{hours:,.1f} h" if hours >= 0.1 else \
@@ -160,7 +174,11 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     predictions = sum(t.prediction_bytes for t in totals)
     longest = max(totals, key=lambda t: t.longest[0])
     mem = max(totals, key=lambda t: t.max_mem_mb)
-    gpu = (f"GPU (jobs.gpu_speedup = {plan.gpu_speedup:g} x one CPU core)"
+    # tuning fits its trials one at a time, with their own widths: not the batched fits that
+    # jobs.gpu_speedup measures (make bench-mlp: one at a time 1.0x one core on vehicle, 10x
+    # from 100,000 rows), so the plan counts it at one core's speed
+    tuned = "; tuning at one CPU core's speed" if config.get("hparams") == "tuned" else ""
+    gpu = (f"GPU (jobs.gpu_speedup = {_speedup_text(plan.gpu_speedup)}{tuned})"
            if plan.gpu_speedup != 1 else
            "CPU core; GPU speed-up unmeasured (jobs.gpu_speedup = 1; make bench-mlp on a GPU "
            "measures it)")
