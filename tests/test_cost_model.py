@@ -126,3 +126,48 @@ def test_the_run_summary_names_jobs_the_plan_missed_by_more_than_2x(tmp_path):
     assert "j0: estimated 5.0" not in note and "j1: estimated 30.0" not in note
     within = study_summary([right, short], results, estimates)
     assert "note:" not in within and "total: 4 fits" in within
+
+
+def test_calibration_fits_the_cpu_fits_and_leaves_out_the_gpu_ones():
+    """A run on a GPU cluster: its MLP fits' seconds are the GPU's, which the plan would divide
+    by jobs.gpu_speedup again; they are left out, and the MLP keeps the shipped constants."""
+    from modelvar.pipeline.cost_model import calibrate
+
+    rng = np.random.default_rng(0)
+    n = rng.integers(1_000, 50_000, 40)
+    xgb = pd.DataFrame({"dataset": "a", "classifier": "xgb", "n_train": n,
+                        "fit_seconds": 1e-4 * n ** 0.9, "device": "cpu"})
+    gpu = xgb.assign(classifier="mlp", fit_seconds=0.01, device="cuda")
+    xgb_on_gpu = xgb.head(5).assign(fit_seconds=1e-6, device="cuda")  # would pull xgb down
+    shipped = load()
+    model = calibrate(pd.concat([xgb, gpu, xgb_on_gpu]), {"a": {"d": 10, "n_classes": 2}},
+                      source="test", base=shipped)
+    assert model.classifiers["mlp"] == shipped.classifiers["mlp"]
+    assert set(model.classifiers) == {"xgb", "mlp"}  # not lr-sgd: not in the run
+    for rows in (2_000, 40_000):
+        assert model.seconds("xgb", rows, 10, 2) == pytest.approx(1e-4 * rows ** 0.9, rel=0.05)
+    without_base = calibrate(pd.concat([xgb, gpu]), {"a": {"d": 10, "n_classes": 2}},
+                             source="test")
+    assert set(without_base.classifiers) == {"xgb"}
+
+
+def test_calibrating_from_a_run_says_which_fits_it_left_out(tmp_path, monkeypatch):
+    from modelvar.pipeline import plan_report, result_tables
+
+    n = np.arange(1_000, 41_000, 1_000)
+    runs = pd.concat([
+        pd.DataFrame({"dataset": "a", "classifier": "xgb", "n_train": n,
+                      "fit_seconds": 1e-4 * n ** 0.9, "device": "cpu"}),
+        pd.DataFrame({"dataset": "a", "classifier": "mlp", "n_train": n, "fit_seconds": 0.5,
+                      "device": "cuda"})], ignore_index=True)
+    monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "a.json").write_text(json.dumps(
+        {"classes": ["x", "y"], "features": [{"type": "numeric"}] * 10}))
+    summary = plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
+    assert summary.startswith(f"cost model of 40 fits written to {tmp_path / 'cost.json'}; "
+                              "predicted / measured fit seconds: median 1.0")
+    assert summary.splitlines()[1] == (
+        "left out 40 fits that ran on a GPU (mlp 40): the constants are one CPU core's, which "
+        "the plan divides by jobs.gpu_speedup; mlp keeps the shipped constants")
+    assert load(tmp_path / "cost.json").classifiers["mlp"] == load().classifiers["mlp"]

@@ -193,17 +193,31 @@ def _spec_regimes(classifier: str) -> tuple[tuple[str, int], ...]:
         return ()
 
 
-def calibrate(runs, shapes: dict[str, dict], *, source: str) -> CostModel:
+def calibrate(runs, shapes: dict[str, dict], *, source: str,
+              base: CostModel | None = None) -> CostModel:
     """A cost model from runs tables (``runs``: a DataFrame with ``dataset``, ``classifier``,
-    ``n_train``, ``fit_seconds``; ``shapes[dataset]`` = ``{"d": …, "n_classes": …,
-    "epochs": …}``), e.g. the aggregated runs of a finished study. ``epochs`` count for the
-    classifiers that train for epochs (their spec's ``epochs``), 1 for the others."""
+    ``n_train``, ``fit_seconds`` and, if it has one, ``device``; ``shapes[dataset]`` =
+    ``{"d": …, "n_classes": …, "epochs": …}``), e.g. the aggregated runs of a finished study.
+    ``epochs`` count for the classifiers that train for epochs (their spec's ``epochs``), 1 for
+    the others. Only fits on the CPU are fitted: the constants are one core's, and the plan
+    divides a GPU-tagged classifier's by ``jobs.gpu_speedup`` (fits that ran on a GPU would be
+    divided twice). A classifier whose fits all ran on a GPU keeps ``base``'s constants, if
+    given."""
     from modelvar.models.registry import spec
 
+    present = set(runs["classifier"])
+    if "device" in runs.columns:
+        runs = runs[runs["device"] == "cpu"]
     samples: dict[str, list] = {}
     for row in runs[["dataset", "classifier", "n_train", "fit_seconds"]].itertuples():
         shape = shapes[row.dataset]
         epochs = shape.get("epochs", 1) if spec(row.classifier).epochs is not None else 1
         samples.setdefault(row.classifier, []).append(
             (row.n_train, shape["d"], shape["n_classes"], epochs, row.fit_seconds))
-    return fit({k: np.array(v) for k, v in samples.items()}, source=source)
+    model = fit({k: np.array(v) for k, v in samples.items()}, source=source)
+    if base is None:
+        return model
+    kept = {clf: regimes for clf, regimes in base.classifiers.items()
+            if clf in present and clf not in samples}
+    return CostModel({**kept, **model.classifiers}, source,
+                     {clf: a for clf, a in base.data_noise.items() if clf in kept})

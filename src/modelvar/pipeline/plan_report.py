@@ -278,7 +278,7 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
 
     import numpy as np
 
-    from modelvar.pipeline.cost_model import calibrate
+    from modelvar.pipeline.cost_model import calibrate, load
     from modelvar.pipeline.result_tables import read_table
     from modelvar.table_files import write_text
 
@@ -288,16 +288,33 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
     for name in runs["dataset"].unique():
         meta = json.loads((results / "datasets" / f"{name}.json").read_text())
         shapes[name] = {"d": encoded_width(meta), "n_classes": len(meta["classes"])}
-    model = calibrate(runs, shapes, source=f"calibrated on {results} ({len(runs)} fits)")
+    on_cpu = runs if "device" not in runs.columns else runs[runs["device"] == "cpu"]
+    base = load()
+    model = calibrate(runs, shapes, source=f"calibrated on {results} ({len(on_cpu)} fits)",
+                      base=base)
     write_text(model.to_json(), out)
     ratios = []
-    for row in runs[["dataset", "classifier", "n_train", "fit_seconds"]].itertuples():
+    for row in on_cpu[["dataset", "classifier", "n_train", "fit_seconds"]].itertuples():
         shape = shapes[row.dataset]
         ratios.append(model.seconds(row.classifier, row.n_train, shape["d"],
                                     shape["n_classes"]) / max(row.fit_seconds, 1e-6))
-    q = np.quantile(ratios, [0.05, 0.5, 0.95])
-    return (f"cost model of {len(runs)} fits written to {out}; predicted / measured fit "
-            f"seconds: median {q[1]:.2f}, 90 % between {q[0]:.2f} and {q[2]:.2f}")
+    summary = f"cost model of {len(on_cpu)} fits written to {out}"
+    if ratios:
+        q = np.quantile(ratios, [0.05, 0.5, 0.95])
+        summary += (f"; predicted / measured fit seconds: median {q[1]:.2f}, 90 % between "
+                    f"{q[0]:.2f} and {q[2]:.2f}")
+    on_gpu = runs.loc[runs.index.difference(on_cpu.index)]
+    if len(on_gpu):
+        by_clf = on_gpu["classifier"].value_counts()
+        kept = sorted(set(by_clf.index) - set(on_cpu["classifier"]))
+        summary += (f"\nleft out {len(on_gpu):,} fits that ran on a GPU ("
+                    + ", ".join(f"{clf} {n:,}" for clf, n in by_clf.items())
+                    + "): the constants are one CPU core's, which the plan divides by "
+                    "jobs.gpu_speedup")
+        if kept:
+            summary += (f"; {', '.join(kept)} {'keeps' if len(kept) == 1 else 'keep'} the "
+                        "shipped constants")
+    return summary
 
 
 def encoded_width(meta: dict) -> int:
