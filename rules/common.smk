@@ -79,6 +79,7 @@ localrules:
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
 CLASSIFIERS = registry.classifier_names(config)
+SETTINGS = config.get("classifier_settings", {})
 GROUPED = config.get("grouped", {}).get("by", {})
 GROUPED_METRICS = config.get("grouped", {}).get("metrics", ["ec_global", "pa"])
 SIMULATION = config.get("simulation", {})

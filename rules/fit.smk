@@ -1,7 +1,7 @@
 # One fit job = the cells, repeats and runs that the plan (modelvar.pipeline.plan) gives it: one
 # predictions file and one runs table. CPU classifiers here; GPU-tagged classifiers' fits (the
-# MLP's: its spec says `gpu`) use the copy `fit_mlp` below, so that cluster profiles can map them
-# onto GPU partitions by rule name.
+# MLP's: its spec says `gpu`; xgb's where the config's classifier_settings say so) use the copy
+# `fit_mlp` below, so that cluster profiles can map them onto GPU partitions by rule name.
 rule fit:
     input:
         unpack(get_fit_inputs),
@@ -15,7 +15,7 @@ rule fit:
     benchmark:
         f"{RESULTS}/benchmarks/fit/{{dataset}}/{{classifier}}/{{job}}.tsv"
     wildcard_constraints:
-        classifier=registry.wildcard(gpu=False, among=CLASSIFIERS),
+        classifier=registry.wildcard(gpu=False, among=CLASSIFIERS, settings=SETTINGS),
     conda:
         "../envs/fit.yaml"
     threads: threads_of("fit")
@@ -42,11 +42,12 @@ rule fit:
         )
 
 
-# GPU-tagged fits (the MLP's): the local profile runs them one at a time, the SLURM profile asks for a
-# GPU; without one the fit code falls back to the CPU. Resources from `resources.fit_mlp`.
+# GPU-tagged fits (the MLP's, and xgb's where a study puts it on a GPU): the local profile runs
+# them one at a time, the SLURM profile asks for a GPU; without one the fit code falls back to
+# the CPU. Resources from `resources.fit_mlp`.
 use rule fit as fit_mlp with:
     wildcard_constraints:
-        classifier=registry.wildcard(gpu=True, among=CLASSIFIERS),
+        classifier=registry.wildcard(gpu=True, among=CLASSIFIERS, settings=SETTINGS),
     conda:
         "../envs/mlp.yaml"
     threads: threads_of("fit_mlp")
@@ -71,7 +72,8 @@ rule tune:
     threads: threads_of("tune")
     resources:
         **resources_of(
-            "tune", gpu=lambda wildcards: int(registry.spec(wildcards.classifier).gpu)
+            "tune",
+            gpu=lambda wildcards: int(registry.on_gpu(wildcards.classifier, SETTINGS)),
         ),
     params:
         trials=config["tuning"]["trials"],

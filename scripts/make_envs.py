@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 ENVS: dict[str, tuple[tuple[str, ...], str]] = {
     "data": (("data",), "prepare_dataset, dataset_overview"),
     "fit": (("xgb",), "fit (lr-sgd, svm-sgd, xgb)"),
-    "mlp": (("mlp",), "fit_mlp"),
+    "mlp": (("xgb", "mlp"), "fit_mlp (mlp; xgb where a study puts it on a GPU)"),
     "tune": (("xgb", "mlp"), "tune"),
     "metrics": ((), "pairwise_metrics, grouped_metrics, simulate_metrics"),
     "plots": (("plots",), "figures, group_disparities_figure, evaluate_simulation, "

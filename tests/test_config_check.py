@@ -59,24 +59,37 @@ def test_an_unknown_classifier_is_named_with_the_registered_ones():
         "'xgb', 'mlp']" in str(caught.value)
 
 
-@pytest.mark.parametrize(("speedup", "problem"), [
-    ({0: 5, 10_000: 40}, None),
-    ({"0": 5.5}, None),
-    ({10_000: 40}, "jobs.gpu_speedup: no key 0, so fits on fewer than 10,000 training rows have "
-                   "no speed-up; add one, e.g. {0: 5, 10000: 40}"),
-    ({0: 5, "many": 40}, "jobs.gpu_speedup: 'many' is not a number of training rows; the keys "
-                         "say from how many training rows on each speed-up holds"),
-    ({0: 0}, "jobs.gpu_speedup[0]: 0 is less than or equal to the minimum of 0"),
-    (0, "jobs.gpu_speedup: 0 is not valid here"),
+@pytest.mark.parametrize(("where", "speedup", "problem"), [
+    ("jobs", {0: 5, 200: 40}, None),
+    ("jobs", {"0": 5.5}, None),
+    ("xgb", {0: 2, 15: 4.8, 1700: 24}, None),
+    ("jobs", {200: 40}, "jobs.gpu_speedup: no key 0, so fits below 200 s of one core have no "
+                        "speed-up; add one, e.g. {0: 5, 200: 40}"),
+    ("xgb", {0: 5, "many": 40}, "classifier_settings.xgb.gpu_speedup: 'many' is not a number "
+                                "of seconds; the keys say from how many seconds"),
+    ("jobs", {0: 0}, "jobs.gpu_speedup[0]: 0 is less than or equal to the minimum of 0"),
+    ("jobs", 0, "jobs.gpu_speedup: 0 is not valid here"),
 ])
-def test_a_gpu_speedup_is_a_number_or_one_per_range_of_training_rows(speedup, problem):
-    config = tiny(jobs={"gpu_speedup": speedup})
+def test_a_gpu_speedup_is_a_number_or_one_per_fit_size(where, speedup, problem):
+    config = tiny(jobs={"gpu_speedup": speedup}) if where == "jobs" else tiny(
+        classifier_settings={where: {"gpu": True, "gpu_speedup": speedup}})
     if problem is None:
         check_config(config, SCHEMA, datasets=False)
         return
     with pytest.raises(ConfigProblems) as caught:
         check_config(config, SCHEMA, datasets=False)
     assert problem in str(caught.value)
+
+
+def test_only_a_classifier_that_can_use_a_gpu_is_put_on_one():
+    config = tiny(classifiers=["lr-sgd", "xgb", "mlp"],
+                  classifier_settings={"lr-sgd": {"gpu": True}, "xgb": {"gpu": True},
+                                       "mlp": {"gpu": False}})
+    with pytest.raises(ConfigProblems) as caught:
+        check_config(config, SCHEMA)
+    assert str(caught.value).count("- ") == 1
+    assert "classifier_settings.lr-sgd.gpu: lr-sgd cannot fit on a GPU (those that can: xgb, " \
+        "mlp)" in str(caught.value)
 
 
 def test_perturbation_is_optional_and_whole_floats_become_ints():

@@ -156,19 +156,19 @@ def test_the_plan_report_names_totals_and_biggest_items():
     assert int(shares["xgb"]) == round(100 * xgb / (xgb + lr))
     config["jobs"] = {**config.get("jobs", {}), "gpu_speedup": 8.0}
     on_gpu = format_plan(plan_study(config, {}), config)
-    assert "on one GPU (jobs.gpu_speedup = 8 x one CPU core)" in on_gpu
+    assert "on one GPU (jobs.gpu_speedup: 8 x one CPU core)" in on_gpu
     assert "unmeasured" not in on_gpu
     counts = job_counts(plan, config)
     assert counts["fit_mlp"] == len(plan.datasets["big"].classifiers["mlp"].fit_jobs) + sum(
         len(plan.datasets[d].classifiers["mlp"].fit_jobs) for d in ("small", "cats"))
 
 
-def test_a_gpu_speedup_per_range_of_training_rows():
-    """jobs.gpu_speedup as {from rows: speed-up} (a small batch leaves a GPU idle): the MLP's
-    fits below 10,000 training rows get the first, the others the second; the report says so."""
+def test_a_gpu_speedup_by_the_size_of_the_fit():
+    """jobs.gpu_speedup as {from seconds of one core: speed-up} (a small fit leaves a GPU idle):
+    the MLP's small fits get the first, its big ones the second; the report says so."""
     assert gpu_speedup_at(8.0, 5) == 8.0
-    ranges = {0: 2.0, 10_000: 50.0, 100_000: 80.0}
-    assert [gpu_speedup_at(ranges, n) for n in (0, 9_999, 10_000, 99_999, 300_000)] == \
+    by_size = {0: 2.0, 100: 50.0, 1000: 80.0}
+    assert [gpu_speedup_at(by_size, s) for s in (0, 99.9, 100, 999, 5000)] == \
         [2.0, 2.0, 50.0, 50.0, 80.0]
 
     def mlp_seconds(speedup):
@@ -178,11 +178,38 @@ def test_a_gpu_speedup_per_range_of_training_rows():
                               for name, ds in plan.datasets.items()}
 
     _, _, on_cpu = mlp_seconds(1)
-    plan, config, on_gpu = mlp_seconds({"0": 2, "10000": 50})  # keys as a JSON config has them
-    assert 1.5 < on_cpu["small"] / on_gpu["small"] <= 2.0  # 600 training rows; + fixed costs
-    assert 40 < on_cpu["big"] / on_gpu["big"] <= 50.0  # 300,000
-    assert "on one GPU (jobs.gpu_speedup = 2 x one CPU core below 10,000 training rows, 50 x " \
-        "from 10,000)" in format_plan(plan, config)
+    plan, config, on_gpu = mlp_seconds({"0": 2, "100": 50})  # keys as a JSON config has them
+    assert 1.5 < on_cpu["small"] / on_gpu["small"] <= 2.0  # seconds a fit; + fixed costs
+    assert 40 < on_cpu["big"] / on_gpu["big"] <= 50.0  # minutes a fit
+    assert "on one GPU (jobs.gpu_speedup: 2 x one CPU core for fits below 100 s of one core, " \
+        "50 x from 100 s)" in format_plan(plan, config)
+
+
+def test_xgb_put_on_a_gpu_leaves_the_cpu_hours_for_the_gpu_ones():
+    """classifier_settings.xgb.gpu: its fit jobs move to the GPU rule, its hours (at its own
+    speed-up) to the GPU's; the CPU's are what is left."""
+    config = study()
+    cpu_plan = plan_study(config, {})
+    cpu_totals = dataset_totals(cpu_plan, config)
+    before = job_counts(cpu_plan, config)
+    config["classifier_settings"] = {"xgb": {"gpu": True, "gpu_speedup": {0: 2, 1000: 20}}}
+    gpu_plan = plan_study(config, {})
+    totals = dataset_totals(gpu_plan, config)
+    xgb_cpu = sum(t.per_classifier["xgb"] for t in cpu_totals)
+    xgb_gpu = sum(t.per_classifier["xgb"] for t in totals)
+    assert sum(t.cpu_seconds for t in totals) == pytest.approx(  # metrics jobs regroup
+        sum(t.cpu_seconds for t in cpu_totals) - xgb_cpu, rel=1e-3)
+    assert 2 < xgb_cpu / xgb_gpu < 20
+    counts = job_counts(gpu_plan, config)
+    xgb_jobs = sum(len(ds.classifiers["xgb"].fit_jobs) for ds in gpu_plan.datasets.values())
+    assert counts["fit"] == before["fit"] - sum(
+        len(ds.classifiers["xgb"].fit_jobs) for ds in cpu_plan.datasets.values())
+    assert counts["fit_mlp"] == before["fit_mlp"] + xgb_jobs
+    text = format_plan(gpu_plan, config)
+    assert "GPU (jobs.gpu_speedup, classifier_settings.NAME.gpu_speedup: xgb 2 x one CPU core " \
+        "for fits below 1,000 s of one core, 20 x from 1,000 s; mlp unmeasured: 1 x one CPU " \
+        "core)" in text
+    assert re.search(r"xgb [\d.,]+ (?:h|min) \(GPU time\)", text), text
 
 
 def test_a_profile_that_would_change_the_plan_stops_the_prepare_job():

@@ -31,6 +31,33 @@ def test_dry_run_job_counts(tmp_path):
     }
 
 
+def test_a_study_puts_xgb_on_a_gpu(tmp_path):
+    """classifier_settings.xgb.gpu: xgb's fit and tuning jobs ask for a GPU (fit_mlp; tune with
+    gpu=1), lr-sgd's stay on the CPU; the plan counts the same jobs."""
+    import yaml
+
+    from modelvar.pipeline.plan_report import job_counts as planned_counts
+    from modelvar.pipeline.plan_report import plan_of_command_line
+
+    config = yaml.safe_load((CONFIGS / "small.yaml").read_text())
+    config.update(classifiers=["lr-sgd", "xgb"], hparams="tuned",
+                  classifier_settings={"xgb": {"gpu": True}})
+    path = tmp_path / "gpu.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, path, "-n", "--cores", "1", "--printshellcmds")
+    jobs = dry_run_jobs(proc.stdout)
+    fits = {(rule, out[0].split("classifier=")[1].split("/")[0]) for rule, _, out in jobs
+            if rule in ("fit", "fit_mlp")}
+    assert fits == {("fit", "lr-sgd"), ("fit_mlp", "xgb")}
+    gpu_tunes = re.findall(r"rule tune:.*?classifier=(\S+?)[/,\s].*?resources: .*?gpu=(\d)",
+                           proc.stdout, re.S)
+    assert sorted(set(gpu_tunes)) == [("lr-sgd", "0"), ("xgb", "1")], proc.stdout[:3000]
+    plan, plan_config = plan_of_command_line(["--configfile", str(path)])
+    counts = job_counts(proc.stdout)
+    assert {rule: counts[rule] for rule in planned_counts(plan, plan_config)} == \
+        planned_counts(plan, plan_config)
+
+
 def dry_run_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
     """(rule, inputs, outputs) of every job a Snakemake dry run lists."""
     jobs = []

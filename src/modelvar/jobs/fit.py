@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         runs[1] - 1, os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
         os.environ.get("SLURM_JOB_ID", "none"),
     )
-    rule = fit_rule(args.classifier)
+    rule = fit_rule(args.classifier, {args.classifier: settings})
     with job_manifest(args, rule, dataset=data.name, classifier=args.classifier,
                    cells=args.cells, repeats=args.repeats, runs=list(runs)) as manifest:
         fit_job(

@@ -255,7 +255,8 @@ BUILT_IN = (
             HParam("min_child_weight", "log", 1.0, 0.1, 20.0),
             HParam("subsample", "continuous", 1.0, 0.01, 1.0),
         ),
-        ("scikit-learn", "xgboost"), memory_mb=450, colour="#7570b3", hides_pandas=True),
+        ("scikit-learn", "xgboost"), memory_mb=450, colour="#7570b3", hides_pandas=True,
+        gpu_capable=True),
     ClassifierSpec(
         "mlp", _build_mlp,
         (
@@ -265,6 +266,7 @@ BUILT_IN = (
             HParam("width1", "ordinal", 512, 32, 1024),
             HParam("width2", "ordinal", 256, 32, 1024),
         ),
-        ("torch",), memory_mb=900, colour="#e7298a", gpu=True, epochs=MLP_EPOCHS, batched=True,
+        ("torch",), memory_mb=900, colour="#e7298a", gpu=True, gpu_capable=True,
+        epochs=MLP_EPOCHS, batched=True,
         cost_regimes=(("rows", LARGE_BATCH_ROWS),)),
 )

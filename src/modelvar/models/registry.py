@@ -91,19 +91,29 @@ def register_from_settings(name: str, settings: dict) -> ClassifierSpec:
     return register(user.to_spec(name, user.Declaration.from_json(settings["declared"])))
 
 
-def wildcard(*, gpu: bool | None = None, among: list[str] | tuple[str, ...] | None = None) -> str:
+def on_gpu(name: str, settings: dict | None = None) -> bool:
+    """Whether a classifier's fits and tuning run in the GPU-tagged rules: its spec's ``gpu``,
+    unless the config's ``classifier_settings`` (``settings``, all classifiers') says otherwise
+    for it (``gpu: true`` only for a classifier that can use a GPU: its spec's
+    ``gpu_capable``; the config check refuses the others)."""
+    return bool((settings or {}).get(name, {}).get("gpu", spec(name).gpu))
+
+
+def wildcard(*, gpu: bool | None = None, among: list[str] | tuple[str, ...] | None = None,
+             settings: dict | None = None) -> str:
     """A regular expression matching exactly the registered classifiers (those ``among``, if
-    given; with ``gpu``, only the GPU-tagged ones, or only the others); one that never matches
-    when there are none."""
+    given; with ``gpu``, only those whose fits run on a GPU (:func:`on_gpu`, with the config's
+    ``classifier_settings``), or only the others); one that never matches when there are
+    none."""
     chosen = [n for n in (among if among is not None else names())
-              if gpu is None or spec(n).gpu == gpu]
+              if gpu is None or on_gpu(n, settings) == gpu]
     return "|".join(re.escape(n) for n in chosen) or "(?!)"
 
 
-def fit_rule(name: str) -> str:
-    """The rule of a classifier's fit jobs: GPU-tagged classifiers' fits run in ``fit_mlp``
-    (named after the built-in one), the others' in ``fit``."""
-    return "fit_mlp" if spec(name).gpu else "fit"
+def fit_rule(name: str, settings: dict | None = None) -> str:
+    """The rule of a classifier's fit jobs: those on a GPU (:func:`on_gpu`) run in ``fit_mlp``
+    (named after the built-in that always does), the others' in ``fit``."""
+    return "fit_mlp" if on_gpu(name, settings) else "fit"
 
 
 def colour(name: str, study: list[str] | tuple[str, ...] = ()) -> str:

@@ -4,7 +4,8 @@ Every stage reads a classifier's properties from its spec and from nowhere else:
 builds the model with ``build``, hyperparameter perturbation and tuning use ``space``, the runs
 table records the versions of ``libraries``, the plan sizes a job's memory with ``memory_mb`` and
 its seconds with the cost model (or ``seconds_per_fit``), ``gpu`` puts its fits into the
-GPU-tagged rule, and the figures draw it in ``colour``. The built-ins
+GPU-tagged rule (``gpu_capable``: a study may put them there), and the figures draw it in
+``colour``. The built-ins
 (:mod:`modelvar.models.classifiers`) and a user's classifiers from the config
 (:mod:`modelvar.models.user`) are specs of the same kind, kept in
 :mod:`modelvar.models.registry`.
@@ -41,6 +42,8 @@ class ClassifierSpec:
     ``seconds_per_fit``: a declared cost of one fit, used by the plan instead of the cost model.
     ``cost_regimes``: ``("classes" | "rows", threshold)`` pairs from which its fit takes another
     algorithm (the cost model fits each range apart: :mod:`modelvar.pipeline.cost_model`).
+    ``gpu``: its fits and tuning run in the GPU-tagged rules; ``gpu_capable``: it fits on a GPU
+    when one is visible, so a study may tag it (``classifier_settings.NAME.gpu``, either way).
     ``origin``: "built-in", or what a user spec came from (its estimator's class path).
     ``settings``: the config entry a user spec was made from (what its jobs are given).
     """
@@ -52,6 +55,7 @@ class ClassifierSpec:
     memory_mb: int
     colour: str | None = None
     gpu: bool = False
+    gpu_capable: bool = False
     seeded: bool = True
     epochs: int | None = None
     batched: bool = False

@@ -201,6 +201,10 @@ def _hparam_problems(config: dict) -> list[str]:
             trains = [n for n in registry.names() if registry.spec(n).epochs is not None]
             problems.append(f"{where}.epochs: {clf} does not train for epochs (only "
                             f"{', '.join(trains)})")
+        if settings.get("gpu") and not spec.gpu_capable:
+            can = [n for n in registry.names() if registry.spec(n).gpu_capable]
+            problems.append(f"{where}.gpu: {clf} cannot fit on a GPU (those that can: "
+                            f"{', '.join(can)})")
         hps = {h.name: h for h in spec.space}
         for name, value in settings.get("hparams", {}).items():
             h = hps.get(name)
@@ -334,21 +338,33 @@ def classifier_problems(config: dict) -> list[str]:
 
 
 def jobs_problems(config: dict) -> list[str]:
-    """``jobs.gpu_speedup`` as a mapping: its keys are training rows (whole numbers ≥ 0), one of
-    them 0, so that every fit has a speed-up (the schema checks the values)."""
-    value = config.get("jobs", {}).get("gpu_speedup") if isinstance(config.get("jobs"),
-                                                                     dict) else None
-    if not isinstance(value, dict):
-        return []
-    bad = [k for k in value if not (isinstance(k, int) and k >= 0)
-           and not (isinstance(k, str) and k.isdigit())]
-    if bad:
-        return [f"jobs.gpu_speedup: {bad[0]!r} is not a number of training rows; the keys say "
-                "from how many training rows on each speed-up holds, e.g. {0: 5, 10000: 40}"]
-    if not any(int(k) == 0 for k in value):
-        return [f"jobs.gpu_speedup: no key 0, so fits on fewer than {min(int(k) for k in value):,}"
-                " training rows have no speed-up; add one, e.g. {0: 5, 10000: 40}"]
-    return []
+    """A ``gpu_speedup`` mapping (``jobs.gpu_speedup``, ``classifier_settings.NAME.gpu_speedup``):
+    its keys are seconds of a fit on one core (whole numbers ≥ 0), one of them 0, so that every
+    fit has a speed-up (the schema checks the values)."""
+    def mapping(section, *keys):
+        for key in keys:
+            section = section.get(key) if isinstance(section, dict) else None
+        return section if isinstance(section, dict) else None
+
+    found = [("jobs.gpu_speedup", mapping(config, "jobs", "gpu_speedup"))]
+    for clf in config.get("classifier_settings", {}) if isinstance(
+            config.get("classifier_settings"), dict) else ():
+        found.append((f"classifier_settings.{clf}.gpu_speedup",
+                      mapping(config, "classifier_settings", clf, "gpu_speedup")))
+    problems = []
+    for where, value in found:
+        if value is None:
+            continue
+        bad = [k for k in value if not (isinstance(k, int) and k >= 0)
+               and not (isinstance(k, str) and k.isdigit())]
+        if bad:
+            problems.append(f"{where}: {bad[0]!r} is not a number of seconds; the keys say from "
+                            "how many seconds of a fit on one core each speed-up holds, e.g. "
+                            "{0: 5, 200: 40}")
+        elif not any(int(k) == 0 for k in value):
+            problems.append(f"{where}: no key 0, so fits below {min(int(k) for k in value):,} s "
+                            "of one core have no speed-up; add one, e.g. {0: 5, 200: 40}")
+    return problems
 
 
 def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]:

@@ -47,7 +47,7 @@ import math
 from dataclasses import dataclass, field
 
 from modelvar.data.schema import DatasetSchema
-from modelvar.models.registry import classifier_names
+from modelvar.models.registry import classifier_names, on_gpu
 from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline import families
 from modelvar.pipeline.cells import Cell
@@ -190,7 +190,8 @@ class StudyPlan:
     repeats: int
     runs: int
     target_minutes: float
-    gpu_speedup: float | dict[int, float]
+    #: per classifier whose fits run on a GPU, its speed-up (:func:`gpu_speedups`)
+    gpu_speedups: dict[str, float | dict[int, float]]
     cost_source: str
     #: where a declared classifier's cost comes from (declared, probe fits, the cost model)
     cost_notes: dict[str, str] = field(default_factory=dict)
@@ -265,34 +266,45 @@ def epochs_of(classifier: str, config: dict) -> int:
     return config.get("classifier_settings", {}).get(classifier, {}).get("epochs", clf.epochs)
 
 
-def gpu_speedup_at(gpu_speedup: float | dict[int, float], n_train: float) -> float:
-    """The GPU speed-up of a fit on ``n_train`` training rows (config ``jobs.gpu_speedup``): the
-    number, or in a mapping {from this many training rows: speed-up} the value of the largest
-    key at most ``n_train`` (a small batch leaves a GPU idle: ``make bench-mlp`` measured the
-    MLP on an H100 at 5.3x one core on vehicle's 634 rows and 46-82x from 100,000)."""
+def gpu_speedup_at(gpu_speedup: float | dict[int, float], cpu_seconds: float) -> float:
+    """The GPU speed-up of a fit that takes ``cpu_seconds`` on one core (the cost model's
+    estimate): a number, or in a mapping {from this many seconds: speed-up} the value of the
+    largest key at most ``cpu_seconds``. Small fits leave a GPU idle: on an H100 (``make
+    bench-mlp``, ``make bench-xgb-gpu``) the MLP ran 5.3x one core on vehicle (2.6 s), 46-82x on
+    fits from 240 s; xgb 2x on a 1.7 s fit, ~5x on 15-52 s, 24-26x on 1,750-2,400 s."""
     if not isinstance(gpu_speedup, dict):
         return float(gpu_speedup)
-    return float(gpu_speedup[max(k for k in gpu_speedup if k <= n_train)])
+    return float(gpu_speedup[max(k for k in gpu_speedup if k <= cpu_seconds)])
 
 
 def speedup_setting(value) -> float | dict[int, float]:
-    """``jobs.gpu_speedup`` as the plan uses it (a mapping's keys as ints; schema-checked: a
+    """A ``gpu_speedup`` setting as the plan uses it (a mapping's keys as ints; schema-checked: a
     number, or a mapping with the key 0)."""
     if isinstance(value, dict):
         return {int(k): float(v) for k, v in sorted(value.items(), key=lambda kv: int(kv[0]))}
     return float(value)
 
 
+def gpu_speedups(config: dict) -> dict[str, float | dict[int, float]]:
+    """Per classifier whose fits run on a GPU (:func:`~modelvar.models.registry.on_gpu`), its
+    speed-up: ``classifier_settings.NAME.gpu_speedup``, else ``jobs.gpu_speedup`` (default 1:
+    none assumed)."""
+    settings = config.get("classifier_settings", {})
+    default = config.get("jobs", {}).get("gpu_speedup", 1.0)
+    return {clf: speedup_setting(settings.get(clf, {}).get("gpu_speedup", default))
+            for clf in classifier_names(config) if on_gpu(clf, settings)}
+
+
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
-                 epochs: int, gpu_speedup: float | dict[int, float]) -> float:
+                 epochs: int, gpu_speedup: float | dict[int, float] | None) -> float:
     """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work)."""
     test_fraction = config["split"].get("test_fraction", 0.25)
     n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
     noisy = cell.data is not None and cell.data[0] != "sig"  # sig rounds: no new values
     seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
                            noisy_share=min(1.0, shape.n_numeric / shape.d) if noisy else 0.0)
-    if classifier_spec(classifier).gpu:
-        seconds /= gpu_speedup_at(gpu_speedup, n_train)
+    if gpu_speedup is not None:  # its fits run on a GPU
+        seconds /= gpu_speedup_at(gpu_speedup, seconds)
     if cell.data is not None and cell.data[0] == "nn":
         seconds += NN_SECONDS * n_train ** 2 * shape.d
     return seconds + FIT_OVERHEAD_SECONDS
@@ -326,7 +338,7 @@ def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
 
 def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape, config: dict,
                      cost: CostModel, target: float,
-                     gpu_speedup: float | dict[int, float], form: str) -> ClassifierPlan:
+                     gpu_speedup: float | dict[int, float] | None, form: str) -> ClassifierPlan:
     repeats = config["split"]["repeats"]
     runs = config["split"]["runs"]
     epochs = epochs_of(classifier, config)
@@ -467,9 +479,9 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     jobs = config.get("jobs", {})
     cost = load_cost_model(jobs.get("cost_model"))
     target = 60.0 * jobs.get("target_minutes", TARGET_MINUTES)
-    gpu_speedup = speedup_setting(jobs.get("gpu_speedup", 1.0))
+    speedups = gpu_speedups(config)
     study = StudyPlan({}, config["split"]["repeats"], config["split"]["runs"], target / 60,
-                      gpu_speedup, cost.source)
+                      speedups, cost.source)
     shapes = {name: dataset_shape(name, spec, schemas.get(name))
               for name, spec in config["datasets"].items()}
     _cost_of_declared(config, cost, shapes, study.cost_notes)
@@ -483,7 +495,7 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
         for clf in classifier_names(config):
             clf_cells, clf_collapsed = seedless_cells(clf, cells, config, shape)
             plan.classifiers[clf] = _plan_classifier(name, clf, clf_cells, shape, config, cost,
-                                                     target, gpu_speedup, form)
+                                                     target, speedups.get(clf), form)
             plan.classifiers[clf].collapsed = clf_collapsed
         study.datasets[name] = plan
     return study

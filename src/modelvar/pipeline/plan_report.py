@@ -14,24 +14,45 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from modelvar.models.registry import classifier_names, fit_rule, spec
-from modelvar.pipeline.plan import STARTUP_SECONDS, StudyPlan, epochs_of
+from modelvar.pipeline.plan import STARTUP_SECONDS, StudyPlan, epochs_of, gpu_speedup_at
 
 #: rules besides the plan's fit and metrics jobs: one job per dataset (or per study)
 PER_DATASET_RULES = ("prepare_dataset", "figures")
 
 
 def _speedup_text(speedup: float | dict[int, float]) -> str:
-    """'8 x one CPU core', or per range of training rows ({from rows: speed-up}): '5.3 x one
-    CPU core below 10,000 training rows, 46 x from 10,000'."""
+    """'8 x one CPU core', or by a fit's seconds on one core ({from seconds: speed-up}): '5.3 x
+    one CPU core for fits below 200 s of one core, 46 x from 200 s'."""
     if not isinstance(speedup, dict):
         return f"{speedup:g} x one CPU core"
     keys = sorted(speedup)
     if len(keys) == 1:
         return f"{speedup[0]:g} x one CPU core"
-    parts = [f"{speedup[0]:g} x one CPU core below {keys[1]:,} training rows"]
+    parts = [f"{speedup[0]:g} x one CPU core for fits below {keys[1]:,} s of one core"]
     for k, upper in zip(keys[1:], keys[2:] + [None], strict=True):
-        parts.append(f"{speedup[k]:g} x from {k:,}" + (f" to {upper:,}" if upper else ""))
+        parts.append(f"{speedup[k]:g} x from {k:,} s" + (f" to {upper:,} s" if upper else ""))
     return ", ".join(parts)
+
+
+def _gpu_text(plan: StudyPlan, config: dict) -> str:
+    """What the GPU hours are: the speed-ups they assume, per classifier on a GPU."""
+    speedups = plan.gpu_speedups
+    if all(v == 1 for v in speedups.values()):
+        return ("CPU core; GPU speed-up unmeasured (jobs.gpu_speedup = 1; make bench-mlp on a "
+                "GPU measures it)")
+    settings = config.get("classifier_settings", {})
+    own = any("gpu_speedup" in settings.get(clf, {}) for clf in speedups)
+    source = "jobs.gpu_speedup" + (", classifier_settings.NAME.gpu_speedup" if own else "")
+    parts = [(f"{clf} " if len(speedups) > 1 else "")
+             + (_speedup_text(v) if v != 1 else "unmeasured: 1 x one CPU core")
+             for clf, v in speedups.items()]
+    # tuning fits its trials one at a time, with their own widths: not the batched fits the
+    # MLP's speed-ups measure (make bench-mlp: one at a time 1.0x one core on vehicle, 10x from
+    # 100,000 rows), so the plan counts a batched classifier's at one core's speed
+    batched = [clf for clf in speedups if spec(clf).batched]
+    tuned = (f"; {', '.join(batched)} tuning at one CPU core's speed"
+             if batched and config.get("hparams") == "tuned" else "")
+    return f"GPU ({source}: {'; '.join(parts)}{tuned})"
 
 
 def _hours(seconds: float) -> str:
@@ -69,7 +90,8 @@ class DatasetTotals:
 
 
 def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str) -> float:
-    """Random-search tuning: trials × folds fits on (1 − 1/folds) of the tuning pool."""
+    """Random-search tuning: trials × folds fits on (1 − 1/folds) of the tuning pool, on a GPU at
+    the classifier's speed-up unless its fit jobs batch their runs (the MLP's)."""
     from modelvar.pipeline.cost_model import load
 
     if config.get("hparams") != "tuned":
@@ -80,7 +102,12 @@ def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str)
     n = shape.n_rows * (1 - config["split"].get("test_fraction", 0.25)) * (1 - 1 / folds)
     cost = load(config.get("jobs", {}).get("cost_model"))
     epochs = epochs_of(classifier, config)
-    return trials * folds * cost.seconds(classifier, n, shape.d, shape.n_classes, epochs)
+    seconds = cost.seconds(classifier, n, shape.d, shape.n_classes, epochs)
+    if classifier in plan.gpu_speedups and not spec(classifier).batched:
+        # one fit at a time, as its fit jobs fit (a batched classifier's tuning is not batched:
+        # counted at one core's speed, _gpu_text)
+        seconds /= gpu_speedup_at(plan.gpu_speedups[classifier], seconds)
+    return trials * folds * seconds
 
 
 def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
@@ -94,7 +121,7 @@ def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
             tune = tuning_seconds(plan, config, name, clf)
             fit = cp.fit_seconds + STARTUP_SECONDS * len(cp.fit_jobs)
             metrics = sum(j.seconds for j in cp.metrics_jobs)
-            if spec(clf).gpu:
+            if clf in plan.gpu_speedups:
                 t.gpu_seconds += fit + tune
             else:
                 t.cpu_seconds += fit + tune
@@ -121,7 +148,7 @@ def job_counts(plan: StudyPlan, config: dict) -> dict[str, int]:
         counts["tune"] = len(plan.datasets) * len(classifier_names(config))
     for name, ds in plan.datasets.items():
         for clf, cp in ds.classifiers.items():
-            rule = fit_rule(clf)
+            rule = fit_rule(clf, config.get("classifier_settings"))
             counts[rule] = counts.get(rule, 0) + len(cp.fit_jobs)
             counts["pairwise_metrics"] = counts.get("pairwise_metrics", 0) + len(cp.metrics_jobs)
             if name in grouped:
@@ -140,7 +167,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     totals = dataset_totals(plan, config)
     counts = job_counts(plan, config)
     n_clf = len(classifier_names(config))
-    gpu_tagged = [c for c in classifier_names(config) if spec(c).gpu]
+    gpu_tagged = list(plan.gpu_speedups)
     gpu_col = bool(gpu_tagged)
     gpu_label = gpu_tagged[0].upper() if len(gpu_tagged) == 1 else "GPU"
     lines = [
@@ -174,14 +201,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     predictions = sum(t.prediction_bytes for t in totals)
     longest = max(totals, key=lambda t: t.longest[0])
     mem = max(totals, key=lambda t: t.max_mem_mb)
-    # tuning fits its trials one at a time, with their own widths: not the batched fits that
-    # jobs.gpu_speedup measures (make bench-mlp: one at a time 1.0x one core on vehicle, 10x
-    # from 100,000 rows), so the plan counts it at one core's speed
-    tuned = "; tuning at one CPU core's speed" if config.get("hparams") == "tuned" else ""
-    gpu = (f"GPU (jobs.gpu_speedup = {_speedup_text(plan.gpu_speedup)}{tuned})"
-           if plan.gpu_speedup != 1 else
-           "CPU core; GPU speed-up unmeasured (jobs.gpu_speedup = 1; make bench-mlp on a GPU "
-           "measures it)")
+    gpu = _gpu_text(plan, config)
     gpu_text = f"{gpu_label} {_hours(gpu_total)} on one {gpu}; " if gpu_col else ""
     lines += [
         "",
@@ -202,21 +222,22 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         ranked = sorted(totals, key=key, reverse=True)[:top]
         lines.append(f"  {label}: " + ", ".join(
             f"{t.name} {fmt(key(t))} ({100 * key(t) / whole:.0f} %)" for t in ranked))
-    lines.append("  " + classifier_shares(totals, gpu_label))
+    lines.append("  " + classifier_shares(totals, gpu_label, gpu_tagged))
     return "\n".join(lines)
 
 
-def classifier_shares(totals: list[DatasetTotals], gpu_label: str) -> str:
+def classifier_shares(totals: list[DatasetTotals], gpu_label: str,
+                      on_gpu: list[str]) -> str:
     """Fit and tuning hours per classifier, the CPU ones as shares of all CPU fitting and
-    tuning (which classifier a cheaper study would change), the GPU-tagged ones apart."""
+    tuning (which classifier a cheaper study would change), those ``on_gpu`` apart."""
     hours: dict[str, float] = {}
     for t in totals:
         for clf, seconds in t.per_classifier.items():
             hours[clf] = hours.get(clf, 0.0) + seconds
-    cpu = sum(s for clf, s in hours.items() if not spec(clf).gpu)
+    cpu = sum(s for clf, s in hours.items() if clf not in on_gpu)
     parts = []
     for clf, seconds in sorted(hours.items(), key=lambda item: -item[1]):
-        share = (f"{gpu_label} time" if spec(clf).gpu
+        share = (f"{gpu_label} time" if clf in on_gpu
                  else f"{100 * seconds / cpu:.0f} %" if cpu > 0 else "CPU")
         parts.append(f"{clf} {_hours(seconds)} ({share})")
     return "fitting and tuning by classifier: " + ", ".join(parts)
@@ -238,7 +259,8 @@ def format_jobs(plan: StudyPlan, config: dict) -> str:
     for name, ds in plan.datasets.items():
         for clf, cp in ds.classifiers.items():
             for job in cp.fit_jobs:
-                lines.append(line(fit_rule(clf), name, clf, job,
+                lines.append(line(fit_rule(clf, config.get("classifier_settings")), name, clf,
+                                  job,
                                   f"{job.runs[0]}-{job.runs[1] - 1}", f"{job.fits:,}"))
             for rule in ("pairwise_metrics", "grouped_metrics"):
                 if rule == "grouped_metrics" and name not in grouped:
