@@ -161,12 +161,14 @@ def modelvar_job(arguments, *, blas_threads=False):
 
 
 # Resources per group of rules, as (threads, mem_mb, runtime in minutes), unless the config's
-# `resources.<group>` says otherwise; `fit_mlp` falls back to the config's `fit` values. Fit,
+# `resources.<group>` says otherwise; `fit_mlp` and `tune_gpu` fall back to the config's `fit`
+# and `tune` values. Fit,
 # metrics and grouped jobs get mem_mb and runtime from the plan (its cost model), which the
 # config's values can raise but not lower.
 DEFAULT_RESOURCES = {
     "prepare": (1, 1000, 10),
     "tune": (1, 2000, 240),
+    "tune_gpu": (1, 2000, 240),
     "fit": (1, 0, 0),
     "fit_mlp": (1, 0, 0),
     "pairwise": (1, 0, 0),
@@ -180,8 +182,9 @@ DEFAULT_RESOURCES = {
 def resource(group, key):
     configured = config.get("resources", {})
     default = dict(zip(("threads", "mem_mb", "runtime"), DEFAULT_RESOURCES[group]))[key]
-    if group == "fit_mlp":
-        default = configured.get("fit", {}).get(key, default)
+    cpu_group = {"fit_mlp": "fit", "tune_gpu": "tune"}.get(group)
+    if cpu_group:
+        default = configured.get(cpu_group, {}).get(key, default)
     return configured.get(group, {}).get(key, default)
 
 
@@ -364,7 +367,11 @@ def get_declaration(wildcards):
 
 
 def get_tune_settings(wildcards):
-    return json.dumps(get_declaration(wildcards), sort_keys=True)
+    """A declared classifier's declaration, and `gpu` where the config sets it (the job
+    records its rule; on a GPU the trials are other bits)."""
+    own = config.get("classifier_settings", {}).get(wildcards.classifier, {})
+    gpu = {"gpu": own["gpu"]} if "gpu" in own else {}
+    return json.dumps({**get_declaration(wildcards), **gpu}, sort_keys=True)
 
 
 def get_dataset_spec(wildcards):

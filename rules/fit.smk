@@ -67,14 +67,13 @@ rule tune:
         f"{RESULTS}/logs/tune/{{dataset}}/{{classifier}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/tune/{{dataset}}/{{classifier}}.tsv"
+    wildcard_constraints:
+        classifier=registry.wildcard(gpu=False, among=CLASSIFIERS, settings=SETTINGS),
     conda:
         "../envs/tune.yaml"
     threads: threads_of("tune")
     resources:
-        **resources_of(
-            "tune",
-            gpu=lambda wildcards: int(registry.on_gpu(wildcards.classifier, SETTINGS)),
-        ),
+        **resources_of("tune"),
     params:
         trials=config["tuning"]["trials"],
         folds=config["tuning"]["folds"],
@@ -92,3 +91,13 @@ rule tune:
             "--manifest {output.manifest:q} 2> {log:q}",
             blas_threads=True,
         )
+
+
+# Tuning of the classifiers whose fits run on a GPU (as fit_mlp for their fits), so that a
+# profile can send them to a GPU partition by rule name. Resources from `resources.tune_gpu`.
+use rule tune as tune_gpu with:
+    wildcard_constraints:
+        classifier=registry.wildcard(gpu=True, among=CLASSIFIERS, settings=SETTINGS),
+    threads: threads_of("tune_gpu")
+    resources:
+        **resources_of("tune_gpu", gpu=1),

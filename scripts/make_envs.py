@@ -29,7 +29,7 @@ ENVS: dict[str, tuple[tuple[str, ...], str]] = {
     "data": (("data",), "prepare_dataset, dataset_overview"),
     "fit": (("xgb",), "fit (lr-sgd, svm-sgd, xgb)"),
     "mlp": (("xgb", "mlp"), "fit_mlp (mlp; xgb where a study puts it on a GPU)"),
-    "tune": (("xgb", "mlp"), "tune"),
+    "tune": (("xgb", "mlp"), "tune, tune_gpu"),
     "metrics": ((), "pairwise_metrics, grouped_metrics, simulate_metrics"),
     "plots": (("plots",), "figures, group_disparities_figure, evaluate_simulation, "
                           "dirichlet_simulation"),

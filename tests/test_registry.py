@@ -103,3 +103,14 @@ def test_loading_the_workflow_imports_no_plotting_library(tmp_path):
     assert "modelvar.pipeline.figures" in imported  # the trace covers the workflow's imports
     plotting = sorted(m for m in imported if m.split(".")[0] in ("matplotlib", "seaborn"))
     assert plotting == []
+
+
+def test_the_rules_of_a_classifier_follow_its_gpu_setting():
+    from modelvar.models.registry import fit_rule, on_gpu, tune_rule
+
+    assert [(fit_rule(n), tune_rule(n)) for n in ("lr-sgd", "xgb", "mlp")] == [
+        ("fit", "tune"), ("fit", "tune"), ("fit_mlp", "tune_gpu")]
+    settings = {"xgb": {"gpu": True}, "mlp": {"gpu": False}}
+    assert [on_gpu(n, settings) for n in ("lr-sgd", "xgb", "mlp")] == [False, True, False]
+    assert (fit_rule("xgb", settings), tune_rule("xgb", settings)) == ("fit_mlp", "tune_gpu")
+    assert (fit_rule("mlp", settings), tune_rule("mlp", settings)) == ("fit", "tune")

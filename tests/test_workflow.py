@@ -32,7 +32,7 @@ def test_dry_run_job_counts(tmp_path):
 
 
 def test_a_study_puts_xgb_on_a_gpu(tmp_path):
-    """classifier_settings.xgb.gpu: xgb's fit and tuning jobs ask for a GPU (fit_mlp; tune with
+    """classifier_settings.xgb.gpu: xgb's fit and tuning jobs ask for a GPU (fit_mlp, tune_gpu:
     gpu=1), lr-sgd's stay on the CPU; the plan counts the same jobs."""
     import yaml
 
@@ -49,9 +49,12 @@ def test_a_study_puts_xgb_on_a_gpu(tmp_path):
     fits = {(rule, out[0].split("classifier=")[1].split("/")[0]) for rule, _, out in jobs
             if rule in ("fit", "fit_mlp")}
     assert fits == {("fit", "lr-sgd"), ("fit_mlp", "xgb")}
-    gpu_tunes = re.findall(r"rule tune:.*?classifier=(\S+?)[/,\s].*?resources: .*?gpu=(\d)",
-                           proc.stdout, re.S)
-    assert sorted(set(gpu_tunes)) == [("lr-sgd", "0"), ("xgb", "1")], proc.stdout[:3000]
+    tunes = {(rule, out[0].split("tuning/")[1].split("/")[1]) for rule, _, out in jobs
+             if rule.startswith("tune")}
+    assert tunes == {("tune", "lr-sgd"), ("tune_gpu", "xgb")}
+    gpu = re.findall(r"rule (tune\w*):.*?resources: ([^\n]*)", proc.stdout, re.S)
+    assert {rule: "gpu=1" in resources for rule, resources in gpu} == \
+        {"tune": False, "tune_gpu": True}
     plan, plan_config = plan_of_command_line(["--configfile", str(path)])
     counts = job_counts(proc.stdout)
     assert {rule: counts[rule] for rule in planned_counts(plan, plan_config)} == \
@@ -448,7 +451,8 @@ def test_preliminary_and_full_study_configs_dry_run(tmp_path):
                      "--configfile", str(REPO / "config" / "full-study.yaml"),
                      str(REPO / "config" / "openml" / "seed-study.yaml"))
     counts = job_counts(proc.stdout)
-    assert counts["prepare_dataset"] == 37 and counts["tune"] == 37 * 4
+    assert counts["prepare_dataset"] == 37
+    assert counts["tune"] == 37 * 2 and counts["tune_gpu"] == 37 * 2  # xgb and mlp on GPUs
     assert counts["total"] <= 5_000
     # `modelvar plan` counts the same jobs as the workflow makes
     from modelvar.pipeline.plan_report import job_counts as planned_counts

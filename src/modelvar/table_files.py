@@ -383,7 +383,7 @@ def forget_damaged(results_dir: str | Path) -> list[str]:
 
 #: The rules in the order data flows through them: ``verify`` lists problems upstream first,
 #: so that the first fix command regenerates the cause before what was made from it.
-DATA_FLOW = ("prepare_dataset", "tune", "fit", "fit_mlp", "pairwise_metrics",
+DATA_FLOW = ("prepare_dataset", "tune", "tune_gpu", "fit", "fit_mlp", "pairwise_metrics",
              "grouped_metrics", "dataset_overview", "findings", "simulate_metrics",
              "evaluate_simulation", "dirichlet_simulation")
 

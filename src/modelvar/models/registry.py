@@ -116,6 +116,11 @@ def fit_rule(name: str, settings: dict | None = None) -> str:
     return "fit_mlp" if on_gpu(name, settings) else "fit"
 
 
+def tune_rule(name: str, settings: dict | None = None) -> str:
+    """The rule of a classifier's tuning job: ``tune_gpu`` for those on a GPU, else ``tune``."""
+    return "tune_gpu" if on_gpu(name, settings) else "tune"
+
+
 def colour(name: str, study: list[str] | tuple[str, ...] = ()) -> str:
     """A classifier's colour in the figures: its spec's, else the next of :data:`USER_COLOURS`
     in the order of the study's classifiers that have none (the same classifiers in the same

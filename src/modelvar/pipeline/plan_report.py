@@ -145,7 +145,10 @@ def job_counts(plan: StudyPlan, config: dict) -> dict[str, int]:
     grouped = config.get("grouped", {}).get("by", {})
     counts: dict[str, int] = {"prepare_dataset": len(plan.datasets)}
     if config.get("hparams") == "tuned":
-        counts["tune"] = len(plan.datasets) * len(classifier_names(config))
+        on_gpu = len(plan.gpu_speedups)
+        for rule, n in (("tune", len(classifier_names(config)) - on_gpu), ("tune_gpu", on_gpu)):
+            if n:
+                counts[rule] = len(plan.datasets) * n
     for name, ds in plan.datasets.items():
         for clf, cp in ds.classifiers.items():
             rule = fit_rule(clf, config.get("classifier_settings"))
