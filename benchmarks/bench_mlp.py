@@ -17,11 +17,11 @@ rounds, and the ratio. On the CPU the large shapes time only ``cpu_runs`` sequen
 seconds stand for all, and no batched one (ten such fits take minutes). The plan's GPU speed-up
 divides the cost model's seconds (one-at-a-time fits on one core of our build machine), so the
 benchmark prints the GPU's batched seconds per fit against the cost model's for the same shape:
-the values for the config's ``jobs.gpu_speedup``, by training rows (the MLP's batches of 64 rows
-below 10,000 leave a GPU idle; take the smallest of the shapes in a range), and, where both
-sides ran, against one core of the same machine. On the CPU batched and sequential give
-identical predictions (``tests/test_mlp.py``); on the GPU this benchmark checks it, and whether
-two identical trainings give the same bits.
+the values for the config's ``jobs.gpu_speedup``, keyed by a fit's seconds on one core (the
+cost model's estimate at the study's epochs; small fits leave a GPU idle: take the smallest of
+the shapes in a range), and, where both sides ran, against one core of the same machine. On the
+CPU batched and sequential give identical predictions (``tests/test_mlp.py``); on the GPU this
+benchmark checks it, and whether two identical trainings give the same bits.
 """
 
 import os

@@ -162,9 +162,8 @@ def modelvar_job(arguments, *, blas_threads=False):
 
 # Resources per group of rules, as (threads, mem_mb, runtime in minutes), unless the config's
 # `resources.<group>` says otherwise; `fit_mlp` and `tune_gpu` fall back to the config's `fit`
-# and `tune` values. Fit,
-# metrics and grouped jobs get mem_mb and runtime from the plan (its cost model), which the
-# config's values can raise but not lower.
+# and `tune` values. Fit, metrics and grouped jobs get mem_mb and runtime from the plan (its cost
+# model), which the config's values can raise but not lower.
 DEFAULT_RESOURCES = {
     "prepare": (1, 1000, 10),
     "tune": (1, 2000, 240),
@@ -369,7 +368,7 @@ def get_declaration(wildcards):
 def get_tune_settings(wildcards):
     """A declared classifier's declaration, and `gpu` where the config sets it (the job
     records its rule; on a GPU the trials are other bits)."""
-    own = config.get("classifier_settings", {}).get(wildcards.classifier, {})
+    own = SETTINGS.get(wildcards.classifier, {})
     gpu = {"gpu": own["gpu"]} if "gpu" in own else {}
     return json.dumps({**get_declaration(wildcards), **gpu}, sort_keys=True)
 

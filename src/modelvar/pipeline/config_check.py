@@ -337,23 +337,19 @@ def classifier_problems(config: dict) -> list[str]:
         for i, name in enumerate(listed) if isinstance(name, str) and name not in known]
 
 
-def jobs_problems(config: dict) -> list[str]:
+def gpu_speedup_problems(config: dict) -> list[str]:
     """A ``gpu_speedup`` mapping (``jobs.gpu_speedup``, ``classifier_settings.NAME.gpu_speedup``):
     its keys are seconds of a fit on one core (whole numbers ≥ 0), one of them 0, so that every
-    fit has a speed-up (the schema checks the values)."""
-    def mapping(section, *keys):
-        for key in keys:
-            section = section.get(key) if isinstance(section, dict) else None
-        return section if isinstance(section, dict) else None
+    fit has a speed-up (the schema checks the values and the sections' types)."""
+    def section(value):
+        return value if isinstance(value, dict) else {}
 
-    found = [("jobs.gpu_speedup", mapping(config, "jobs", "gpu_speedup"))]
-    for clf in config.get("classifier_settings", {}) if isinstance(
-            config.get("classifier_settings"), dict) else ():
-        found.append((f"classifier_settings.{clf}.gpu_speedup",
-                      mapping(config, "classifier_settings", clf, "gpu_speedup")))
+    found = {"jobs.gpu_speedup": section(config.get("jobs")).get("gpu_speedup")}
+    for clf, settings in section(config.get("classifier_settings")).items():
+        found[f"classifier_settings.{clf}.gpu_speedup"] = section(settings).get("gpu_speedup")
     problems = []
-    for where, value in found:
-        if value is None:
+    for where, value in found.items():
+        if not isinstance(value, dict):
             continue
         bad = [k for k in value if not (isinstance(k, int) and k >= 0)
                and not (isinstance(k, str) and k.isdigit())]
@@ -390,7 +386,7 @@ def check_config(config: dict, schema: dict, *, datasets: bool = True) -> Checke
     warnings. ``config`` is modified in place: integral floats become ints. ``datasets=False``
     skips peeking at the datasets (a job step, after the main process checked them)."""
     problems = schema_problems(config, schema) + classifier_problems(config) + \
-        results_dir_problems(config) + jobs_problems(config)
+        results_dir_problems(config) + gpu_speedup_problems(config)
     if problems:
         raise ConfigProblems(problems)
     coerce_integers(config, workflow_schema(schema))

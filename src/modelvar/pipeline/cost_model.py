@@ -25,8 +25,8 @@ d (10 to 1,000 columns, dense and one-hot) and C (2 to 1,000), and the embedded 
 (whose fits can cost other than synthetic ones of their shape: xgb's trees stop early on anneal's
 one-hot columns), weighted equally; checked on held-out shapes and datasets it was not fitted
 on. The MLP's constants are for the CPU — ``gpu_speedup`` (config ``jobs.gpu_speedup``, default 1:
-no speed-up assumed, an upper bound; a number or one per range of training rows) divides them for
-GPU jobs' fits.
+no speed-up assumed, an upper bound; a number, or one per size of fit in one core's seconds;
+``classifier_settings.NAME.gpu_speedup`` for one classifier) divides them for GPU jobs' fits.
 
 Recalibrate from any finished run: :func:`calibrate` fits the same model to the runs tables'
 ``fit_seconds`` (``modelvar plan --calibrate RESULTS --out my-cost.json``, then
