@@ -349,14 +349,14 @@ def get_metrics_predictions(wildcards):
 def get_classifier_settings(wildcards):
     """This classifier's `classifier_settings` entry as JSON, with a declared classifier's
     declaration (modelvar.models.user: what its jobs build it from): a param of its fit jobs
-    only, so changing one classifier's settings or declaration reruns only its jobs."""
-    return json.dumps(
-        {
-            **config.get("classifier_settings", {}).get(wildcards.classifier, {}),
-            **get_declaration(wildcards),
-        },
-        sort_keys=True,
-    )
+    only, so changing one classifier's settings or declaration reruns only its jobs. Without
+    `gpu_speedup`, which only the plan reads."""
+    own = {
+        k: v
+        for k, v in SETTINGS.get(wildcards.classifier, {}).items()
+        if k != "gpu_speedup"
+    }
+    return json.dumps({**own, **get_declaration(wildcards)}, sort_keys=True)
 
 
 def get_declaration(wildcards):

@@ -61,6 +61,31 @@ def test_a_study_puts_xgb_on_a_gpu(tmp_path):
         planned_counts(plan, plan_config)
 
 
+def test_xgb_tagged_for_a_gpu_tunes_and_fits_where_there_is_none(tmp_path):
+    """The GPU rules' jobs run for real (on the CPU here: no GPU): the fit job takes the
+    classifier's gpu setting, the plan-only gpu_speedup does not reach it, and the manifests
+    record the rules the jobs ran in."""
+    import json
+
+    import pandas as pd
+    import yaml
+
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    config.update(classifiers=["lr-sgd", "xgb"], hparams="tuned",
+                  tuning={"trials": 2, "folds": 2},
+                  classifier_settings={"xgb": {"gpu": True, "gpu_speedup": {0: 2, 15: 5}}})
+    path = tmp_path / "gpu.yaml"
+    path.write_text(yaml.safe_dump(config))
+    snakemake(tmp_path, path, "--cores", "2", "--until", "fit", "fit_mlp")
+    manifests = tmp_path / "results" / ".modelvar" / "manifests"
+    assert json.loads((manifests / "tune/vehicle/xgb.json").read_text())["rule"] == "tune_gpu"
+    assert json.loads((manifests / "tune/vehicle/lr-sgd.json").read_text())["rule"] == "tune"
+    assert json.loads((manifests / f"fit/vehicle/xgb/{JOB}.json").read_text())["rule"] == \
+        "fit_mlp"
+    runs = pd.read_parquet(table(tmp_path / "results", "runs", "xgb"))
+    assert set(runs["device"]) == {"cpu"} and len(runs) == 2 * 3 * 2
+
+
 def dry_run_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
     """(rule, inputs, outputs) of every job a Snakemake dry run lists."""
     jobs = []

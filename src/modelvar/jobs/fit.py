@@ -21,9 +21,9 @@ def _base_hparams(args: argparse.Namespace, settings: dict) -> dict | None:
             raise ValueError(f"{args.hparams} holds hparams of {tuned.get('classifier')!r}, "
                              f"not {args.classifier!r}")
         base = tuned["hparams"]
-    unknown = sorted(set(settings) - {"hparams", "epochs", "declared"})
+    unknown = sorted(set(settings) - {"hparams", "epochs", "gpu", "declared"})
     if unknown:
-        raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs, "
+        raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs, gpu, "
                          "declared)")
     if settings.get("hparams"):
         from modelvar.models.hparams import space
