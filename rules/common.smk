@@ -202,12 +202,13 @@ def resources_of(group, **extra):
 
 def planned_resources(group, job_of, **extra):
     """mem_mb and runtime of a plan-sized job (`job_of(wildcards)`: its FitJob/MetricsJob)."""
+    mem_mb, runtime = resource(group, "mem_mb"), resource(group, "runtime")
     return {
-        "mem_mb": lambda wildcards: max(
-            job_of(wildcards).mem_mb, resource(group, "mem_mb")
+        "mem_mb": with_known_signature(
+            lambda wildcards: max(job_of(wildcards).mem_mb, mem_mb)
         ),
-        "runtime": lambda wildcards: max(
-            runtime_minutes(job_of(wildcards).seconds), resource(group, "runtime")
+        "runtime": with_known_signature(
+            lambda wildcards: max(runtime_minutes(job_of(wildcards).seconds), runtime)
         ),
         **extra,
     }

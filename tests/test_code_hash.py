@@ -2,7 +2,10 @@
 its job imports, computed from the code (modelvar.pipeline.code_hash), checked against what real
 jobs import, for every rule; editing a module reruns exactly the jobs that import it."""
 
+import hashlib
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -150,3 +153,59 @@ def test_an_edit_reruns_exactly_the_jobs_that_import_the_module(finished_copy):
             path.write_text(original)
             import_closure.cache_clear()
         assert changed == ("modelvar.pipeline.grouped_tables" in closure), command
+
+
+def test_the_facts_of_parsed_sources_are_cached_by_their_content(tmp_path, monkeypatch):
+    """A later process reads each module's imports from the cache instead of parsing it; an
+    edited module is parsed again (its new text has a new digest) and its new import counts; a
+    damaged cache file or entry counts as absent."""
+    from modelvar.pipeline import code_hash
+
+    root = tmp_path / "modelvar"
+    shutil.copytree(REPO / "src" / "modelvar", root,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv("MODELVAR_CACHE_DIR", str(tmp_path / "cache"))
+    parse = code_hash.source_facts
+
+    def new_process(parser=parse):
+        monkeypatch.setattr(code_hash, "_CACHE", code_hash._FactsCache())
+        monkeypatch.setattr(code_hash, "source_facts", parser)
+        for cached in (code_hash._facts_of, code_hash._imports_of, import_closure):
+            cached.cache_clear()
+
+    def no_parsing(text):
+        raise AssertionError("parsed a source whose facts are cached")
+
+    new_process()
+    before = {c: code_version(c, root) for c in ("fit", "pairwise")}
+    cache_file = code_hash.facts_cache_file()
+    entries = json.loads(cache_file.read_text())
+    assert len(entries) == len(set(import_closure(job_module("fit"), root))
+                               | set(import_closure(job_module("pairwise"), root)))
+
+    new_process(no_parsing)
+    assert {c: code_version(c, root) for c in before} == before
+
+    # an edit: labels.py now imports the grouped tables, which fit did not import before
+    assert "modelvar.pipeline.grouped_tables" not in import_closure("modelvar.jobs.fit", root)
+    labels = root / "labels.py"
+    labels.write_text(labels.read_text() + "\nimport modelvar.pipeline.grouped_tables\n")
+    new_process()
+    assert "modelvar.pipeline.grouped_tables" in import_closure("modelvar.jobs.fit", root)
+    assert code_version("fit", root) != before["fit"]
+
+    # a damaged entry (the right digest, facts of the wrong shape) is parsed again ...
+    digest = hashlib.sha256(labels.read_bytes()).hexdigest()
+    entries = json.loads(cache_file.read_text())
+    entries[digest]["imports"] = "modelvar.labels"
+    cache_file.write_text(json.dumps(entries))
+    edited = code_version("fit", root)
+    new_process()
+    assert code_version("fit", root) == edited
+    assert json.loads(cache_file.read_text())[digest]["imports"] != "modelvar.labels"
+    # ... and a file that is not JSON is none
+    cache_file.write_text("{not json")
+    new_process()
+    assert code_version("fit", root) == edited
+    new_process(no_parsing)
+    assert code_version("fit", root) == edited

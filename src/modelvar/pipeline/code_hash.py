@@ -25,6 +25,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
+import sys
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -72,12 +76,26 @@ def _import_nodes(tree: ast.Module):
         todo.extend(ast.iter_child_nodes(node))
 
 
-@cache
-def _package_exports(init: Path) -> tuple[frozenset, dict, frozenset]:
-    """Of a package's ``__init__``: the names it binds at top level, its ``_EXPORTS`` mapping
-    (name → module, served by ``__getattr__``), and the modules its ``__getattr__`` imports."""
-    tree = ast.parse(init.read_text())
-    names, exports, lazy = set(), {}, set()
+def source_facts(text: str) -> dict:
+    """What the closure needs of one module's source, read from its syntax tree (a function of
+    the text alone, so it can be cached by the text's digest, :func:`_facts`):
+
+    * ``imports``: ``[level, module, names]`` per import statement outside a module-level
+      ``__getattr__`` (``level`` −1 for ``import a.b``, whose names are the modules; else the
+      ``from`` import's level, module or ``""``, and imported names);
+    * ``names``: the names bound at top level; ``exports``: its ``_EXPORTS`` mapping (name →
+      module, served by ``__getattr__``; empty when computed); ``lazy``: the modules its
+      ``__getattr__`` imports (for packages' ``__init__``);
+    * ``package_data``: its ``PACKAGE_DATA`` globs.
+    """
+    tree = ast.parse(text)
+    imports = []
+    for node in _import_nodes(tree):
+        if isinstance(node, ast.Import):
+            imports.append([-1, "", [a.name for a in node.names]])
+        else:
+            imports.append([node.level, node.module or "", [a.name for a in node.names]])
+    names, exports, lazy, data = set(), {}, set(), []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             names.add(node.name)
@@ -88,12 +106,13 @@ def _package_exports(init: Path) -> tuple[frozenset, dict, frozenset]:
                     names.add(target.id)
                     if target.id == "_EXPORTS":
                         try:
-                            exports = ast.literal_eval(node.value)
+                            exports = dict(ast.literal_eval(node.value))
                         except ValueError:  # computed entries: every lazy import counts
                             exports = {}
+                    elif target.id == "PACKAGE_DATA":
+                        data = list(ast.literal_eval(node.value))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    for node in tree.body:
         if _is_lazy_getattr(node):
             for sub in ast.walk(node):
                 if isinstance(sub, ast.ImportFrom) and sub.module:
@@ -101,7 +120,94 @@ def _package_exports(init: Path) -> tuple[frozenset, dict, frozenset]:
                     lazy.update(f"{sub.module}.{a.name}" for a in sub.names)
                 elif isinstance(sub, ast.Import):
                     lazy.update(a.name for a in sub.names)
-    return frozenset(names), exports, frozenset(lazy)
+    return {"imports": imports, "names": sorted(names), "exports": exports,
+            "lazy": sorted(lazy), "package_data": data}
+
+
+# ------------------------------------------------------------- the facts, cached by content
+#: Bumped when :func:`source_facts` changes what it returns (older cache files are not read).
+FACTS_VERSION = 1
+_FACT_KEYS = {"imports": list, "names": list, "exports": dict, "lazy": list,
+              "package_data": list}
+
+
+def facts_cache_file() -> Path:
+    """Where the facts of sources already parsed are kept: ``$MODELVAR_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/modelvar`` or ``~/.cache/modelvar``; one file per Python version (its
+    parser decides the facts) and :data:`FACTS_VERSION`."""
+    base = os.environ.get("MODELVAR_CACHE_DIR") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "modelvar")
+    major, minor = sys.version_info[:2]
+    return Path(base, f"code-facts-v{FACTS_VERSION}-py{major}.{minor}.json")
+
+
+class _FactsCache:
+    """sha256 of a source's bytes → its :func:`source_facts`, read from
+    :func:`facts_cache_file` once per process and written back (atomically) when a closure
+    needed new ones. Parsing the package's ~80 modules is most of the workflow's code versions
+    (0.45 s of CPU at every load); a digest is what the code version hashes anyway, so an entry
+    can only be used for the very text it was read from. A file that cannot be read, or an entry
+    of the wrong shape, counts as absent; one that cannot be written leaves parsing to the next
+    process."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict] | None = None
+        self.added = False
+
+    def _load(self) -> dict[str, dict]:
+        if self.entries is None:
+            try:
+                loaded = json.loads(facts_cache_file().read_text())
+            except (OSError, ValueError):
+                loaded = {}
+            self.entries = loaded if isinstance(loaded, dict) else {}
+        return self.entries
+
+    def get(self, digest: str) -> dict | None:
+        entry = self._load().get(digest)
+        if isinstance(entry, dict) and all(
+                isinstance(entry.get(k), t) for k, t in _FACT_KEYS.items()):
+            return entry
+        return None
+
+    def put(self, digest: str, facts: dict) -> None:
+        self._load()[digest] = facts
+        self.added = True
+
+    def save(self) -> None:
+        if not self.added:
+            return
+        path = facts_cache_file()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False,
+                                             suffix=".tmp") as handle:
+                json.dump(self.entries, handle, sort_keys=True)
+            os.replace(handle.name, path)
+        except OSError:
+            return
+        self.added = False
+
+
+_CACHE = _FactsCache()
+
+
+@cache
+def _facts_of(path: Path, stamp: tuple[int, int]) -> dict:
+    """The :func:`source_facts` of ``path`` (``stamp``: its size and modification time, so that
+    an edited file is read again), from the cache when its text was parsed before."""
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    facts = _CACHE.get(digest)
+    if facts is None:
+        facts = source_facts(data.decode())
+        _CACHE.put(digest, facts)
+    return facts
+
+
+def _facts(path: Path) -> dict:
+    stat = path.stat()
+    return _facts_of(path, (stat.st_size, stat.st_mtime_ns))
 
 
 def _lazy(package: str, name: str, root: Path) -> set[str]:
@@ -110,22 +216,11 @@ def _lazy(package: str, name: str, root: Path) -> set[str]:
     init = module_path(package, root)
     if init is None or init.name != "__init__.py":
         return set()
-    names, exports, lazy = _package_exports(init)
-    if name in names:
+    facts = _facts(init)
+    if name in facts["names"]:
         return set()
-    return {exports[name]} if name in exports else set(lazy)
-
-
-@cache
-def _parsed(path: Path, stamp: tuple[int, int]) -> ast.Module:
-    """The syntax tree of ``path`` (``stamp``: its size and modification time, so that an edited
-    file is parsed again); each module is parsed once however many closures it is in."""
-    return ast.parse(path.read_text(), filename=str(path))
-
-
-def _tree(path: Path) -> ast.Module:
-    stat = path.stat()
-    return _parsed(path, (stat.st_size, stat.st_mtime_ns))
+    exports = facts["exports"]
+    return {exports[name]} if name in exports else set(facts["lazy"])
 
 
 def _imports(path: Path, root: Path) -> frozenset[str]:
@@ -136,26 +231,25 @@ def _imports(path: Path, root: Path) -> frozenset[str]:
 
 @cache
 def _imports_of(path: Path, root: Path, stamp: tuple[int, int]) -> frozenset[str]:
-    tree = _parsed(path, stamp)
     here = _module_name(path, root)
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     found: set[str] = set()
-    for node in _import_nodes(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+    for level, module, names in _facts_of(path, stamp)["imports"]:
+        if level < 0:
+            found.update(names)
             continue
-        if node.level:
+        if level:
             base = package.split(".")
-            base = base[: len(base) - (node.level - 1)]
-            source = ".".join(base + ([node.module] if node.module else []))
+            base = base[: len(base) - (level - 1)]
+            source = ".".join(base + ([module] if module else []))
         else:
-            source = node.module or ""
+            source = module
         found.add(source)
-        for alias in node.names:
-            found.add(f"{source}.{alias.name}")
-            submodule = module_path(f"{source}.{alias.name}", root) is not None
+        for name in names:
+            found.add(f"{source}.{name}")
+            submodule = module_path(f"{source}.{name}", root) is not None
             if source.split(".")[0] == PACKAGE and not submodule:
-                found.update(_lazy(source, alias.name, root))
+                found.update(_lazy(source, name, root))
     return frozenset(m for m in found if m.split(".")[0] == PACKAGE and module_path(m, root))
 
 
@@ -188,11 +282,8 @@ def package_data(module: str, root: Path | None = None) -> list[Path]:
     root = root or package_root()
     path = module_path(module, root)
     files: set[Path] = set()
-    for node in _tree(path).body:
-        if (isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "PACKAGE_DATA" for t in node.targets)):
-            for pattern in ast.literal_eval(node.value):
-                files.update(p for p in path.parent.glob(pattern) if p.is_file())
+    for pattern in _facts(path)["package_data"]:
+        files.update(p for p in path.parent.glob(pattern) if p.is_file())
     return sorted(files)
 
 
@@ -212,4 +303,5 @@ def code_version(command: str, root: Path | None = None) -> str:
         for file in [path, *package_data(module, root)]:
             h.update(file.relative_to(root).as_posix().encode() + b"\0")
             h.update(file.read_bytes())
+    _CACHE.save()
     return h.hexdigest()[:16]
