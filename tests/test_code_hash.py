@@ -209,3 +209,9 @@ def test_the_facts_of_parsed_sources_are_cached_by_their_content(tmp_path, monke
     assert code_version("fit", root) == edited
     new_process(no_parsing)
     assert code_version("fit", root) == edited
+    # an edit of code_hash.py itself (what the facts are) starts a new cache
+    monkeypatch.setattr(code_hash, "_THIS_MODULE_DIGEST", "0" * 16)
+    assert code_hash.facts_cache_file() != cache_file
+    new_process(no_parsing)
+    with pytest.raises(AssertionError, match="parsed a source"):
+        code_version("fit", root)

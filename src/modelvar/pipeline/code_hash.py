@@ -125,8 +125,6 @@ def source_facts(text: str) -> dict:
 
 
 # ------------------------------------------------------------- the facts, cached by content
-#: Bumped when :func:`source_facts` changes what it returns (older cache files are not read).
-FACTS_VERSION = 1
 _FACT_KEYS = {"imports": list, "names": list, "exports": dict, "lazy": list,
               "package_data": list}
 
@@ -134,11 +132,12 @@ _FACT_KEYS = {"imports": list, "names": list, "exports": dict, "lazy": list,
 def facts_cache_file() -> Path:
     """Where the facts of sources already parsed are kept: ``$MODELVAR_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/modelvar`` or ``~/.cache/modelvar``; one file per Python version (its
-    parser decides the facts) and :data:`FACTS_VERSION`."""
+    parser decides the facts) and per text of this module (which decides what the facts are:
+    an edit here starts a new cache)."""
     base = os.environ.get("MODELVAR_CACHE_DIR") or Path(
         os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "modelvar")
     major, minor = sys.version_info[:2]
-    return Path(base, f"code-facts-v{FACTS_VERSION}-py{major}.{minor}.json")
+    return Path(base, f"code-facts-py{major}.{minor}-{_THIS_MODULE_DIGEST}.json")
 
 
 class _FactsCache:
@@ -189,6 +188,7 @@ class _FactsCache:
         self.added = False
 
 
+_THIS_MODULE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 _CACHE = _FactsCache()
 
 
