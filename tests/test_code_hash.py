@@ -215,3 +215,32 @@ def test_the_facts_of_parsed_sources_are_cached_by_their_content(tmp_path, monke
     new_process(no_parsing)
     with pytest.raises(AssertionError, match="parsed a source"):
         code_version("fit", root)
+
+
+def test_code_versions_without_a_writable_cache_or_a_home(tmp_path, monkeypatch):
+    """Where the cache cannot be written (a read-only home on a cluster node, a path that is a
+    file) or no home is known, every process parses: the same code versions, no error."""
+    from modelvar.pipeline import code_hash
+
+    def fresh():
+        monkeypatch.setattr(code_hash, "_CACHE", code_hash._FactsCache())
+        for cached in (code_hash._facts_of, code_hash._imports_of, import_closure):
+            cached.cache_clear()
+
+    expected = code_version("fit")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("MODELVAR_CACHE_DIR", str(blocker / "cache"))
+    fresh()
+    assert code_version("fit") == expected
+    assert not list(tmp_path.glob("**/*.tmp"))
+    monkeypatch.delenv("MODELVAR_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(code_hash.Path, "home", staticmethod(no_home))
+    assert code_hash.facts_cache_file() is None
+    fresh()
+    assert code_version("fit") == expected

@@ -129,13 +129,19 @@ _FACT_KEYS = {"imports": list, "names": list, "exports": dict, "lazy": list,
               "package_data": list}
 
 
-def facts_cache_file() -> Path:
+def facts_cache_file() -> Path | None:
     """Where the facts of sources already parsed are kept: ``$MODELVAR_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/modelvar`` or ``~/.cache/modelvar``; one file per Python version (its
     parser decides the facts) and per text of this module (which decides what the facts are:
-    an edit here starts a new cache)."""
-    base = os.environ.get("MODELVAR_CACHE_DIR") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "modelvar")
+    an edit here starts a new cache). ``None`` without a home folder (and neither variable):
+    then every process parses."""
+    base = os.environ.get("MODELVAR_CACHE_DIR")
+    if not base:
+        try:
+            home_cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        except RuntimeError:  # no HOME and no password-database entry
+            return None
+        base = Path(home_cache, "modelvar")
     major, minor = sys.version_info[:2]
     return Path(base, f"code-facts-py{major}.{minor}-{_THIS_MODULE_DIGEST}.json")
 
@@ -155,8 +161,9 @@ class _FactsCache:
 
     def _load(self) -> dict[str, dict]:
         if self.entries is None:
+            path = facts_cache_file()
             try:
-                loaded = json.loads(facts_cache_file().read_text())
+                loaded = json.loads(path.read_text()) if path else {}
             except (OSError, ValueError):
                 loaded = {}
             self.entries = loaded if isinstance(loaded, dict) else {}
@@ -177,13 +184,18 @@ class _FactsCache:
         if not self.added:
             return
         path = facts_cache_file()
+        if path is None:
+            return
+        handle = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False,
                                              suffix=".tmp") as handle:
                 json.dump(self.entries, handle, sort_keys=True)
             os.replace(handle.name, path)
-        except OSError:
+        except OSError:  # a full disk, a read-only home: the next process parses again
+            if handle is not None:
+                Path(handle.name).unlink(missing_ok=True)
             return
         self.added = False
 
