@@ -20,6 +20,11 @@ src/modelvar/pipeline/cost_model.json.
 
     python benchmarks/calibrate_cost_model.py [--write] [--quick] [--classifiers xgb …]
         [--save-timings timings.json | --from-timings timings.json]
+    python benchmarks/calibrate_cost_model.py --held-out-only [--model cost-model.json]
+
+``--held-out-only`` times only the held-out fits and checks a cost model as it is (the shipped
+one, or ``--model``'s) against them: whether it holds on this machine, in minutes instead of
+the hours of a calibration.
 """
 
 import os
@@ -192,6 +197,25 @@ def held_out_fits(clf: str, rng) -> list[tuple]:
     return rows + real_fits(clf, REAL_HELD_OUT)
 
 
+def print_held_out(model, held: dict[str, list[tuple]]) -> None:
+    """The held-out table: per fit, the model's seconds against the measured ones."""
+    print("\nheld out (never fitted on): predicted / measured seconds of one fit")
+    print(f"  {'classifier':10s} {'data':28s} {'n':>6s} {'d':>5s} {'C':>5s} "
+          f"{'predicted':>9s} {'measured':>9s} {'ratio':>6s}")
+    ratios = []
+    for clf, rows in held.items():
+        for n, d, c, e, seconds, label in rows:
+            predicted = model.seconds(clf, n, d, c, e)
+            ratios.append(predicted / seconds)
+            flag = "" if 0.5 <= ratios[-1] <= 2 else "  outside 0.5-2x"
+            print(f"  {clf:10s} {label:28s} {n:6d} {d:5d} {c:5d} {predicted:9.2f} "
+                  f"{seconds:9.2f} {ratios[-1]:6.2f}{flag}", flush=True)
+    ratios = np.array(ratios)
+    inside = ((ratios >= 0.5) & (ratios <= 2)).sum()
+    print(f"  held out: {inside} of {len(ratios)} within 0.5-2x; ratio min {ratios.min():.2f}, "
+          f"median {np.median(ratios):.2f}, max {ratios.max():.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="store as the shipped constants")
@@ -200,11 +224,20 @@ def main() -> None:
     parser.add_argument("--classifiers", nargs="*", default=list(GRID))
     parser.add_argument("--save-timings", metavar="JSON",
                         help="also write every timed fit there (to refit without timing again)")
+    parser.add_argument("--held-out-only", action="store_true",
+                        help="time only the held-out fits and check --model (default: the "
+                        "shipped cost model) against them; fits nothing")
+    parser.add_argument("--model", metavar="JSON", help="with --held-out-only: the cost model")
     parser.add_argument("--from-timings", metavar="JSON",
                         help="fit to the fits timed by an earlier --save-timings run instead of "
                         "timing (its classifiers; the xgb noise factor is timed again)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
+    if args.held_out_only:
+        model = load(args.model)
+        print(f"cost model: {model.source}")
+        print_held_out(model, {clf: held_out_fits(clf, rng) for clf in args.classifiers})
+        return
     samples, weights, kinds, held = {}, {}, {}, {}
     if args.from_timings:
         saved = json.loads(Path(args.from_timings).read_text())
@@ -246,21 +279,7 @@ def main() -> None:
             r = ratio[kinds[clf] == kind]
             print(f"  {clf:8s} {kind:9s} {np.median(r):.2f}, {r.min():.2f}, {r.max():.2f} "
                   f"over {len(r)}")
-    print("\nheld out (never fitted on): predicted / measured seconds of one fit")
-    print(f"  {'classifier':10s} {'data':28s} {'n':>6s} {'d':>5s} {'C':>5s} "
-          f"{'predicted':>9s} {'measured':>9s} {'ratio':>6s}")
-    ratios = []
-    for clf, rows in held.items():
-        for n, d, c, e, seconds, label in rows:
-            predicted = model.seconds(clf, n, d, c, e)
-            ratios.append(predicted / seconds)
-            flag = "" if 0.5 <= ratios[-1] <= 2 else "  outside 0.5-2x"
-            print(f"  {clf:10s} {label:28s} {n:6d} {d:5d} {c:5d} {predicted:9.2f} "
-                  f"{seconds:9.2f} {ratios[-1]:6.2f}{flag}")
-    ratios = np.array(ratios)
-    inside = ((ratios >= 0.5) & (ratios <= 2)).sum()
-    print(f"  held out: {inside} of {len(ratios)} within 0.5-2x; ratio min {ratios.min():.2f}, "
-          f"median {np.median(ratios):.2f}, max {ratios.max():.2f}")
+    print_held_out(model, held)
     if args.write:
         shipped = load(SHIPPED)  # the classifiers not calibrated now keep their constants
         shipped.classifiers.update(model.classifiers)

@@ -2,6 +2,7 @@
 format, and the run summary's note when the plan missed a job's time."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +172,45 @@ def test_calibrating_from_a_run_says_which_fits_it_left_out(tmp_path, monkeypatc
         "left out 40 fits that ran on a GPU (mlp 40): the constants are one CPU core's, which "
         "the plan divides by jobs.gpu_speedup; mlp keeps the shipped constants")
     assert load(tmp_path / "cost.json").classifiers["mlp"] == load().classifiers["mlp"]
+
+
+def test_the_held_out_check_times_fits_and_compares_a_model_as_it_is(tmp_path, monkeypatch,
+                                                                     capsys):
+    """`make bench-cost-model` (calibrate_cost_model.py --held-out-only): times the held-out fits
+    (here one small synthetic shape and an embedded dataset) and prints each against the given
+    model's seconds, fitting nothing."""
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "calibrate_cost_model.py"
+    spec = importlib.util.spec_from_file_location("calibrate_cost_model", path)
+    calibrate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(calibrate)
+    monkeypatch.setattr(calibrate, "HELD_OUT", (("tiny dense", "dense", 300, 10, 3),))
+    monkeypatch.setattr(calibrate, "REAL_HELD_OUT", ("car",))
+    model = load()
+    # a model 100x too slow for lr-sgd: every held-out fit lies outside 0.5-2x
+    body = json.loads(SHIPPED.read_text())
+    for regime in body["classifiers"]["lr-sgd"]:
+        regime["overhead"] = regime["overhead"] * 100 + 100.0
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps(body))
+    monkeypatch.setattr(calibrate, "fit", lambda *a, **k: pytest.fail("fitted a model"))
+    for argv, inside in ((["--model", str(slow)], 0), ([], None)):
+        monkeypatch.setattr(sys, "argv", ["calibrate_cost_model.py", "--held-out-only",
+                                          "--classifiers", "lr-sgd", *argv])
+        calibrate.main()
+        out = capsys.readouterr().out
+        rows = [line for line in out.splitlines() if line.startswith("  lr-sgd ")]
+        assert [r.split()[1] for r in rows] == ["tiny", "car", "car"], out
+        summary = re.search(r"held out: (\d+) of 3 within", out)
+        assert summary, out
+        if inside is not None:
+            assert int(summary.group(1)) == inside
+            assert all("outside 0.5-2x" in r for r in rows)
+        else:  # the shipped model: ratios printed from its own seconds
+            for r in rows:
+                words = r.removesuffix("  outside 0.5-2x").split()
+                n, d, c = (int(v) for v in words[-6:-3])
+                predicted = float(words[-3])
+                assert predicted == pytest.approx(model.seconds("lr-sgd", n, d, c, 1), abs=0.01)
