@@ -197,13 +197,15 @@ def held_out_fits(clf: str, rng) -> list[tuple]:
     return rows + real_fits(clf, REAL_HELD_OUT)
 
 
-def print_held_out(model, held: dict[str, list[tuple]]) -> None:
-    """The held-out table: per fit, the model's seconds against the measured ones."""
+def print_held_out(model, held) -> None:
+    """The held-out table: per fit, the model's seconds against the measured ones; ``held``:
+    (classifier, its timed held-out fits) pairs, printed as they come (a generator times them
+    one classifier at a time)."""
     print("\nheld out (never fitted on): predicted / measured seconds of one fit")
     print(f"  {'classifier':10s} {'data':28s} {'n':>6s} {'d':>5s} {'C':>5s} "
           f"{'predicted':>9s} {'measured':>9s} {'ratio':>6s}")
     ratios = []
-    for clf, rows in held.items():
+    for clf, rows in held:
         for n, d, c, e, seconds, label in rows:
             predicted = model.seconds(clf, n, d, c, e)
             ratios.append(predicted / seconds)
@@ -236,7 +238,7 @@ def main() -> None:
     if args.held_out_only:
         model = load(args.model)
         print(f"cost model: {model.source}")
-        print_held_out(model, {clf: held_out_fits(clf, rng) for clf in args.classifiers})
+        print_held_out(model, ((clf, held_out_fits(clf, rng)) for clf in args.classifiers))
         return
     samples, weights, kinds, held = {}, {}, {}, {}
     if args.from_timings:
@@ -279,7 +281,7 @@ def main() -> None:
             r = ratio[kinds[clf] == kind]
             print(f"  {clf:8s} {kind:9s} {np.median(r):.2f}, {r.min():.2f}, {r.max():.2f} "
                   f"over {len(r)}")
-    print_held_out(model, held)
+    print_held_out(model, held.items())
     if args.write:
         shipped = load(SHIPPED)  # the classifiers not calibrated now keep their constants
         shipped.classifiers.update(model.classifiers)
