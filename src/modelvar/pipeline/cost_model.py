@@ -202,22 +202,34 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
     the others. Only fits on the CPU are fitted: the constants are one core's, and the plan
     divides a GPU-tagged classifier's by ``jobs.gpu_speedup`` (fits that ran on a GPU would be
     divided twice). A classifier whose fits all ran on a GPU keeps ``base``'s constants, if
-    given."""
+    given.
+
+    Continuous data noise slows some classifiers (``base.data_noise``, e.g. xgb's histograms
+    fill up): a fit with a ``noisy_share`` > 0 (a column of ``runs``: the share of its encoded
+    columns that its data perturbation gave new values, :func:`modelvar.pipeline.plan.noisy_share`)
+    counts as ``fit_seconds / (1 + a · noisy_share)`` of clean data, and the model keeps ``a``,
+    by which the plan multiplies again; without it, a run with noisy cells would average clean
+    and noisy fits into one constant, too slow for the one and too fast for the other."""
     from modelvar.models.registry import spec
 
     present = set(runs["classifier"])
     if "device" in runs.columns:
         runs = runs[runs["device"] == "cpu"]
+    if "noisy_share" not in runs.columns:
+        runs = runs.assign(noisy_share=0.0)
+    factors = base.data_noise if base is not None else {}
     samples: dict[str, list] = {}
-    for row in runs[["dataset", "classifier", "n_train", "fit_seconds"]].itertuples():
+    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share"]
+    for row in runs[columns].itertuples():
         shape = shapes[row.dataset]
         epochs = shape.get("epochs", 1) if spec(row.classifier).epochs is not None else 1
+        clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
         samples.setdefault(row.classifier, []).append(
-            (row.n_train, shape["d"], shape["n_classes"], epochs, row.fit_seconds))
+            (row.n_train, shape["d"], shape["n_classes"], epochs, clean))
     model = fit({k: np.array(v) for k, v in samples.items()}, source=source)
     if base is None:
         return model
     kept = {clf: regimes for clf, regimes in base.classifiers.items()
             if clf in present and clf not in samples}
     return CostModel({**kept, **model.classifiers}, source,
-                     {clf: a for clf, a in base.data_noise.items() if clf in kept})
+                     {clf: a for clf, a in factors.items() if clf in kept or clf in samples})

@@ -295,14 +295,21 @@ def gpu_speedups(config: dict) -> dict[str, float | dict[int, float]]:
             for clf in classifier_names(config) if on_gpu(clf, settings)}
 
 
+def noisy_share(data_level, n_numeric: int, d: int) -> float:
+    """The share of a fit's ``d`` encoded columns that its data perturbation level (a cell's
+    ``data``, e.g. ``("rel", 0.2)``, or None) fills with new values (the cost model's
+    ``noisy_share``): the numeric ones, unless the level only rounds them (``sig``)."""
+    noisy = data_level is not None and data_level[0] != "sig"
+    return min(1.0, n_numeric / d) if noisy and d else 0.0
+
+
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
                  epochs: int, gpu_speedup: float | dict[int, float] | None) -> float:
     """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work)."""
     test_fraction = config["split"].get("test_fraction", 0.25)
     n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
-    noisy = cell.data is not None and cell.data[0] != "sig"  # sig rounds: no new values
     seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
-                           noisy_share=min(1.0, shape.n_numeric / shape.d) if noisy else 0.0)
+                           noisy_share=noisy_share(cell.data, shape.n_numeric, shape.d))
     if gpu_speedup is not None:  # its fits run on a GPU
         seconds /= gpu_speedup_at(gpu_speedup, seconds)
     if cell.data is not None and cell.data[0] == "nn":

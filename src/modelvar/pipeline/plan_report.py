@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from modelvar.models.registry import classifier_names, fit_rule, spec
-from modelvar.pipeline.plan import STARTUP_SECONDS, StudyPlan, epochs_of, gpu_speedup_at
+from modelvar.pipeline import families
+from modelvar.pipeline.plan import (
+    STARTUP_SECONDS,
+    StudyPlan,
+    epochs_of,
+    gpu_speedup_at,
+    noisy_share,
+)
 
 #: rules besides the plan's fit and metrics jobs: one job per dataset (or per study)
 PER_DATASET_RULES = ("prepare_dataset", "figures")
@@ -312,17 +319,27 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
     shapes = {}
     for name in runs["dataset"].unique():
         meta = json.loads((results / "datasets" / f"{name}.json").read_text())
-        shapes[name] = {"d": encoded_width(meta), "n_classes": len(meta["classes"])}
+        shapes[name] = {"d": encoded_width(meta), "n_classes": len(meta["classes"]),
+                        "n_numeric": sum(f["type"] == "numeric" for f in meta["features"])}
+    if "data" in runs.columns:  # the share of columns that data noise gave new values
+        data_family = families.family("data")
+        levels = {level_id: data_family.from_id(level_id) for level_id in runs["data"].unique()}
+        runs = runs.assign(noisy_share=[
+            noisy_share(levels[level_id], shapes[ds]["n_numeric"], shapes[ds]["d"])
+            for ds, level_id in zip(runs["dataset"], runs["data"], strict=True)])
+    else:
+        runs = runs.assign(noisy_share=0.0)
     on_cpu = runs if "device" not in runs.columns else runs[runs["device"] == "cpu"]
     base = load()
     model = calibrate(runs, shapes, source=f"calibrated on {results} ({len(on_cpu)} fits)",
                       base=base)
     write_text(model.to_json(), out)
     ratios = []
-    for row in on_cpu[["dataset", "classifier", "n_train", "fit_seconds"]].itertuples():
+    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share"]
+    for row in on_cpu[columns].itertuples():
         shape = shapes[row.dataset]
-        ratios.append(model.seconds(row.classifier, row.n_train, shape["d"],
-                                    shape["n_classes"]) / max(row.fit_seconds, 1e-6))
+        ratios.append(model.seconds(row.classifier, row.n_train, shape["d"], shape["n_classes"],
+                                    noisy_share=row.noisy_share) / max(row.fit_seconds, 1e-6))
     summary = f"cost model of {len(on_cpu)} fits written to {out}"
     if ratios:
         q = np.quantile(ratios, [0.05, 0.5, 0.95])
