@@ -246,3 +246,85 @@ def test_a_classifier_without_a_seed_gets_no_per_run_seed_cells(tmp_path, monkey
     assert plan.classifiers["lr-sgd"].collapsed == []
     assert "model_seed for centroid collapsed" in format_plan(
         plan_study(config, study.schemas), config)
+
+
+DEVICE_SOURCE = CENTROID_SOURCE + textwrap.dedent('''
+
+    class DeviceCentroid(ShrunkCentroid):
+        """A centroid model that takes a device, as GPU-capable estimators do; it refuses to
+        fit on any device but the one this test expects (MODELVAR_TEST_DEVICE)."""
+
+        def __init__(self, shrink=0.1, device="unset"):
+            super().__init__(shrink)
+            self.device = device
+
+        def fit(self, X, y):
+            import os
+
+            expected = os.environ["MODELVAR_TEST_DEVICE"]
+            if self.device != expected:
+                raise RuntimeError(f"device {self.device!r}, expected {expected!r}")
+            return super().fit(X, y)
+''')
+ON_DEVICE = {"name": "centroid-dev", "estimator": "my_models.py:DeviceCentroid",
+             "device_param": "device", "seconds_per_fit": 0.01,
+             "hparams": {"shrink": {"type": "float", "low": 0.0, "high": 0.9}}}
+
+
+def test_a_declared_device_param_gets_the_device_and_lets_a_study_tag_it(tmp_path,
+                                                                        monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_models.py").write_text(DEVICE_SOURCE)
+    config = tiny([ON_DEVICE, CENTROID])
+    config["classifier_settings"] = {"centroid-dev": {"gpu": True}, "centroid": {"gpu": True}}
+    with pytest.raises(ConfigProblems) as caught:
+        check_config(config, SCHEMA)
+    problems = str(caught.value)
+    assert "classifier_settings.centroid.gpu: centroid cannot fit on a GPU" in problems
+    assert "`device_param`" in problems and "centroid-dev.gpu" not in problems
+    del config["classifier_settings"]["centroid"]
+    check_config(config, SCHEMA)
+    assert registry.spec("centroid-dev").gpu_capable
+    assert registry.fit_rule("centroid-dev", config["classifier_settings"]) == "fit_mlp"
+    assert registry.tune_rule("centroid-dev", config["classifier_settings"]) == "tune_gpu"
+    assert not registry.spec("centroid").gpu_capable
+    # the device reaches the constructor: "cuda" where a GPU is visible, else "cpu"
+    for visible, device in ((False, "cpu"), (True, "cuda")):
+        monkeypatch.setattr("modelvar.models.user.nvidia_gpu_visible", lambda v=visible: v)
+        model = registry.make_classifier("centroid-dev", seed=1)
+        assert model.arguments()["device"] == device and model.device == device
+    assert registry.make_classifier("centroid-dev", seed=1, device="cpu").device == "cpu"
+    assert registry.make_classifier("centroid", seed=1).device == "cpu"
+    # it is set by modelvar: not in params, and not one of the other two
+    bad = [{**ON_DEVICE, "name": "a", "params": {"device": "cuda"}},
+           {**ON_DEVICE, "name": "b", "device_param": "colour"},
+           {**ON_DEVICE, "name": "c", "seed_param": "device"}]
+    with pytest.raises(ConfigProblems) as caught:
+        check_config(tiny(bad), SCHEMA)
+    problems = str(caught.value)
+    assert "classifiers[0]: 'device' is set by modelvar" in problems
+    assert "classifiers[1].device_param: DeviceCentroid() takes no argument 'colour'" in problems
+    assert "classifiers[2]: 'device' is named by more than one of seed_param" in problems
+
+
+@pytest.mark.workflow
+def test_a_declared_classifier_tagged_for_a_gpu_runs_in_the_gpu_rules(tmp_path, monkeypatch):
+    """Its tuning and fit jobs run (on the CPU here: the test hides any GPU) in tune_gpu and
+    fit_mlp, and its estimator gets device "cpu"."""
+    (tmp_path / "my_models.py").write_text(DEVICE_SOURCE)
+    config = tiny([ON_DEVICE])
+    config.update(hparams="tuned", tuning={"trials": 2, "folds": 2},
+                  classifier_settings={"centroid-dev": {"gpu": True}})
+    path = tmp_path / "gpu.yaml"
+    path.write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.setenv("MODELVAR_TEST_DEVICE", "cpu")
+    snakemake(tmp_path, path, "--cores", "2", "--until", "fit_mlp")
+    manifests = tmp_path / "results" / ".modelvar" / "manifests"
+    tune = json.loads((manifests / "tune/vehicle/centroid-dev.json").read_text())
+    assert tune["rule"] == "tune_gpu"
+    (fit,) = (manifests / "fit/vehicle/centroid-dev").glob("*.json")
+    assert json.loads(fit.read_text())["rule"] == "fit_mlp"
+    runs = pd.concat(pd.read_parquet(p) for p in
+                     (tmp_path / "results").rglob("runs/**/classifier=centroid-dev/*.parquet"))
+    assert set(runs["device"]) == {"cpu"} and len(runs) > 0

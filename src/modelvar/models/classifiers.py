@@ -183,13 +183,19 @@ class MLPModel:
         return self.predict_proba(X).argmax(axis=1).astype(np.int64)
 
 
-def _cuda_available() -> bool:
-    """A visible NVIDIA device and a CUDA-enabled xgboost (without importing torch)."""
+def nvidia_gpu_visible() -> bool:
+    """Whether this process sees an NVIDIA GPU: its driver's device, not hidden by
+    ``CUDA_VISIBLE_DEVICES`` (empty or -1), without importing a library that needs one."""
     import os
 
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return False
-    if not os.path.exists("/dev/nvidiactl"):
+    return os.path.exists("/dev/nvidiactl")
+
+
+def _cuda_available() -> bool:
+    """A visible NVIDIA device and a CUDA-enabled xgboost (without importing torch)."""
+    if not nvidia_gpu_visible():
         return False
     import xgboost
 

@@ -8,6 +8,8 @@ A declaration (one entry of the config's ``classifiers``)::
       params: {n_estimators: 200}      # fixed constructor arguments
       seed_param: random_state         # how the model seed reaches it (null: deterministic)
       threads_param: n_jobs            # how the job's threads reach it (null: not at all)
+      device_param: device             # optional: how "cuda" or "cpu" reaches it (it can use
+                                       # a GPU; `classifier_settings.NAME.gpu` may then tag it)
       hparams:                         # the space of hparam perturbation and tuning
         max_features: {type: float, low: 0.05, high: 1.0, default: 0.5}
         min_samples_leaf: {type: int, low: 1, high: 50, scale: log}
@@ -47,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from modelvar.models.classifiers import full_proba, one_hot
+from modelvar.models.classifiers import full_proba, nvidia_gpu_visible, one_hot
 from modelvar.models.hparams import HParam
 from modelvar.models.spec import ClassifierSpec
 from modelvar.table_files import sha256_file
@@ -178,13 +180,14 @@ class Declaration:
     seconds_per_fit: float | None
     memory_mb: int
     source_sha256: str | None = None
+    device_param: str | None = None
 
     def to_json(self) -> dict:
         return {
             "estimator": self.estimator, "params": self.params, "seed_param": self.seed_param,
             "threads_param": self.threads_param, "seconds_per_fit": self.seconds_per_fit,
             "memory_mb": self.memory_mb, "source_sha256": self.source_sha256,
-            "space": [asdict(h) for h in self.space],
+            "device_param": self.device_param, "space": [asdict(h) for h in self.space],
         }
 
     @classmethod
@@ -192,7 +195,7 @@ class Declaration:
         space = tuple(HParam(**{**h, "choices": tuple(h["choices"])}) for h in body["space"])
         return cls(body["estimator"], dict(body["params"]), body["seed_param"],
                    body["threads_param"], space, body["seconds_per_fit"], body["memory_mb"],
-                   body.get("source_sha256"))
+                   body.get("source_sha256"), body.get("device_param"))
 
 
 def check(entry: dict, where: str, built_in: tuple[str, ...]) -> Declaration:
@@ -223,19 +226,25 @@ def check(entry: dict, where: str, built_in: tuple[str, ...]) -> Declaration:
     params = dict(entry.get("params") or {})
     hparams = dict(entry.get("hparams") or {})
     seed_param, threads_param = entry.get("seed_param"), entry.get("threads_param")
+    device_param = entry.get("device_param")
     rejected = set()
     for key, names in (("params", params), ("hparams", hparams),
                        ("seed_param", [seed_param] if seed_param else []),
-                       ("threads_param", [threads_param] if threads_param else [])):
+                       ("threads_param", [threads_param] if threads_param else []),
+                       ("device_param", [device_param] if device_param else [])):
         for arg in names:
             if not open_ended and arg not in accepted:
                 rejected.add(arg)
                 problems.append(f"{where}.{key}: {cls.__name__}() takes no argument {arg!r}; "
                                 f"it takes {sorted(accepted)}")
-    for arg in {seed_param, threads_param} - {None}:
+    for arg in {seed_param, threads_param, device_param} - {None}:
         if arg in params or arg in hparams:
-            problems.append(f"{where}: {arg!r} is set by modelvar (the model seed or the "
-                            "job's threads); leave it out of params and hparams")
+            problems.append(f"{where}: {arg!r} is set by modelvar (the model seed, the job's "
+                            "threads or its device); leave it out of params and hparams")
+    given = [a for a in (seed_param, threads_param, device_param) if a]
+    for arg in sorted({a for a in given if given.count(a) > 1}):
+        problems.append(f"{where}: {arg!r} is named by more than one of seed_param, "
+                        "threads_param and device_param")
     space = []
     for hp_name, hp_entry in hparams.items():
         hp_where = f"{where}.hparams.{hp_name}"
@@ -256,7 +265,7 @@ def check(entry: dict, where: str, built_in: tuple[str, ...]) -> Declaration:
         source = sha256_file(path.rpartition(":")[0])
     return Declaration(path, params, seed_param, threads_param, tuple(space),
                        entry.get("seconds_per_fit"),
-                       int(entry.get("memory_mb", DEFAULT_MEMORY_MB)), source)
+                       int(entry.get("memory_mb", DEFAULT_MEMORY_MB)), source, device_param)
 
 
 @dataclass
@@ -280,6 +289,8 @@ class EstimatorModel:
             out[self.declaration.seed_param] = self.seed
         if self.declaration.threads_param:
             out[self.declaration.threads_param] = self.threads
+        if self.declaration.device_param:
+            out[self.declaration.device_param] = self.device
         return out
 
     def fit(self, X, y, n_classes):
@@ -310,11 +321,16 @@ def to_spec(name: str, declaration: Declaration) -> ClassifierSpec:
     has_proba = callable(getattr(cls, "predict_proba", None))
 
     def build(hparams, *, seed, threads, device, epochs):
-        return EstimatorModel(cls, declaration, hparams, seed, threads)
+        if declaration.device_param is None:
+            device = "cpu"  # it has no way to use another
+        elif device is None:
+            device = "cuda" if nvidia_gpu_visible() else "cpu"
+        return EstimatorModel(cls, declaration, hparams, seed, threads, device)
 
     return ClassifierSpec(
         name, build, declaration.space, libraries=tuple(package_version(cls)),
         memory_mb=declaration.memory_mb, seeded=declaration.seed_param is not None,
+        gpu_capable=declaration.device_param is not None,
         one_hot_probabilities=lambda base: not has_proba,
         seconds_per_fit=declaration.seconds_per_fit, origin=declaration.estimator,
         settings=declaration.to_json())

@@ -203,8 +203,11 @@ def _hparam_problems(config: dict) -> list[str]:
                             f"{', '.join(trains)})")
         if settings.get("gpu") and not spec.gpu_capable:
             can = [n for n in registry.names() if registry.spec(n).gpu_capable]
+            own = "" if clf in registry.built_in_names() else (
+                "; a classifier of your own can when its declaration names the constructor "
+                "argument the device goes to, `device_param`")
             problems.append(f"{where}.gpu: {clf} cannot fit on a GPU (those that can: "
-                            f"{', '.join(can)})")
+                            f"{', '.join(can)}){own}")
         hps = {h.name: h for h in spec.space}
         for name, value in settings.get("hparams", {}).items():
             h = hps.get(name)
