@@ -208,7 +208,9 @@ def main() -> None:
                   f"{shape.epochs} epoch(s), {model / out['cpu'][1]:.2f}x this core's", flush=True)
         if "cuda" in out:
             speedups[name] = model / out["cuda"][0]
-            print(f"  GPU batched vs the cost model: {speedups[name]:.1f}x", flush=True)
+            print(f"  GPU batched vs the cost model: {speedups[name]:.1f}x; one fit at a time "
+                  f"(sequential; classifier_settings.mlp.gpu_speedup_alone, for its tuning) "
+                  f"{model / out['cuda'][1]:.1f}x", flush=True)
     if not speedups:
         print("no GPU here: the GPU side of the comparison was not measured; the plan's MLP "
               "hours stay 'GPU speed-up unmeasured' (jobs.gpu_speedup: 1)")

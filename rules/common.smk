@@ -351,11 +351,11 @@ def get_classifier_settings(wildcards):
     """This classifier's `classifier_settings` entry as JSON, with a declared classifier's
     declaration (modelvar.models.user: what its jobs build it from): a param of its fit jobs
     only, so changing one classifier's settings or declaration reruns only its jobs. Without
-    `gpu_speedup`, which only the plan reads."""
+    `gpu_speedup` and `gpu_speedup_alone`, which only the plan reads."""
     own = {
         k: v
         for k, v in SETTINGS.get(wildcards.classifier, {}).items()
-        if k != "gpu_speedup"
+        if k not in ("gpu_speedup", "gpu_speedup_alone")
     }
     return json.dumps({**own, **get_declaration(wildcards)}, sort_keys=True)
 

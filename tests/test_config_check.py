@@ -92,6 +92,21 @@ def test_only_a_classifier_that_can_use_a_gpu_is_put_on_one():
         "mlp)" in str(caught.value)
 
 
+def test_a_one_at_a_time_gpu_speedup_is_only_for_a_classifier_that_batches_its_runs():
+    ok = tiny(classifiers=["xgb", "mlp"],
+              classifier_settings={"mlp": {"gpu_speedup_alone": {0: 1, 240: 10.5}}})
+    check_config(ok, SCHEMA, datasets=False)
+    for settings, problem in (
+            ({"xgb": {"gpu": True, "gpu_speedup_alone": 3}},
+             "classifier_settings.xgb.gpu_speedup_alone: xgb fits one run at a time in its fit "
+             "jobs too, so its gpu_speedup already says it"),
+            ({"mlp": {"gpu_speedup_alone": {240: 10}}},
+             "classifier_settings.mlp.gpu_speedup_alone: no key 0")):
+        with pytest.raises(ConfigProblems) as caught:
+            check_config(tiny(classifiers=["xgb", "mlp"], classifier_settings=settings), SCHEMA)
+        assert problem in str(caught.value)
+
+
 def test_perturbation_is_optional_and_whole_floats_become_ints():
     config = tiny()
     del config["perturbation"]

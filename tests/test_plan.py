@@ -212,6 +212,39 @@ def test_xgb_put_on_a_gpu_leaves_the_cpu_hours_for_the_gpu_ones():
     assert re.search(r"xgb [\d.,]+ (?:h|min) \(GPU time\)", text), text
 
 
+def test_the_mlp_tuning_one_fit_at_a_time_takes_its_own_gpu_speedup():
+    """The MLP's gpu_speedup is that of its batched fit jobs; its tuning fits one trial at a
+    time, at classifier_settings.mlp.gpu_speedup_alone (default 1: one core's speed), which
+    divides exactly its tuning hours; the report says which speed-up its tuning took."""
+    from modelvar.pipeline.plan_report import tuning_seconds
+
+    def mlp_hours(**settings):
+        config = study(hparams="tuned", tuning={"trials": 4, "folds": 3},
+                       jobs={"target_minutes": 30, "gpu_speedup": 40})
+        config["classifier_settings"] = {"mlp": settings} if settings else {}
+        plan = plan_study(config, {})
+        tune = {name: tuning_seconds(plan, config, name, "mlp") for name in plan.datasets}
+        fit = sum(ds.classifiers["mlp"].fit_seconds for ds in plan.datasets.values())
+        return tune, fit, format_plan(plan, config)
+
+    one_core, fit, text = mlp_hours()
+    assert "mlp tuning one fit at a time: at one CPU core's speed (its gpu_speedup_alone " \
+        "unmeasured)" in text
+    alone, fit_alone, text = mlp_hours(gpu_speedup_alone=4)
+    assert fit_alone == fit  # the fit jobs keep the batched speed-up
+    for name in one_core:
+        assert alone[name] == pytest.approx(one_core[name] / 4)
+    assert "mlp tuning one fit at a time: 4 x one CPU core (classifier_settings.mlp." \
+        "gpu_speedup_alone)" in text
+    by_size, _, _ = mlp_hours(gpu_speedup_alone={0: 1, 100: 10})
+    fits = 4 * 3
+    for name in one_core:
+        per_fit = one_core[name] / fits
+        assert by_size[name] == pytest.approx(one_core[name] / (10 if per_fit >= 100 else 1))
+    assert by_size["small"] == pytest.approx(one_core["small"])  # small fits: one core's speed
+    assert by_size["big"] == pytest.approx(one_core["big"] / 10)
+
+
 def test_a_profile_that_would_change_the_plan_stops_the_prepare_job():
     profile = {"rows": 1000, "numeric": 5, "categorical": 0, "classes": 2}
     problems, warnings = profile_problems("d", profile, n_rows=1000, n_numeric=5,

@@ -208,6 +208,10 @@ def _hparam_problems(config: dict) -> list[str]:
                 "argument the device goes to, `device_param`")
             problems.append(f"{where}.gpu: {clf} cannot fit on a GPU (those that can: "
                             f"{', '.join(can)}){own}")
+        if "gpu_speedup_alone" in settings and not spec.batched:
+            problems.append(f"{where}.gpu_speedup_alone: {clf} fits one run at a time in its fit "
+                            "jobs too, so its gpu_speedup already says it; this key is for a "
+                            "classifier whose fit jobs train their runs together (mlp)")
         hps = {h.name: h for h in spec.space}
         for name, value in settings.get("hparams", {}).items():
             h = hps.get(name)
@@ -341,7 +345,8 @@ def classifier_problems(config: dict) -> list[str]:
 
 
 def gpu_speedup_problems(config: dict) -> list[str]:
-    """A ``gpu_speedup`` mapping (``jobs.gpu_speedup``, ``classifier_settings.NAME.gpu_speedup``):
+    """A ``gpu_speedup`` mapping (``jobs.gpu_speedup``, ``classifier_settings.NAME.gpu_speedup``
+    and ``.gpu_speedup_alone``):
     its keys are seconds of a fit on one core (whole numbers ≥ 0), one of them 0, so that every
     fit has a speed-up (the schema checks the values and the sections' types)."""
     def section(value):
@@ -349,7 +354,8 @@ def gpu_speedup_problems(config: dict) -> list[str]:
 
     found = {"jobs.gpu_speedup": section(config.get("jobs")).get("gpu_speedup")}
     for clf, settings in section(config.get("classifier_settings")).items():
-        found[f"classifier_settings.{clf}.gpu_speedup"] = section(settings).get("gpu_speedup")
+        for key in ("gpu_speedup", "gpu_speedup_alone"):
+            found[f"classifier_settings.{clf}.{key}"] = section(settings).get(key)
     problems = []
     for where, value in found.items():
         if not isinstance(value, dict):

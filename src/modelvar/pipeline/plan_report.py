@@ -21,6 +21,7 @@ from modelvar.pipeline.plan import (
     epochs_of,
     gpu_speedup_at,
     noisy_share,
+    speedup_setting,
 )
 
 #: rules besides the plan's fit and metrics jobs: one job per dataset (or per study)
@@ -53,13 +54,16 @@ def _gpu_text(plan: StudyPlan, config: dict) -> str:
     parts = [(f"{clf} " if len(speedups) > 1 else "")
              + (_speedup_text(v) if v != 1 else "unmeasured: 1 x one CPU core")
              for clf, v in speedups.items()]
-    # tuning fits its trials one at a time, with their own widths: not the batched fits the
-    # MLP's speed-ups measure (make bench-mlp: one at a time 1.0x one core on vehicle, 10x from
-    # 100,000 rows), so the plan counts a batched classifier's at one core's speed
-    batched = [clf for clf in speedups if spec(clf).batched]
-    tuned = (f"; {', '.join(batched)} tuning at one CPU core's speed"
-             if batched and config.get("hparams") == "tuned" else "")
-    return f"GPU ({source}: {'; '.join(parts)}{tuned})"
+    # tuning fits its trials one at a time, with their own widths: not the batched fits that a
+    # batched classifier's gpu_speedup measures, but its gpu_speedup_alone (default: one core)
+    tuned = []
+    for clf in speedups:
+        if spec(clf).batched and config.get("hparams") == "tuned":
+            alone = alone_speedup(config, clf)
+            tuned.append(f"; {clf} tuning one fit at a time: " + (
+                f"{_speedup_text(alone)} (classifier_settings.{clf}.gpu_speedup_alone)"
+                if alone != 1 else "at one CPU core's speed (its gpu_speedup_alone unmeasured)"))
+    return f"GPU ({source}: {'; '.join(parts)}{''.join(tuned)})"
 
 
 def _hours(seconds: float) -> str:
@@ -97,8 +101,10 @@ class DatasetTotals:
 
 
 def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str) -> float:
-    """Random-search tuning: trials × folds fits on (1 − 1/folds) of the tuning pool, on a GPU at
-    the classifier's speed-up unless its fit jobs batch their runs (the MLP's)."""
+    """Random-search tuning: trials × folds fits on (1 − 1/folds) of the tuning pool, one at a
+    time; on a GPU at the classifier's speed-up, or for one whose fit jobs train their runs
+    together (the MLP), whose ``gpu_speedup`` is that of a batch, at its ``gpu_speedup_alone``
+    (default 1: one core's speed)."""
     from modelvar.pipeline.cost_model import load
 
     if config.get("hparams") != "tuned":
@@ -110,11 +116,19 @@ def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str)
     cost = load(config.get("jobs", {}).get("cost_model"))
     epochs = epochs_of(classifier, config)
     seconds = cost.seconds(classifier, n, shape.d, shape.n_classes, epochs)
-    if classifier in plan.gpu_speedups and not spec(classifier).batched:
-        # one fit at a time, as its fit jobs fit (a batched classifier's tuning is not batched:
-        # counted at one core's speed, _gpu_text)
-        seconds /= gpu_speedup_at(plan.gpu_speedups[classifier], seconds)
+    if classifier in plan.gpu_speedups:
+        speedup = (alone_speedup(config, classifier) if spec(classifier).batched
+                   else plan.gpu_speedups[classifier])
+        seconds /= gpu_speedup_at(speedup, seconds)
     return trials * folds * seconds
+
+
+def alone_speedup(config: dict, classifier: str) -> float | dict[int, float]:
+    """``classifier_settings.NAME.gpu_speedup_alone``: the GPU speed-up of one fit at a time of a
+    classifier whose fit jobs batch their runs (1 unless measured: ``make bench-mlp`` prints
+    it as "sequential")."""
+    own = config.get("classifier_settings", {}).get(classifier, {})
+    return speedup_setting(own.get("gpu_speedup_alone", 1.0))
 
 
 def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
