@@ -367,11 +367,12 @@ def get_declaration(wildcards):
 
 
 def get_tune_settings(wildcards):
-    """A declared classifier's declaration, and `gpu` where the config sets it (the job
-    records its rule; on a GPU the trials are other bits)."""
+    """A declared classifier's declaration, and `gpu` (the job records its rule; on a GPU the
+    trials are other bits) and `epochs` (trials train as long as the fits) where the config
+    sets them."""
     own = SETTINGS.get(wildcards.classifier, {})
-    gpu = {"gpu": own["gpu"]} if "gpu" in own else {}
-    return json.dumps({**get_declaration(wildcards), **gpu}, sort_keys=True)
+    chosen = {k: own[k] for k in ("gpu", "epochs") if k in own}
+    return json.dumps({**get_declaration(wildcards), **chosen}, sort_keys=True)
 
 
 def get_dataset_spec(wildcards):

@@ -175,6 +175,25 @@ def test_tuning_never_touches_its_held_out_rows(vehicle, monkeypatch):
     assert best["held_out_rows"] == len(held_out)
 
 
+def test_tuning_trains_for_the_epochs_the_fits_will(vehicle, monkeypatch):
+    """classifier_settings.mlp.epochs reaches the tuning trials (tuning a 20-epoch model for a
+    study that fits 1-epoch models would pick its hparams for another model)."""
+    seen = []
+    original = tuning.make_classifier
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("epochs"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(tuning, "make_classifier", spy)
+    kw = dict(n_trials=1, folds=2, test_fraction=0.25, root_seed=5)
+    one, _ = tuning.tune(vehicle, "mlp", epochs=1, **kw)
+    assert seen == [1, 1]
+    three, _ = tuning.tune(vehicle, "mlp", epochs=3, **kw)
+    assert seen[2:] == [3, 3]
+    assert one["cv_accuracy"].iloc[0] != three["cv_accuracy"].iloc[0]
+
+
 # ------------------------------------------------------------------ seeds and determinism
 def table_bytes(frame):
     buf = io.BytesIO()

@@ -86,6 +86,16 @@ def test_xgb_tagged_for_a_gpu_tunes_and_fits_where_there_is_none(tmp_path):
     assert set(runs["device"]) == {"cpu"} and len(runs) == 2 * 3 * 2
 
 
+def test_the_tune_job_gets_the_epochs_its_fits_train_for(tmp_path):
+    """every-rule.yaml fits the MLP for 1 epoch: its tuning job's settings say so (the plan
+    counts tuning at those epochs too); lr-sgd, which has no epochs, gets none."""
+    out = snakemake(tmp_path, CONFIGS / "every-rule.yaml", "-n", "-p", "--cores", "1").stdout
+    commands = [line for line in out.splitlines() if " -m modelvar tune " in line]
+    (mlp,) = [c for c in commands if "--classifier mlp" in c]
+    assert '"epochs": 1' in mlp
+    assert commands and all('"epochs"' not in c for c in commands if c is not mlp)
+
+
 def dry_run_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
     """(rule, inputs, outputs) of every job a Snakemake dry run lists."""
     jobs = []

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     ds = read(args.data, args.meta)
     trials, best = tune(ds, args.classifier, n_trials=args.trials, folds=args.folds,
                         test_fraction=args.test_fraction, root_seed=args.root_seed,
-                        threads=args.threads)
+                        threads=args.threads, epochs=settings.get("epochs"))
     rule = tune_rule(args.classifier, {args.classifier: settings})
     with job_manifest(args, rule, dataset=ds.name, classifier=args.classifier) as manifest:
         manifest.write_parquet(trials, args.trials_out)

@@ -44,7 +44,11 @@ def tune(
     test_fraction: float,
     root_seed: int,
     threads: int = 1,
+    epochs: int | None = None,
 ) -> tuple[pd.DataFrame, dict]:
+    """The trials table and the best trial (module docstring); ``epochs``: how long a classifier
+    that trains for epochs trains in each trial, as its fits will (``classifier_settings.NAME.
+    epochs``; ``None``: its default)."""
     if n_trials < 1 or folds < 2:
         raise ValueError(f"need n_trials >= 1 and folds >= 2, got {n_trials}, {folds}")
     y = ds.class_index()
@@ -63,7 +67,8 @@ def tune(
         scores = []
         for train_rows, val_rows in fold_rows:
             Xtr, Xval, _ = fit_transform(ds, ds.X.iloc[train_rows], ds.X.iloc[val_rows])
-            model = make_classifier(classifier, hp, seed=model_seed, threads=threads)
+            model = make_classifier(classifier, hp, seed=model_seed, threads=threads,
+                                    epochs=epochs)
             model.fit(Xtr, y[train_rows], len(ds.classes))
             scores.append(float(np.mean(model.predict(Xval) == y[val_rows])))
         rows.append({
