@@ -27,7 +27,12 @@ from modelvar.pipeline.job_recipes import (
     record_recipe,
     source_digest,
 )
-from modelvar.pipeline.plan import PlanError, plan_study, runtime_minutes
+from modelvar.pipeline.plan import (
+    SPEEDUP_SETTINGS,
+    PlanError,
+    plan_study,
+    runtime_minutes,
+)
 from modelvar.pipeline.run_lock import hold_activity_lock
 from modelvar.pipeline.workflow_config import ConfigError, check_config_file
 from modelvar.table_files import forget_damaged, write_text
@@ -351,11 +356,11 @@ def get_classifier_settings(wildcards):
     """This classifier's `classifier_settings` entry as JSON, with a declared classifier's
     declaration (modelvar.models.user: what its jobs build it from): a param of its fit jobs
     only, so changing one classifier's settings or declaration reruns only its jobs. Without
-    `gpu_speedup` and `gpu_speedup_alone`, which only the plan reads."""
+    the GPU speed-ups (SPEEDUP_SETTINGS), which only the plan reads."""
     own = {
         k: v
         for k, v in SETTINGS.get(wildcards.classifier, {}).items()
-        if k not in ("gpu_speedup", "gpu_speedup_alone")
+        if k not in SPEEDUP_SETTINGS
     }
     return json.dumps({**own, **get_declaration(wildcards)}, sort_keys=True)
 

@@ -349,8 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--meta", required=True, help="its JSON metadata")
     p.add_argument("--classifier", required=True, type=_classifier_name, help=classifier_help)
     p.add_argument("--settings", help='a declared classifier\'s declaration as JSON: '
-                   '{"declared": {...}} (modelvar.models.user), and "gpu" where the config '
-                   'sets it')
+                   '{"declared": {...}} (modelvar.models.user), and "gpu" and "epochs" where '
+                   'the config sets them')
     p.add_argument("--trials", type=int, required=True,
                    help="random-search trials (trial 0 = the defaults)")
     p.add_argument("--folds", type=int, default=3, help="stratified cross-validation folds")

@@ -32,6 +32,7 @@ from modelvar.data.canonical import DatasetError
 from modelvar.data.errors import not_found_message
 from modelvar.data.schema import DatasetSchema, peek
 from modelvar.data.splits import kept_rare_classes_warning, rare_classes
+from modelvar.pipeline.plan import SPEEDUP_SETTINGS
 
 CLASS_GROUPING = "@class"
 #: below these sizes results are warned about (too few rows to learn from or to measure on)
@@ -354,7 +355,7 @@ def gpu_speedup_problems(config: dict) -> list[str]:
 
     found = {"jobs.gpu_speedup": section(config.get("jobs")).get("gpu_speedup")}
     for clf, settings in section(config.get("classifier_settings")).items():
-        for key in ("gpu_speedup", "gpu_speedup_alone"):
+        for key in SPEEDUP_SETTINGS:
             found[f"classifier_settings.{clf}.{key}"] = section(settings).get(key)
     problems = []
     for where, value in found.items():

@@ -277,6 +277,10 @@ def gpu_speedup_at(gpu_speedup: float | dict[int, float], cpu_seconds: float) ->
     return float(gpu_speedup[max(k for k in gpu_speedup if k <= cpu_seconds)])
 
 
+#: The classifier settings that hold GPU speed-ups: only the plan reads them (no job gets them).
+SPEEDUP_SETTINGS = ("gpu_speedup", "gpu_speedup_alone")
+
+
 def speedup_setting(value) -> float | dict[int, float]:
     """A ``gpu_speedup`` setting as the plan uses it (a mapping's keys as ints; schema-checked: a
     number, or a mapping with the key 0)."""
