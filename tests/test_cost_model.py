@@ -245,3 +245,22 @@ def test_calibrating_a_run_with_data_noise_keeps_the_noise_factor(tmp_path, monk
         assert model.seconds("xgb", rows, 10, 2) == pytest.approx(1e-4 * rows ** 0.9, rel=0.01)
         assert model.seconds("xgb", rows, 10, 2, noisy_share=share) == pytest.approx(
             1e-4 * rows ** 0.9 * (1 + a * share), rel=0.01)
+
+
+def test_calibrating_a_run_with_a_classifier_of_your_own(tmp_path, monkeypatch):
+    """`modelvar plan --calibrate` runs without the study's config, so a declared classifier in
+    the runs is not registered in its process: it is calibrated like the others (it has no
+    epochs), instead of stopping with "unknown classifier" (found by a user's run)."""
+    from modelvar.pipeline import plan_report, result_tables
+
+    n = np.arange(1_000, 41_000, 1_000)
+    runs = pd.DataFrame({"dataset": "a", "classifier": "my-rf", "n_train": n,
+                         "fit_seconds": 2e-4 * n, "device": "cpu", "data": "dnone"})
+    monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "a.json").write_text(json.dumps(
+        {"classes": ["x", "y"], "features": [{"type": "numeric"}] * 10}))
+    summary = plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
+    assert "median 1.00" in summary, summary
+    model = load(tmp_path / "cost.json")
+    assert model.seconds("my-rf", 20_000, 10, 2) == pytest.approx(4.0, rel=0.01)

@@ -184,6 +184,18 @@ def fit(samples: dict[str, np.ndarray], *, source: str,
     return CostModel(out, source)
 
 
+def _trains_for_epochs(classifier: str) -> bool:
+    """Whether a classifier's time grows with its epochs (its spec's ``epochs``). A classifier
+    of the user's own, which a run may hold but this process has not registered (its
+    declaration is in the study's config), never trains for epochs (modelvar.models.user)."""
+    from modelvar.models.registry import spec
+
+    try:
+        return spec(classifier).epochs is not None
+    except ValueError:  # not registered here: a declared classifier
+        return False
+
+
 def _spec_regimes(classifier: str) -> tuple[tuple[str, int], ...]:
     from modelvar.models.registry import spec
 
@@ -210,8 +222,6 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
     counts as ``fit_seconds / (1 + a · noisy_share)`` of clean data, and the model keeps ``a``,
     by which the plan multiplies again; without it, a run with noisy cells would average clean
     and noisy fits into one constant, too slow for the one and too fast for the other."""
-    from modelvar.models.registry import spec
-
     present = set(runs["classifier"])
     if "device" in runs.columns:
         runs = runs[runs["device"] == "cpu"]
@@ -222,7 +232,7 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
     columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share"]
     for row in runs[columns].itertuples():
         shape = shapes[row.dataset]
-        epochs = shape.get("epochs", 1) if spec(row.classifier).epochs is not None else 1
+        epochs = shape.get("epochs", 1) if _trains_for_epochs(row.classifier) else 1
         clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
         samples.setdefault(row.classifier, []).append(
             (row.n_train, shape["d"], shape["n_classes"], epochs, clean))
