@@ -6,12 +6,13 @@ it 1,000 times per epoch (issue 23: aloi and dionis were 98 % of the full study'
 fits the same C binary models *together*: each training row is read once per epoch and advances
 every binary problem that has not stopped. The weights are one ``(n_features, C)`` matrix, so the
 per-row work over classes is contiguous and vectorises; every class's sums still run over the
-features in order, so the bits do not depend on the vector width of the CPU. Each row's update is
-applied in the same pass over the weights that computes the next row's decisions, and the log
-loss needs one ``exp`` per row and class (its ``log`` terms are summed as the log of a product);
-exp, log and the probabilities' expit are the kernels' own, not libm's, which differs by CPU.
-``make bench-sgd``: 7–11× less time per fit than scikit-learn at 100 and 355 classes, 7.5–12×
-at 1,000 (128 columns; ``docs/decisions.md``).
+features in order, so the bits do not depend on the vector width of the CPU. Rows go in pairs:
+one pass over the weights applies two rows' updates and sums the next two rows' decisions (the
+second row of a pair adds the first row's step times the two rows' product to its sums), and the
+log loss needs one ``exp`` per row and class (its ``log`` terms are summed as the log of a
+product); exp, log and the probabilities' expit are the kernels' own, not libm's, which differs
+by CPU. ``make bench-sgd``: 9–13× less time per fit than scikit-learn at 100 classes, 11–12× at
+355, 14–16× at 1,000 (128 columns; ``docs/decisions.md``).
 
 The model is ``SGDClassifier(loss, penalty, alpha, l1_ratio, learning_rate="adaptive", eta0,
 average, tol=1e-3, n_iter_no_change=5, max_iter=1000, fit_intercept=True, shuffle=True)`` as
@@ -39,7 +40,8 @@ binary problem, so each problem sees the rows in its own order; here all problem
 per epoch, a permutation from the model seed's :class:`numpy.random.Generator`. The models are
 therefore equal in distribution, not bit for bit; ``tests/test_ovr_sgd.py`` checks the
 equivalence statistically over 40 fixed seeds, and checks the weights against scikit-learn's to
-rounding when neither shuffles (the same order for every problem in both).
+rounding when neither shuffles (the same order for every problem in both). The pairs of rows
+change only the rounding of the second row's decision sums.
 
 Probabilities are scikit-learn's one-vs-rest normalisations (``predict_proba`` of
 ``SGDClassifier``): log loss ``expit(p_k) / Σ expit``; modified Huber ``(clip(p_k, −1, 1) + 1) /
