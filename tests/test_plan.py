@@ -117,11 +117,16 @@ def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
 
 
 def test_a_chunk_whose_one_run_is_too_long_is_split_by_cells():
-    plan = plan_study(study(jobs={"target_minutes": 5}), {})
+    # the target: 1.5 fits of one cell (from the shipped cost model), so one run of a chunk of
+    # cells is too long for a job
+    job = plan_study(study(), {}).datasets["big"].classifiers["lr-sgd"].fit_jobs[0]
+    one_fit = job.seconds / (len(job.cells) * (job.runs[1] - job.runs[0]))
+    target = 1.5 * one_fit
+    plan = plan_study(study(jobs={"target_minutes": target / 60}), {})
     jobs = plan.datasets["big"].classifiers["lr-sgd"].fit_jobs
     assert any(".c1." in job.id for job in jobs)
-    assert all(len(job.cells) * (job.runs[1] - job.runs[0]) == 1 or job.seconds <= 300
-               for job in jobs)
+    assert all(len(job.cells) * (job.runs[1] - job.runs[0]) == 1
+               or job.seconds <= target * 1.0001 for job in jobs)
 
 
 def test_plan_needs_a_profile_for_openml_and_respects_settings():
