@@ -20,8 +20,9 @@ WSCALE_RESET = 1e-9
 @njit(cache=True, error_model="numpy", inline="always")
 def margin_loss_and_gradient(kind, label_is_k, p):
     """Loss and ∂loss/∂p of the margin losses at target ±1, as scikit-learn's: ``kind`` 1 is the
-    hinge ``max(0, 1 − z)``, 2 modified Huber (z = y·p). The log loss has its own loop
-    (:func:`log_loss_steps`)."""
+    hinge ``max(0, 1 − z)``, 2 modified Huber (z = y·p). The epoch uses it for modified Huber;
+    the hinge and log losses have loops of their own that vectorise (:func:`hinge_steps`, the
+    same values, and :func:`log_loss_steps`)."""
     y = 1.0 if label_is_k else -1.0
     z = p * y
     if kind == 1:  # hinge, threshold 1
