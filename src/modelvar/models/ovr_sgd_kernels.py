@@ -18,18 +18,13 @@ WSCALE_RESET = 1e-9
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def margin_loss_and_gradient(kind, label_is_k, p):
-    """Loss and ∂loss/∂p of the margin losses at target ±1, as scikit-learn's: ``kind`` 1 is the
-    hinge ``max(0, 1 − z)``, 2 modified Huber (z = y·p). The epoch uses it for modified Huber;
-    the hinge and log losses have loops of their own that vectorise (:func:`hinge_steps`, the
-    same values, and :func:`log_loss_steps`)."""
+def modified_huber_loss_and_gradient(label_is_k, p):
+    """Loss and ∂loss/∂p of the modified Huber loss at target y = ±1, as scikit-learn's (z =
+    y·p): 0 for z ≥ 1, (1 − z)² for z ≥ −1, else −4z. The hinge and log losses have loops of
+    their own that vectorise (:func:`hinge_steps`, :func:`log_loss_steps`)."""
     y = 1.0 if label_is_k else -1.0
     z = p * y
-    if kind == 1:  # hinge, threshold 1
-        if z <= 1.0:
-            return 1.0 - z, -y
-        return 0.0, 0.0
-    if z >= 1.0:  # modified Huber
+    if z >= 1.0:
         return 0.0, 0.0
     if z >= -1.0:
         return (1.0 - z) * (1.0 - z), 2.0 * (1.0 - z) * -y
@@ -260,9 +255,9 @@ def squared_norms(X):
 @njit(cache=True, error_model="numpy", inline="always")
 def hinge_steps(dot, s, b, own, eta, penalised, alpha, l2_part, l1_part, vv, v1, n_active,
                 objective, step):
-    """The hinge loss's objective and step for every active problem: the branches of
-    :func:`margin_loss_and_gradient` as selects, so the loop vectorises (the same bits: the
-    gradient is 0 or ±1, which scikit-learn's clip at ±1e12 leaves as it is)."""
+    """The hinge loss's objective and step for every active problem, as scikit-learn's: loss
+    ``max(0, 1 − z)`` and gradient −y for z = y·p ≤ 1, else 0, written as selects so the loop
+    vectorises (the gradient is 0 or ±1, which scikit-learn's clip at ±1e12 leaves as it is)."""
     for k in range(n_active):
         sk = s[k]
         p = dot[k] * sk + b[k]
@@ -293,11 +288,11 @@ def row_scalars(own, loss_kind, dot, s, b, eta, penalised, alpha, l2_part, l1_pa
     elif loss_kind == 1:
         hinge_steps(dot, s, b, own, eta, penalised, alpha, l2_part, l1_part, vv, v1, n_active,
                     objective, step)
-    else:
+    else:  # modified Huber
         for k in range(n_active):
             sk = s[k]
             p = dot[k] * sk + b[k]
-            lo, g = margin_loss_and_gradient(loss_kind, k == own, p)
+            lo, g = modified_huber_loss_and_gradient(k == own, p)
             if penalised:
                 lo += alpha * (l2_part * 0.5 * (vv[k] * (sk * sk)) + l1_part * (v1[k] * sk))
             objective[k] += lo
