@@ -297,3 +297,39 @@ def test_every_classifier_predicts_the_same_bits_with_1_and_2_threads():
         digests.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert set(digests[0]) == set(built_in_names())
     assert digests[0] == digests[1]
+
+
+def test_a_models_warm_up_is_not_counted_as_fit_time(vehicle, monkeypatch):
+    """A model's one-time loading (``warm_up``: numba's kernels for many-class SGD) runs before
+    the fit's timed span, with the run's training rows; fit_seconds is fit + predict only."""
+    import time
+
+    calls = []
+
+    class SlowToWarm:
+        def __init__(self, inner):
+            self.inner, self.hparams, self.device = inner, inner.hparams, inner.device
+
+        def warm_up(self, X, y, n_classes):
+            calls.append((X.shape, len(y), n_classes))
+            time.sleep(0.5)
+
+        def fit(self, X, y, n_classes):
+            self.inner.fit(X, y, n_classes)
+            return self
+
+        def predict_proba(self, X):
+            return self.inner.predict_proba(X)
+
+        def predict(self, X):
+            return self.inner.predict(X)
+
+    real = fitting.make_classifier
+    monkeypatch.setattr(fitting, "make_classifier",
+                        lambda *a, **kw: SlowToWarm(real(*a, **kw)))
+    _, runs = fitting.fit_repeat(vehicle, classifier="lr-sgd", cell=Cell(), repeat=0, n_runs=2,
+                                 test_fraction=0.25, root_seed=2)
+    assert len(calls) == 2
+    assert [n for _, n, _ in calls] == list(runs["n_train"])
+    assert {c for *_, c in calls} == {4}  # vehicle's classes
+    assert (runs["fit_seconds"] < 0.5).all()

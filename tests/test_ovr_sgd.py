@@ -271,3 +271,54 @@ def test_its_own_exp_log_and_expit_match_libm_to_the_last_bits():
     assert logs[-1] == 0.0
     scores = rng.normal(0, 20, (500, 40))
     np.testing.assert_allclose(kernels.expit_each(scores), expit(scores), rtol=0, atol=2.3e-16)
+
+
+WARM_UP_CHECK = """
+import json, sys
+import numpy as np
+from modelvar.models.registry import make_classifier
+
+rng = np.random.default_rng(0)
+y = np.arange(600) % 30
+X = rng.normal(size=(600, 7)) + y[:, None] / 10
+out = []
+for name, hparams in json.loads(sys.argv[1]):
+    warmed = make_classifier(name, hparams, seed=3)
+    warmed.warm_up(X, y, 30)
+    from modelvar.models import ovr_sgd_kernels as kernels
+    kernels_ = [f for f in vars(kernels).values() if hasattr(f, "signatures")]
+    after_warm_up = {f.__name__: len(f.signatures) for f in kernels_}
+    model = make_classifier(name, hparams, seed=3).fit(X, y, 30)
+    model.predict_proba(X)
+    after_fit = {f.__name__: len(f.signatures) for f in kernels_}
+    out.append([after_warm_up, after_fit, type(model.model).__name__])
+print(json.dumps(out))
+"""
+
+
+def test_warm_up_loads_every_kernel_the_fit_then_needs():
+    """The fit job times fit + predict after ``warm_up`` (modelvar.pipeline.fitting): in a fresh
+    process, warming up leaves nothing for the first many-class fit to compile or load, for
+    each loss and for hyperparameters of other types (an integer ``average``, an L1 part)."""
+    import json
+    import subprocess
+    import sys
+
+    variants = [("lr-sgd", None), ("svm-sgd", {"loss": "hinge", "average": 7}),
+                ("svm-sgd", {"loss": "modified_huber", "penalty": "elasticnet",
+                             "l1_ratio": 0.3, "alpha": 1})]
+    done = subprocess.run([sys.executable, "-c", WARM_UP_CHECK, json.dumps(variants)],
+                          capture_output=True, text=True, check=True, timeout=300)
+    for after_warm_up, after_fit, model in json.loads(done.stdout):
+        assert model == "OvRSGDClassifier"
+        assert sum(after_warm_up.values()) > 0
+        assert after_fit == after_warm_up
+
+
+def test_warm_up_changes_no_prediction():
+    X, y = blobs(MANY_CLASSES + 5, 12, 6, seed=4)
+    cold = make_classifier("lr-sgd", None, seed=8).fit(X, y, MANY_CLASSES + 5)
+    warm = make_classifier("lr-sgd", None, seed=8)
+    warm.warm_up(X, y, MANY_CLASSES + 5)
+    warm.fit(X, y, MANY_CLASSES + 5)
+    np.testing.assert_array_equal(cold.predict_proba(X), warm.predict_proba(X))

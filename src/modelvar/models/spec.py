@@ -29,23 +29,25 @@ def _never_one_hot(_base: dict) -> bool:
 class ClassifierSpec:
     """One classifier.
 
-    ``build(hparams, *, seed, threads, device, epochs)`` returns a model with
-    ``fit(X, y, n_classes)``, ``predict_proba(X) -> (n, n_classes)``, ``predict(X) -> (n,)``,
-    ``hparams`` and ``device`` (:mod:`modelvar.models.classifiers`); ``hparams`` are the space's
-    defaults updated by the run's values. ``seeded``: the model seed reaches the model (without
-    it, "model seed per run" cannot act). ``epochs``: the default training length of a classifier
-    that trains for epochs (the config's ``classifier_settings.NAME.epochs`` overrides it), None
-    for the others. ``batched``: several runs can train as one batched model
+    ``build(hparams, *, seed, threads, device, epochs)`` returns a model with ``fit(X, y,
+    n_classes)``, ``predict_proba(X) -> (n, n_classes)``, ``predict(X) -> (n,)``, ``hparams`` and
+    ``device`` (:mod:`modelvar.models.classifiers`); ``hparams`` are the space's defaults updated by
+    the run's values. A model may also have ``warm_up(X, y, n_classes)``: one-time loading per
+    process (a compiler's kernels) that the fit job runs before it times fit + predict, so that a
+    run's ``fit_seconds`` is its own. ``seeded``: the model seed reaches the model (without it,
+    "model seed per run" cannot act). ``epochs``: the default training length of a classifier that
+    trains for epochs (the config's ``classifier_settings.NAME.epochs`` overrides it), None for the
+    others. ``batched``: several runs can train as one batched model
     (:func:`modelvar.pipeline.fitting.fit_repeat_arrays`). ``one_hot_probabilities(base)``: with
     these base hparams its probability columns are one-hot (no probabilities; the plan's storage).
     ``hides_pandas``: its fit jobs run without pandas importable (``modelvar.cli``).
     ``seconds_per_fit``: a declared cost of one fit, used by the plan instead of the cost model.
     ``cost_regimes``: ``("classes" | "rows", threshold)`` pairs from which its fit takes another
-    algorithm (the cost model fits each range apart: :mod:`modelvar.pipeline.cost_model`).
-    ``gpu``: its fits and tuning run in the GPU-tagged rules; ``gpu_capable``: it fits on a GPU
-    when one is visible, so a study may tag it (``classifier_settings.NAME.gpu``, either way).
-    ``origin``: "built-in", or what a user spec came from (its estimator's class path).
-    ``settings``: the config entry a user spec was made from (what its jobs are given).
+    algorithm (the cost model fits each range apart: :mod:`modelvar.pipeline.cost_model`). ``gpu``:
+    its fits and tuning run in the GPU-tagged rules; ``gpu_capable``: it fits on a GPU when one is
+    visible, so a study may tag it (``classifier_settings.NAME.gpu``, either way). ``origin``:
+    "built-in", or what a user spec came from (its estimator's class path). ``settings``: the config
+    entry a user spec was made from (what its jobs are given).
     """
 
     name: str

@@ -236,6 +236,9 @@ def _fit_alone(prepared: PreparedRun, classifier: str, n_classes: int, threads: 
     """(class probabilities, labels, seconds of fit + predict, realised hparams, device)."""
     model = make_classifier(classifier, prepared.hparams, seed=prepared.seed, threads=threads,
                             epochs=epochs)
+    warm_up = getattr(model, "warm_up", None)
+    if warm_up is not None:  # one-time loading (a compiler, its cache) is not the fit's time
+        warm_up(prepared.X_train, prepared.y_train, n_classes)
     t0 = time.perf_counter()
     model.fit(prepared.X_train, prepared.y_train, n_classes)
     proba = model.predict_proba(prepared.X_test)
