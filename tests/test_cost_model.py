@@ -1,6 +1,7 @@
 """The fit cost model (modelvar.pipeline.cost_model): regimes, the fixed cost per fit, its file
 format, and the run summary's note when the plan missed a job's time."""
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from modelvar.models.classifiers import MANY_CLASSES
+from modelvar.models.classifiers import MANY_CLASSES, XGB_WIDE_COLUMNS
 from modelvar.models.mlp import LARGE_BATCH_ROWS
 from modelvar.pipeline.cost_model import SHIPPED, CostModel, FitCost, fit, load
 
@@ -69,6 +70,46 @@ def test_regimes_by_training_rows_and_the_smallest_regime_covers_what_lies_below
         model.seconds("y", 1, 1, 2)
 
 
+def wide_samples(noise, rng):
+    """A fit whose time per column grows from 1,000 columns on (xgb's, see XGB_WIDE_COLUMNS):
+    e^-12 · n · d^0.5 · C below, e^-12 · 1000^-1.3 · n · d^1.8 · C from there (continuous at
+    1,000; the build machine measured 3.5x the time from 1,000 to 2,000 columns)."""
+    rows = []
+    for n, d, c in itertools.product((500, 2000, 8000), (10, 100, 400, 1000, 2000, 4000),
+                                     (2, 5, 12)):
+        law = d ** 0.5 if d < 1000 else 1000 ** -1.3 * d ** 1.8
+        rows.append((n, d, c, 1, np.exp(-12) * n * law * c * np.exp(noise * rng.normal()
+                                                                    if noise else 0.0)))
+    return np.array(rows)
+
+
+def test_regimes_by_columns_cover_each_combination_with_the_others():
+    rows = wide_samples(0.1, np.random.default_rng(3))
+    one_law = fit({"x": rows}, source="t", regimes={"x": ()})
+    by_columns = fit({"x": rows}, source="t", regimes={"x": (("columns", 1000),)})
+    narrow, wide = by_columns.classifiers["x"]
+    assert (narrow.min_columns, wide.min_columns) == (0, 1000)
+    assert wide.exponents[1] == pytest.approx(1.8, abs=0.1)
+    truth = np.exp(-12) * 7500 * 1000 ** -1.3 * 3000 ** 1.8 * 5  # off the grid, like dilbert
+    assert by_columns.seconds("x", 7500, 3000, 5) == pytest.approx(truth, rel=0.2)
+    clean = wide_samples(0.0, None)
+
+    def worst(model):
+        predicted = np.array([model.seconds("x", *r[:4]) for r in clean])
+        return np.exp(np.abs(np.log(predicted / clean[:, 4])).max())
+
+    assert worst(one_law) > 2 and worst(by_columns) < 1.5  # one law: outside 0.5-2x
+    # with a regime by classes too: four combinations, each found by its fit's three sizes
+    grid = fit({"x": rows}, source="t", regimes={"x": (("classes", 5), ("columns", 1000))})
+    boxes = [(r.min_classes, r.min_columns) for r in grid.classifiers["x"]]
+    assert boxes == [(2, 0), (2, 1000), (5, 0), (5, 1000)]
+    assert grid.regime("x", 100, 12, 2000) is grid.classifiers["x"][3]
+    assert grid.regime("x", 100, 2, 2000) is grid.classifiers["x"][1]
+    assert grid.regime("x", 100, 12, 999) is grid.classifiers["x"][2]
+    with pytest.raises(ValueError, match=r"cost regimes by \['features'\]"):
+        fit({"x": rows}, source="t", regimes={"x": (("features", 1000),)})
+
+
 def test_too_few_samples_get_no_fixed_cost():
     rows = np.array([(n, 10, 2, 1, 1e-5 * n + 0.01) for n in (100, 1000, 10000)])
     (cost,) = fit({"a": rows}, source="t").classifiers["a"]
@@ -95,7 +136,7 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
     for clf in ("lr-sgd", "svm-sgd"):
         assert [r.min_classes for r in shipped.classifiers[clf]] == [2, MANY_CLASSES]
     assert [r.min_rows for r in shipped.classifiers["mlp"]] == [0, LARGE_BATCH_ROWS]
-    assert len(shipped.classifiers["xgb"]) == 1
+    assert [r.min_columns for r in shipped.classifiers["xgb"]] == [0, XGB_WIDE_COLUMNS]
 
 
 def _runs_table(results: Path, dataset: str, job: str, seconds: list[float]) -> str:

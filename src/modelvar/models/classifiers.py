@@ -63,6 +63,9 @@ def one_hot(labels: np.ndarray, n_classes: int) -> np.ndarray:
 MANY_CLASSES = 20
 #: xgb's boosting rounds (trees per class), the original study's
 XGB_TREES = 100
+#: encoded columns from which xgb's time per column grows (its own cost regime:
+#: modelvar.pipeline.cost_model)
+XGB_WIDE_COLUMNS = 1000
 
 
 @dataclass
@@ -289,7 +292,7 @@ BUILT_IN = (
             HParam("subsample", "continuous", 1.0, 0.01, 1.0),
         ),
         ("scikit-learn", "xgboost"), memory_mb=450, colour="#7570b3", hides_pandas=True,
-        gpu_capable=True),
+        gpu_capable=True, cost_regimes=(("columns", XGB_WIDE_COLUMNS),)),
     ClassifierSpec(
         "mlp", _build_mlp,
         (

@@ -12,21 +12,25 @@ perturbation fills with continuous noise (0 without one, and for ``sig`` levels,
 per-classifier constant (xgb's trees grow with the distinct values a feature takes: ≈ 3× slower on
 vehicle's noisy integer features).
 
-**Regimes.** A classifier whose fit takes another algorithm from some number of classes or
-training rows on declares those thresholds (``ClassifierSpec.cost_regimes``): the SGD classifiers
-fit scikit-learn's per-class passes below ``MANY_CLASSES`` classes and one joint pass over the rows
-from it on (:mod:`modelvar.models.ovr_sgd`), whose cost grows differently with C; the MLP trains
-on batches of 64 rows below 10,000 training rows and of 1,024 from there on. Each range gets its
-own constants, fitted to the samples in it.
+**Regimes.** A classifier whose fit changes from some number of classes, training rows or
+encoded columns on declares those thresholds (``ClassifierSpec.cost_regimes``): the SGD
+classifiers fit scikit-learn's per-class passes below ``MANY_CLASSES`` classes and one joint pass
+over the rows from it on (:mod:`modelvar.models.ovr_sgd`), whose cost grows differently with C;
+the MLP trains on batches of 64 rows below 10,000 training rows and of 1,024 from there on; xgb's
+time per column grows from about 1,000 columns on (3,000 rows, 5 classes, one core of the build
+machine: 500 → 1,000 columns 1.3× the time, 1,000 → 2,000 3.5×; one power law fitted across
+both underestimated a 2,000-column fit 4–9×). Each range (and each combination of ranges) gets
+its own constants, fitted to the samples in it.
 
 The shipped constants (``cost_model.json`` next to this module) were measured on one core of our
-2-core build machine by ``benchmarks/calibrate_cost_model.py``: synthetic data over a grid of n,
-d (10 to 1,000 columns, dense and one-hot) and C (2 to 1,000), and the embedded real datasets
-(whose fits can cost other than synthetic ones of their shape: xgb's trees stop early on anneal's
-one-hot columns), weighted equally; checked on held-out shapes and datasets it was not fitted
-on. The MLP's constants are for the CPU — ``gpu_speedup`` (config ``jobs.gpu_speedup``, default 1:
-no speed-up assumed, an upper bound; a number, or one per size of fit in one core's seconds;
-``classifier_settings.NAME.gpu_speedup`` for one classifier) divides them for GPU jobs' fits.
+2-core build machine by ``benchmarks/calibrate_cost_model.py``: synthetic data over a grid of n, d
+(10 to 1,000 columns, dense and one-hot; xgb's dense to 4,000) and C (2 to 1,000), and the embedded
+real datasets (whose fits can cost other than synthetic ones of their shape: xgb's trees stop early
+on anneal's one-hot columns), weighted equally; checked on held-out shapes and datasets it was not
+fitted on. The MLP's constants are for the CPU — ``gpu_speedup`` (config ``jobs.gpu_speedup``,
+default 1: no speed-up assumed, an upper bound; a number, or one per size of fit in one core's
+seconds; ``classifier_settings.NAME.gpu_speedup`` for one classifier) divides them for GPU jobs'
+fits.
 
 Recalibrate from any finished run: :func:`calibrate` fits the same model to the runs tables'
 ``fit_seconds`` (``modelvar plan --calibrate RESULTS --out my-cost.json``, then
@@ -46,6 +50,9 @@ import numpy as np
 
 SHIPPED = Path(__file__).with_name("cost_model.json")
 FEATURES = ("log_n", "log_d", "log_c", "log_epochs")
+#: the axes of a classifier's regimes: (column of a sample row, lowest value); in FitCost's
+#: order of min_classes, min_rows, min_columns
+REGIME_AXES = {"classes": (2, 2), "rows": (0, 0), "columns": (1, 0)}
 #: samples per free constant below which the fixed cost t0 is not fitted (it is 0)
 MIN_SAMPLES_PER_CONSTANT = 3
 
@@ -54,13 +61,15 @@ MIN_SAMPLES_PER_CONSTANT = 3
 class FitCost:
     """Constants of one classifier (in one regime): the fixed seconds ``overhead`` (t0), the
     power law's ``intercept`` (b0) and the exponents of n, d, C, epochs; the regime covers
-    C ≥ ``min_classes`` and n_train ≥ ``min_rows`` (up to the next regime's)."""
+    C ≥ ``min_classes``, n_train ≥ ``min_rows`` and d ≥ ``min_columns`` (up to the next
+    regime's)."""
 
     intercept: float
     exponents: tuple[float, float, float, float]
     overhead: float = 0.0
     min_classes: int = 2
     min_rows: int = 0
+    min_columns: int = 0
 
     def seconds(self, n_train: float, d: float, n_classes: float, epochs: float = 1.0) -> float:
         logs = (math.log(max(n_train, 1)), math.log(max(d, 1)), math.log(max(n_classes, 2)),
@@ -70,40 +79,45 @@ class FitCost:
 
     def as_dict(self) -> dict:
         return {"min_classes": self.min_classes, "min_rows": self.min_rows,
-                "overhead": self.overhead, "intercept": self.intercept,
-                "exponents": list(self.exponents)}
+                "min_columns": self.min_columns, "overhead": self.overhead,
+                "intercept": self.intercept, "exponents": list(self.exponents)}
 
     @classmethod
     def from_dict(cls, body: dict) -> FitCost:
         return cls(float(body["intercept"]), tuple(float(e) for e in body["exponents"]),
                    float(body.get("overhead", 0.0)), int(body.get("min_classes", 2)),
-                   int(body.get("min_rows", 0)))
+                   int(body.get("min_rows", 0)), int(body.get("min_columns", 0)))
 
 
 @dataclass
 class CostModel:
-    #: classifier → its regimes, by ascending (``min_classes``, ``min_rows``); the first covers
-    #: the smallest fits
+    #: classifier → its regimes, by ascending (``min_classes``, ``min_rows``, ``min_columns``);
+    #: the first covers the smallest fits
     classifiers: dict[str, tuple[FitCost, ...]]
     source: str
     #: classifier → a: a fit on training rows with continuous noise added to the numeric
     #: features costs 1 + a · (numeric share of the encoded columns) times a clean one
     data_noise: dict[str, float] = field(default_factory=dict)
 
-    def regime(self, classifier: str, n_train: float, n_classes: float) -> FitCost:
-        """The constants that cover a fit of ``n_train`` rows and ``n_classes`` classes."""
+    def regime(self, classifier: str, n_train: float, n_classes: float,
+               d: float = 0) -> FitCost:
+        """The constants that cover a fit of ``n_train`` rows, ``n_classes`` classes and ``d``
+        encoded columns (the regimes are a grid over the three: the last one in ascending
+        order that covers the fit has the highest threshold it reaches on every axis)."""
         if classifier not in self.classifiers:
             raise ValueError(f"the cost model has no constants for {classifier!r} "
                              f"({self.source}); recalibrate it")
         regimes = self.classifiers[classifier]
-        covering = [r for r in regimes if r.min_classes <= n_classes and r.min_rows <= n_train]
+        covering = [r for r in regimes if r.min_classes <= n_classes and r.min_rows <= n_train
+                    and r.min_columns <= d]
         return covering[-1] if covering else regimes[0]
 
     def seconds(self, classifier: str, n_train: float, d: float, n_classes: float,
                 epochs: float = 1.0, noisy_share: float = 0.0) -> float:
         """Seconds of one fit; ``noisy_share``: the share of the encoded columns that carry
         continuous data noise (0 without a data perturbation that adds noise)."""
-        base = self.regime(classifier, n_train, n_classes).seconds(n_train, d, n_classes, epochs)
+        base = self.regime(classifier, n_train, n_classes, d).seconds(n_train, d, n_classes,
+                                                                      epochs)
         return base * (1.0 + self.data_noise.get(classifier, 0.0) * noisy_share)
 
     def to_json(self) -> str:
@@ -121,7 +135,8 @@ def load(path: str | Path | None = None) -> CostModel:
     for clf, entry in body["classifiers"].items():
         regimes = entry if isinstance(entry, list) else [entry]
         classifiers[clf] = tuple(sorted((FitCost.from_dict(r) for r in regimes),
-                                        key=lambda r: (r.min_classes, r.min_rows)))
+                                        key=lambda r: (r.min_classes, r.min_rows,
+                                                       r.min_columns)))
     return CostModel(classifiers, body.get("source", str(path)), dict(body.get("data_noise", {})))
 
 
@@ -158,7 +173,8 @@ def fit(samples: dict[str, np.ndarray], *, source: str,
         with_overhead: bool = True) -> CostModel:
     """Fit the model, per classifier and regime: ``samples[clf]`` is an (m × 5) array of
     (n_train, d, C, epochs, seconds), ``weights[clf]`` optional weights of its rows,
-    ``regimes[clf]`` the ``("classes" | "rows", threshold)`` pairs from which its fit changes
+    ``regimes[clf]`` the ``("classes" | "rows" | "columns", threshold)`` pairs from which its
+    fit changes
     (default: its spec's ``cost_regimes``). Exponents of a factor that does not vary in a
     regime's samples are 0 (nothing can be learnt about them); a regime without samples is left
     out (the one below it covers its fits)."""
@@ -168,18 +184,23 @@ def fit(samples: dict[str, np.ndarray], *, source: str,
         w = np.asarray(weights[clf], dtype=float) if weights and clf in weights \
             else np.ones(len(rows))
         bounds = regimes[clf] if regimes and clf in regimes else _spec_regimes(clf)
-        classes = [2, *sorted(t for axis, t in bounds if axis == "classes")]
-        n_rows = [0, *sorted(t for axis, t in bounds if axis == "rows")]
+        unknown = {axis for axis, _ in bounds} - set(REGIME_AXES)
+        if unknown:
+            raise ValueError(f"{clf}: cost regimes by {sorted(unknown)}; the axes are "
+                             f"{list(REGIME_AXES)}")
+        lows = [[REGIME_AXES[axis][1], *sorted(t for a, t in bounds if a == axis)]
+                for axis in REGIME_AXES]
+        ranges = [list(zip(low, [*low[1:], math.inf], strict=True)) for low in lows]
         fitted = []
-        ranges = [list(zip(bounds, [*bounds[1:], math.inf], strict=True))
-                  for bounds in (classes, n_rows)]
-        for (c_low, c_high), (n_low, n_high) in itertools.product(*ranges):
-            inside = ((rows[:, 2] >= c_low) & (rows[:, 2] < c_high)
-                      & (rows[:, 0] >= n_low) & (rows[:, 0] < n_high))
+        for box in itertools.product(*ranges):
+            inside = np.ones(len(rows), dtype=bool)
+            for (column, _), (low, high) in zip(REGIME_AXES.values(), box, strict=True):
+                inside &= (rows[:, column] >= low) & (rows[:, column] < high)
             if inside.any():
                 overhead, intercept, exponents = _fit_regime(rows[inside], w[inside],
                                                              with_overhead)
-                fitted.append(FitCost(intercept, exponents, overhead, c_low, n_low))
+                fitted.append(FitCost(intercept, exponents, overhead,
+                                      *(low for low, _ in box)))
         out[clf] = tuple(fitted)
     return CostModel(out, source)
 
