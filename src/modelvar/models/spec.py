@@ -33,11 +33,11 @@ class ClassifierSpec:
     n_classes)``, ``predict_proba(X) -> (n, n_classes)``, ``predict(X) -> (n,)``, ``hparams`` and
     ``device`` (:mod:`modelvar.models.classifiers`); ``hparams`` are the space's defaults updated by
     the run's values. A model may also have ``warm_up(X, y, n_classes)``: one-time loading per
-    process (a compiler's kernels) that the fit job runs before it times fit + predict, so that a
-    run's ``fit_seconds`` is its own. ``seeded``: the model seed reaches the model (without it,
-    "model seed per run" cannot act). ``epochs``: the default training length of a classifier that
-    trains for epochs (the config's ``classifier_settings.NAME.epochs`` overrides it), None for the
-    others. ``batched``: several runs can train as one batched model
+    process (a library's import, compiled kernels) that the fit job runs before it times fit +
+    predict, so that a run's ``fit_seconds`` is its own. ``seeded``: the model seed reaches the
+    model (without it, "model seed per run" cannot act). ``epochs``: the default training length of
+    a classifier that trains for epochs (the config's ``classifier_settings.NAME.epochs`` overrides
+    it), None for the others. ``batched``: several runs can train as one batched model
     (:func:`modelvar.pipeline.fitting.fit_repeat_arrays`). ``one_hot_probabilities(base)``: with
     these base hparams its probability columns are one-hot (no probabilities; the plan's storage).
     ``hides_pandas``: its fit jobs run without pandas importable (``modelvar.cli``).

@@ -231,14 +231,23 @@ def prepare_run(data: DataArrays, *, classifier: str, cell: Cell, repeat: int, r
                        perturbation, streams)
 
 
-def _fit_alone(prepared: PreparedRun, classifier: str, n_classes: int, threads: int,
+def _warmed_up(prepared: PreparedRun, classifier: str, n_classes: int, threads: int,
                epochs: int | None):
-    """(class probabilities, labels, seconds of fit + predict, realised hparams, device)."""
+    """The run's model, after its ``warm_up`` (if it has one: the spec's interface) did this
+    process's one-time loading — a library's import, compiled kernels, a GPU's context — which
+    is not the fit's time."""
     model = make_classifier(classifier, prepared.hparams, seed=prepared.seed, threads=threads,
                             epochs=epochs)
     warm_up = getattr(model, "warm_up", None)
-    if warm_up is not None:  # one-time loading (a compiler, its cache) is not the fit's time
+    if warm_up is not None:
         warm_up(prepared.X_train, prepared.y_train, n_classes)
+    return model
+
+
+def _fit_alone(prepared: PreparedRun, classifier: str, n_classes: int, threads: int,
+               epochs: int | None):
+    """(class probabilities, labels, seconds of fit + predict, realised hparams, device)."""
+    model = _warmed_up(prepared, classifier, n_classes, threads, epochs)
     t0 = time.perf_counter()
     model.fit(prepared.X_train, prepared.y_train, n_classes)
     proba = model.predict_proba(prepared.X_test)
@@ -315,6 +324,7 @@ def fit_repeat_arrays(
         device = torch_device()
         prepared = {run: prepare_run(data, run=run, **keys) for run in runs}
         order = list(prepared.values())
+        _warmed_up(order[0], classifier, n_classes, threads, epochs)
         for group in groups_of([r.hparams for r in order], [len(r.rows) for r in order],
                                order[0].X_train.shape[1]):
             members = [order[j] for j in group]
