@@ -44,6 +44,7 @@ import numpy as np
 
 from modelvar.models.registry import make_classifier
 from modelvar.pipeline.cost_model import SHIPPED, fit, load
+from modelvar.pipeline.plan import onehot_share
 
 SGD_GRID = dict(n=[500, 4000, 32000], d=[10, 100, 1000], c=[2, 5, 15, 20, 100, 1000])
 GRID = {
@@ -144,8 +145,8 @@ def grid_points(clf: str, quick: bool):
 
 
 def real_fits(clf: str, names) -> list[tuple]:
-    """(n_train, d, C, epochs, seconds, name) of fits on embedded datasets, as a fit job makes
-    them (split, downsampling, preprocessing)."""
+    """(n_train, d, C, epochs, seconds, name, one-hot share) of fits on embedded datasets, as a
+    fit job makes them (split, downsampling, preprocessing)."""
     from modelvar.data import load
     from modelvar.data.arrays import DataArrays
     from modelvar.data.preprocess import transform_run
@@ -163,7 +164,8 @@ def real_fits(clf: str, names) -> list[tuple]:
             Xtr, Xte, _ = transform_run(data.encoded, train, test)
             c = len(data.classes)
             seconds = time_fit(clf, Xtr, data.y[train], Xte, c, epochs)
-            rows.append((len(train), Xtr.shape[1], c, epochs, seconds, f"{name} {fraction:.0%}"))
+            rows.append((len(train), Xtr.shape[1], c, epochs, seconds, f"{name} {fraction:.0%}",
+                         onehot_share(data.encoded.numeric.shape[1], Xtr.shape[1])))
     return rows
 
 
@@ -208,7 +210,8 @@ def held_out_fits(clf: str, rng) -> list[tuple]:
         if clf != "xgb" and n * d * c > 2 * MAX_WORK[clf] * (8 if clf == "mlp" else 1):
             continue  # as dear as the grid leaves out: not timed (see MAX_WORK)
         e = 2 if clf == "mlp" else 1
-        rows.append((n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng), label))
+        rows.append((n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng), label,
+                     float(kind == "one-hot")))
     return rows + real_fits(clf, REAL_HELD_OUT)
 
 
@@ -221,8 +224,8 @@ def print_held_out(model, held) -> None:
           f"{'predicted':>9s} {'measured':>9s} {'ratio':>6s}")
     ratios = []
     for clf, rows in held:
-        for n, d, c, e, seconds, label in rows:
-            predicted = model.seconds(clf, n, d, c, e)
+        for n, d, c, e, seconds, label, *share in rows:  # (timings saved before: no share)
+            predicted = model.seconds(clf, n, d, c, e, onehot_share=share[0] if share else 0.0)
             ratios.append(predicted / seconds)
             flag = "" if 0.5 <= ratios[-1] <= 2 else "  outside 0.5-2x"
             print(f"  {clf:10s} {label:28s} {n:6d} {d:5d} {c:5d} {predicted:9.2f} "
@@ -266,9 +269,9 @@ def main() -> None:
             held[clf] = [tuple(r) for r in saved[clf]["held_out"]]
     for clf in [] if args.from_timings else args.classifiers:
         start = time.perf_counter()
-        rows = [(n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng))
+        rows = [(n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng), float(kind == "one-hot"))
                 for kind, n, d, c, e in grid_points(clf, args.quick)]
-        real = [r[:5] for r in real_fits(clf, REAL)]
+        real = [(*r[:5], r[6]) for r in real_fits(clf, REAL)]
         samples[clf] = np.array(rows + real)
         weights[clf] = np.array([1.0] * len(rows) + [len(rows) / len(real)] * len(real))
         kinds[clf] = np.array(["synthetic"] * len(rows) + ["real"] * len(real))
@@ -287,7 +290,8 @@ def main() -> None:
         print(f"xgb under data noise: x (1 + {model.data_noise['xgb']:.2f} * numeric share)")
     print("\nfitted: predicted/measured median, min, max")
     for clf, rows in samples.items():
-        ratio = np.array([model.seconds(clf, *r[:4]) / r[4] for r in rows])
+        ratio = np.array([model.seconds(clf, *r[:4], onehot_share=r[5] if len(r) > 5 else 0.0)
+                          / r[4] for r in rows])
         for regime in model.classifiers[clf]:
             exps = ", ".join(f"{e:+.2f}" for e in regime.exponents)
             print(f"  {clf:8s} from C={regime.min_classes}, n={regime.min_rows}: t0 "

@@ -110,6 +110,31 @@ def test_regimes_by_columns_cover_each_combination_with_the_others():
         fit({"x": rows}, source="t", regimes={"x": (("features", 1000),)})
 
 
+def onehot_samples(rho):
+    """e^-12 · n · d_w^0.8 · C with d_w = d · (1 − h + rho · h), h the one-hot share of d."""
+    rows = []
+    for n, d, c, h in itertools.product((500, 4000), (10, 100, 1000), (2, 5), (0.0, 0.5, 1.0)):
+        d_w = d * (1 - h + rho * h)
+        rows.append((n, d, c, 1, np.exp(-12) * n * d_w ** 0.8 * c, h))
+    return np.array(rows)
+
+
+def test_fit_learns_what_a_one_hot_column_costs():
+    rows = onehot_samples(0.2)
+    (cost,) = fit({"x": rows}, source="t", regimes={"x": ()}).classifiers["x"]
+    assert cost.onehot_weight == pytest.approx(0.2, rel=0.02)
+    np.testing.assert_allclose(cost.exponents, (1, 0.8, 1, 0), atol=0.01)
+    model = CostModel({"x": (cost,)}, "t")
+    assert model.seconds("x", 2000, 300, 3, onehot_share=0.7) == pytest.approx(
+        np.exp(-12) * 2000 * (300 * (0.3 + 0.2 * 0.7)) ** 0.8 * 3, rel=0.05)
+    # samples without the share (a runs table of before, probe fits): every column alike
+    (alike,) = fit({"x": rows[:, :5]}, source="t", regimes={"x": ()}).classifiers["x"]
+    assert alike.onehot_weight == 1.0
+    # where one-hot columns cost as numeric ones, the weight comes out 1
+    (same,) = fit({"x": onehot_samples(1.0)}, source="t", regimes={"x": ()}).classifiers["x"]
+    assert same.onehot_weight == pytest.approx(1.0, abs=0.02)
+
+
 def test_too_few_samples_get_no_fixed_cost():
     rows = np.array([(n, 10, 2, 1, 1e-5 * n + 0.01) for n in (100, 1000, 10000)])
     (cost,) = fit({"a": rows}, source="t").classifiers["a"]
@@ -137,6 +162,12 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
         assert [r.min_classes for r in shipped.classifiers[clf]] == [2, MANY_CLASSES]
     assert [r.min_rows for r in shipped.classifiers["mlp"]] == [0, LARGE_BATCH_ROWS]
     assert [r.min_columns for r in shipped.classifiers["xgb"]] == [0, XGB_WIDE_COLUMNS]
+    # a one-hot column costs xgb's narrow regime less than a numeric one (its wide regime was
+    # timed on dense data only); the SGD classifiers and the MLP multiply every column alike
+    assert shipped.classifiers["xgb"][0].onehot_weight < 0.5
+    assert shipped.classifiers["xgb"][1].onehot_weight == 1.0
+    for clf in ("lr-sgd", "svm-sgd", "mlp"):
+        assert all(r.onehot_weight == 1.0 for r in shipped.classifiers[clf])
 
 
 def _runs_table(results: Path, dataset: str, job: str, seconds: list[float]) -> str:

@@ -129,6 +129,20 @@ def test_a_chunk_whose_one_run_is_too_long_is_split_by_cells():
                or job.seconds <= target * 1.0001 for job in jobs)
 
 
+def test_one_hot_columns_cost_xgb_less_than_numeric_ones_and_the_sgd_alike():
+    """The plan gives the cost model each dataset's one-hot share of its encoded columns: 30
+    one-hot columns (10 categorical features of 3 levels) against 30 numeric ones."""
+    config = study(datasets={"numeric": openml(3000, 30, 0, 2), "cats": openml(3000, 0, 10, 2)})
+    plan = plan_study(config, {})
+    fit_s = {(name, clf): cp.fit_seconds for name, ds in plan.datasets.items()
+             for clf, cp in ds.classifiers.items()}
+    assert plan.datasets["numeric"].shape.d == plan.datasets["cats"].shape.d == 30
+    assert fit_s["cats", "xgb"] < 0.8 * fit_s["numeric", "xgb"]
+    cells = {name: len(ds.cells) for name, ds in plan.datasets.items()}
+    per_fit = {name: fit_s[name, "lr-sgd"] / cells[name] for name in cells}
+    assert per_fit["cats"] == pytest.approx(per_fit["numeric"], rel=0.05)
+
+
 def test_plan_needs_a_profile_for_openml_and_respects_settings():
     config = study()
     del config["datasets"]["small"]["profile"]

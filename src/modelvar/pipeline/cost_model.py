@@ -2,10 +2,15 @@
 
 Model (per classifier and per *regime* of it, fitted by least squares in log space)::
 
-    seconds = (t0 + exp(b0) · n_train^b1 · d^b2 · C^b3 · epochs^b4) · (1 + a · s)
+    seconds = (t0 + exp(b0) · n_train^b1 · d_w^b2 · C^b3 · epochs^b4) · (1 + a · s)
+    d_w = d · (1 − h + ρ · h)
 
 with n_train the training rows of the run, d the columns of the encoded design matrix (numeric
-features + one-hot levels), C the classes, and epochs the MLP's training length (1 for the others);
+features + one-hot levels), h the share of them that are one-hot levels, ρ what a one-hot column
+costs against a numeric one (fitted per regime where the samples mix both kinds, else 1: xgb's
+histograms of a 0/1 column have two bins, and a grid fit on one-hot data took 0.15–0.77× the time
+of one on continuous data of the same shape; the SGD classifiers and the MLP multiply every
+column alike), C the classes, and epochs the MLP's training length (1 for the others);
 t0 a fixed cost per fit (set-up, prediction of a small test set: what dominates small fits and
 flattens a pure power law's exponents); s the share of the encoded columns that a data
 perturbation fills with continuous noise (0 without one, and for ``sig`` levels, which round), a a
@@ -60,9 +65,9 @@ MIN_SAMPLES_PER_CONSTANT = 3
 @dataclass(frozen=True)
 class FitCost:
     """Constants of one classifier (in one regime): the fixed seconds ``overhead`` (t0), the
-    power law's ``intercept`` (b0) and the exponents of n, d, C, epochs; the regime covers
-    C ≥ ``min_classes``, n_train ≥ ``min_rows`` and d ≥ ``min_columns`` (up to the next
-    regime's)."""
+    power law's ``intercept`` (b0), the exponents of n, d, C, epochs and ``onehot_weight`` (ρ:
+    a one-hot column's cost against a numeric one's); the regime covers C ≥ ``min_classes``,
+    n_train ≥ ``min_rows`` and d ≥ ``min_columns`` (up to the next regime's)."""
 
     intercept: float
     exponents: tuple[float, float, float, float]
@@ -70,23 +75,28 @@ class FitCost:
     min_classes: int = 2
     min_rows: int = 0
     min_columns: int = 0
+    onehot_weight: float = 1.0
 
-    def seconds(self, n_train: float, d: float, n_classes: float, epochs: float = 1.0) -> float:
-        logs = (math.log(max(n_train, 1)), math.log(max(d, 1)), math.log(max(n_classes, 2)),
-                math.log(max(epochs, 1)))
+    def seconds(self, n_train: float, d: float, n_classes: float, epochs: float = 1.0,
+                onehot_share: float = 0.0) -> float:
+        d_w = max(d, 1) * (1.0 - onehot_share + self.onehot_weight * onehot_share)
+        logs = (math.log(max(n_train, 1)), math.log(max(d_w, 1e-9)),
+                math.log(max(n_classes, 2)), math.log(max(epochs, 1)))
         return self.overhead + math.exp(self.intercept + sum(
             b * x for b, x in zip(self.exponents, logs, strict=True)))
 
     def as_dict(self) -> dict:
         return {"min_classes": self.min_classes, "min_rows": self.min_rows,
                 "min_columns": self.min_columns, "overhead": self.overhead,
-                "intercept": self.intercept, "exponents": list(self.exponents)}
+                "intercept": self.intercept, "exponents": list(self.exponents),
+                "onehot_weight": self.onehot_weight}
 
     @classmethod
     def from_dict(cls, body: dict) -> FitCost:
         return cls(float(body["intercept"]), tuple(float(e) for e in body["exponents"]),
                    float(body.get("overhead", 0.0)), int(body.get("min_classes", 2)),
-                   int(body.get("min_rows", 0)), int(body.get("min_columns", 0)))
+                   int(body.get("min_rows", 0)), int(body.get("min_columns", 0)),
+                   float(body.get("onehot_weight", 1.0)))
 
 
 @dataclass
@@ -113,11 +123,13 @@ class CostModel:
         return covering[-1] if covering else regimes[0]
 
     def seconds(self, classifier: str, n_train: float, d: float, n_classes: float,
-                epochs: float = 1.0, noisy_share: float = 0.0) -> float:
+                epochs: float = 1.0, noisy_share: float = 0.0,
+                onehot_share: float = 0.0) -> float:
         """Seconds of one fit; ``noisy_share``: the share of the encoded columns that carry
-        continuous data noise (0 without a data perturbation that adds noise)."""
-        base = self.regime(classifier, n_train, n_classes, d).seconds(n_train, d, n_classes,
-                                                                      epochs)
+        continuous data noise (0 without a data perturbation that adds noise);
+        ``onehot_share``: the share that are one-hot levels of categorical features."""
+        base = self.regime(classifier, n_train, n_classes, d).seconds(
+            n_train, d, n_classes, epochs, onehot_share)
         return base * (1.0 + self.data_noise.get(classifier, 0.0) * noisy_share)
 
     def to_json(self) -> str:
@@ -141,30 +153,51 @@ def load(path: str | Path | None = None) -> CostModel:
 
 
 def _fit_regime(rows: np.ndarray, w: np.ndarray, with_overhead: bool) -> tuple:
-    """(t0, b0, exponents) of one regime: the power law by weighted least squares in log space,
-    then, with ``with_overhead`` and enough samples, t0 and the power law together by non-linear
-    least squares of the log residuals (scipy's trust-region solver, started from the power law;
-    kept only where it fits better)."""
+    """(t0, b0, exponents, ρ) of one regime: the power law by weighted least squares in log
+    space, then, with ``with_overhead`` and enough samples, t0 and the power law together by
+    non-linear least squares of the log residuals (scipy's trust-region solver, started from the
+    power law; kept only where it fits better). ρ is fitted with them where the samples (column
+    6, the one-hot share) mix one-hot and numeric columns and d varies; else it is 1."""
     X = np.log(np.maximum(rows[:, :4], [1, 1, 2, 1]))
     y = np.log(np.maximum(rows[:, 4], 1e-6))
+    share = rows[:, 5] if rows.shape[1] > 5 else np.zeros(len(rows))
     varies = X.std(axis=0) > 1e-9
     design = np.column_stack([np.ones(len(X)), X[:, varies]])
     sw = np.sqrt(w)
     coef, *_ = np.linalg.lstsq(design * sw[:, None], y * sw, rcond=None)
-    overhead = 0.0
-    if with_overhead and len(X) >= MIN_SAMPLES_PER_CONSTANT * (design.shape[1] + 1):
+    overhead, rho = 0.0, 1.0
+    mixed = bool(varies[1] and share.std() > 1e-9)
+    n_free = design.shape[1] + 1 + mixed
+    with_overhead = with_overhead and len(X) >= MIN_SAMPLES_PER_CONSTANT * n_free
+    if with_overhead or mixed:
         from scipy.optimize import least_squares
 
-        def residuals(p):
-            return sw * (np.logaddexp(p[0], design @ p[1:]) - y)
+        d_column = int(varies[0]) + 1  # log d's column in the design
 
+        def log_seconds(p):
+            t0, c = (p[0], p[1:]) if with_overhead else (None, p)
+            c, log_rho = (c[:-1], c[-1]) if mixed else (c, 0.0)
+            shifted = design
+            if mixed:
+                shifted = design.copy()
+                shifted[:, d_column] += np.log1p(share * np.expm1(log_rho))
+            power = shifted @ c
+            return np.logaddexp(t0, power) if with_overhead else power
+
+        start = np.concatenate([[y.min() - np.log(10)] if with_overhead else [], coef,
+                                [0.0] if mixed else []])
         power_law = sw * (design @ coef - y)
-        result = least_squares(residuals, np.concatenate([[y.min() - np.log(10)], coef]))
+        result = least_squares(lambda p: sw * (log_seconds(p) - y), start)
         if result.success and (result.fun ** 2).sum() < (power_law ** 2).sum():
-            overhead, coef = float(np.exp(result.x[0])), result.x[1:]
+            p = result.x
+            if with_overhead:
+                overhead, p = float(np.exp(p[0])), p[1:]
+            if mixed:
+                rho, p = float(np.exp(p[-1])), p[:-1]
+            coef = p
     exps = np.zeros(4)
     exps[varies] = coef[1:]
-    return overhead, float(coef[0]), tuple(float(e) for e in exps)
+    return overhead, float(coef[0]), tuple(float(e) for e in exps), rho
 
 
 def fit(samples: dict[str, np.ndarray], *, source: str,
@@ -172,12 +205,11 @@ def fit(samples: dict[str, np.ndarray], *, source: str,
         regimes: dict[str, tuple[tuple[str, int], ...]] | None = None,
         with_overhead: bool = True) -> CostModel:
     """Fit the model, per classifier and regime: ``samples[clf]`` is an (m × 5) array of
-    (n_train, d, C, epochs, seconds), ``weights[clf]`` optional weights of its rows,
-    ``regimes[clf]`` the ``("classes" | "rows" | "columns", threshold)`` pairs from which its
-    fit changes
-    (default: its spec's ``cost_regimes``). Exponents of a factor that does not vary in a
-    regime's samples are 0 (nothing can be learnt about them); a regime without samples is left
-    out (the one below it covers its fits)."""
+    (n_train, d, C, epochs, seconds), or (m × 6) with the one-hot share of d; ``weights[clf]``
+    optional weights of its rows; ``regimes[clf]`` the ``("classes" | "rows" | "columns",
+    threshold)`` pairs from which its fit changes (default: its spec's ``cost_regimes``).
+    Exponents of a factor that does not vary in a regime's samples are 0 (nothing can be learnt
+    about them); a regime without samples is left out (the one below it covers its fits)."""
     out = {}
     for clf, rows in samples.items():
         rows = np.asarray(rows, dtype=float)
@@ -197,10 +229,10 @@ def fit(samples: dict[str, np.ndarray], *, source: str,
             for (column, _), (low, high) in zip(REGIME_AXES.values(), box, strict=True):
                 inside &= (rows[:, column] >= low) & (rows[:, column] < high)
             if inside.any():
-                overhead, intercept, exponents = _fit_regime(rows[inside], w[inside],
-                                                             with_overhead)
+                overhead, intercept, exponents, rho = _fit_regime(rows[inside], w[inside],
+                                                                  with_overhead)
                 fitted.append(FitCost(intercept, exponents, overhead,
-                                      *(low for low, _ in box)))
+                                      *(low for low, _ in box), onehot_weight=rho))
         out[clf] = tuple(fitted)
     return CostModel(out, source)
 
@@ -230,7 +262,8 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
               base: CostModel | None = None) -> CostModel:
     """A cost model from runs tables (``runs``: a DataFrame with ``dataset``, ``classifier``,
     ``n_train``, ``fit_seconds`` and, if it has one, ``device``; ``shapes[dataset]`` =
-    ``{"d": …, "n_classes": …, "epochs": …}``), e.g. the aggregated runs of a finished study.
+    ``{"d": …, "n_classes": …, "epochs": …, "n_numeric": …}``, the last for the one-hot share
+    of d, 0 without it), e.g. the aggregated runs of a finished study.
     ``epochs`` count for the classifiers that train for epochs (their spec's ``epochs``), 1 for
     the others. Only fits on the CPU are fitted: the constants are one core's, and the plan
     divides a GPU-tagged classifier's by ``jobs.gpu_speedup`` (fits that ran on a GPU would be
@@ -255,8 +288,10 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
         shape = shapes[row.dataset]
         epochs = shape.get("epochs", 1) if _trains_for_epochs(row.classifier) else 1
         clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
+        onehot = (1.0 - min(shape["n_numeric"] / shape["d"], 1.0)
+                  if "n_numeric" in shape and shape["d"] else 0.0)
         samples.setdefault(row.classifier, []).append(
-            (row.n_train, shape["d"], shape["n_classes"], epochs, clean))
+            (row.n_train, shape["d"], shape["n_classes"], epochs, clean, onehot))
     model = fit({k: np.array(v) for k, v in samples.items()}, source=source)
     if base is None:
         return model

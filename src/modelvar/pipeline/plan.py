@@ -307,13 +307,20 @@ def noisy_share(data_level, n_numeric: int, d: int) -> float:
     return min(1.0, n_numeric / d) if noisy and d else 0.0
 
 
+def onehot_share(n_numeric: int, d: int) -> float:
+    """The share of a dataset's ``d`` encoded columns that are one-hot levels of its categorical
+    features (the cost model's ``onehot_share``): all but the numeric ones."""
+    return min(1.0, max(0.0, 1.0 - n_numeric / d)) if d else 0.0
+
+
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
                  epochs: int, gpu_speedup: float | dict[int, float] | None) -> float:
     """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work)."""
     test_fraction = config["split"].get("test_fraction", 0.25)
     n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
     seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
-                           noisy_share=noisy_share(cell.data, shape.n_numeric, shape.d))
+                           noisy_share=noisy_share(cell.data, shape.n_numeric, shape.d),
+                           onehot_share=onehot_share(shape.n_numeric, shape.d))
     if gpu_speedup is not None:  # its fits run on a GPU
         seconds /= gpu_speedup_at(gpu_speedup, seconds)
     if cell.data is not None and cell.data[0] == "nn":

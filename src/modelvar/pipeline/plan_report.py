@@ -21,6 +21,7 @@ from modelvar.pipeline.plan import (
     epochs_of,
     gpu_speedup_at,
     noisy_share,
+    onehot_share,
     speedup_setting,
 )
 
@@ -115,7 +116,8 @@ def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str)
     n = shape.n_rows * (1 - config["split"].get("test_fraction", 0.25)) * (1 - 1 / folds)
     cost = load(config.get("jobs", {}).get("cost_model"))
     epochs = epochs_of(classifier, config)
-    seconds = cost.seconds(classifier, n, shape.d, shape.n_classes, epochs)
+    seconds = cost.seconds(classifier, n, shape.d, shape.n_classes, epochs,
+                           onehot_share=onehot_share(shape.n_numeric, shape.d))
     if classifier in plan.gpu_speedups:
         speedup = (alone_speedup(config, classifier) if spec(classifier).batched
                    else plan.gpu_speedups[classifier])
@@ -352,8 +354,10 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
     columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share"]
     for row in on_cpu[columns].itertuples():
         shape = shapes[row.dataset]
-        ratios.append(model.seconds(row.classifier, row.n_train, shape["d"], shape["n_classes"],
-                                    noisy_share=row.noisy_share) / max(row.fit_seconds, 1e-6))
+        ratios.append(model.seconds(
+            row.classifier, row.n_train, shape["d"], shape["n_classes"],
+            noisy_share=row.noisy_share, onehot_share=onehot_share(shape["n_numeric"], shape["d"]))
+            / max(row.fit_seconds, 1e-6))
     summary = f"cost model of {len(on_cpu)} fits written to {out}"
     if ratios:
         q = np.quantile(ratios, [0.05, 0.5, 0.95])
