@@ -25,7 +25,11 @@ src/modelvar/pipeline/cost_model.json.
 
 ``--held-out-only`` times only the held-out fits and checks a cost model as it is (the shipped
 one, or ``--model``'s) against them: whether it holds on this machine, in minutes instead of
-the hours of a calibration.
+the hours of a calibration. It also times the embedded fits the model was fitted on and prints
+how it predicts them now (1: the machine runs as fast as at the calibration; this build
+machine's speed drifts by up to 2× over hours), and the held-out count with each ratio divided
+by that factor: the model's error on shapes it never saw, apart from the machine's drift (itself
+noisy where those fits take hundredths of a second, as the SGD classifiers' do).
 """
 
 import os
@@ -215,18 +219,21 @@ def held_out_fits(clf: str, rng) -> list[tuple]:
     return rows + real_fits(clf, REAL_HELD_OUT)
 
 
-def print_held_out(model, held) -> None:
+def print_held_out(model, held, drift: dict[str, float] | None = None) -> None:
     """The held-out table: per fit, the model's seconds against the measured ones; ``held``:
     (classifier, its timed held-out fits) pairs, printed as they come (a generator times them
-    one classifier at a time)."""
+    one classifier at a time). ``drift[clf]``: how this machine now runs against the
+    calibration (see :func:`machine_drift`); with it, the count within 0.5–2× is also given
+    with each ratio divided by its classifier's drift."""
     print("\nheld out (never fitted on): predicted / measured seconds of one fit")
     print(f"  {'classifier':10s} {'data':28s} {'n':>6s} {'d':>5s} {'C':>5s} "
           f"{'predicted':>9s} {'measured':>9s} {'ratio':>6s}")
-    ratios = []
+    ratios, of = [], []
     for clf, rows in held:
         for n, d, c, e, seconds, label, *share in rows:  # (timings saved before: no share)
             predicted = model.seconds(clf, n, d, c, e, onehot_share=share[0] if share else 0.0)
             ratios.append(predicted / seconds)
+            of.append(clf)
             flag = "" if 0.5 <= ratios[-1] <= 2 else "  outside 0.5-2x"
             print(f"  {clf:10s} {label:28s} {n:6d} {d:5d} {c:5d} {predicted:9.2f} "
                   f"{seconds:9.2f} {ratios[-1]:6.2f}{flag}", flush=True)
@@ -234,6 +241,24 @@ def print_held_out(model, held) -> None:
     inside = ((ratios >= 0.5) & (ratios <= 2)).sum()
     print(f"  held out: {inside} of {len(ratios)} within 0.5-2x; ratio min {ratios.min():.2f}, "
           f"median {np.median(ratios):.2f}, max {ratios.max():.2f}")
+    if drift:
+        print("  this machine now against the calibration (the embedded fits the model was "
+              "fitted on, predicted / measured, median; 1: as fast as then): " + ", ".join(
+                  f"{clf} {factor:.2f}" for clf, factor in drift.items()))
+        adjusted = ratios / np.array([drift[clf] for clf in of])
+        inside = ((adjusted >= 0.5) & (adjusted <= 2)).sum()
+        print(f"  held out at the calibration's speed (each ratio / its classifier's factor): "
+              f"{inside} of {len(adjusted)} within 0.5-2x; median {np.median(adjusted):.2f}")
+
+
+def machine_drift(model, clf: str) -> float:
+    """The model's predicted / measured seconds, median over the embedded fits it was fitted
+    on, timed now: how much faster (> 1) or slower (< 1) this machine runs than when the model
+    was calibrated (a shared machine's speed drifts by up to 2x over hours), to tell that apart
+    from the model's error on shapes it never saw."""
+    fitted_on = real_fits(clf, REAL)
+    return float(np.median([model.seconds(clf, n, d, c, e, onehot_share=h) / seconds
+                            for n, d, c, e, seconds, _, h in fitted_on]))
 
 
 def main() -> None:
@@ -256,7 +281,14 @@ def main() -> None:
     if args.held_out_only:
         model = load(args.model)
         print(f"cost model: {model.source}")
-        print_held_out(model, ((clf, held_out_fits(clf, rng)) for clf in args.classifiers))
+        drift = {}
+
+        def timed():
+            for clf in args.classifiers:
+                drift[clf] = machine_drift(model, clf)
+                yield clf, held_out_fits(clf, rng)
+
+        print_held_out(model, timed(), drift)
         return
     samples, weights, kinds, held = {}, {}, {}, {}
     if args.from_timings:

@@ -250,7 +250,8 @@ def test_the_held_out_check_times_fits_and_compares_a_model_as_it_is(tmp_path, m
                                                                      capsys):
     """`make bench-cost-model` (calibrate_cost_model.py --held-out-only): times the held-out fits
     (here one small synthetic shape and an embedded dataset) and prints each against the given
-    model's seconds, fitting nothing."""
+    model's seconds, fitting nothing; and how the fits the model was fitted on fare now (the
+    machine's drift), with the count at the calibration's speed."""
     import importlib.util
     import sys
 
@@ -277,10 +278,15 @@ def test_the_held_out_check_times_fits_and_compares_a_model_as_it_is(tmp_path, m
         assert [r.split()[1] for r in rows] == ["tiny", "car", "car"], out
         summary = re.search(r"held out: (\d+) of 3 within", out)
         assert summary, out
+        # how the machine runs now against the calibration: the embedded fits it was fitted on
+        drift = float(re.search(r"as fast as then\): lr-sgd (\d+\.\d+)$", out, re.M).group(1))
+        assert re.search(r"at the calibration's speed .*: \d+ of 3 within 0.5-2x", out)
         if inside is not None:
             assert int(summary.group(1)) == inside
             assert all("outside 0.5-2x" in r for r in rows)
+            assert drift > 10  # the too-slow model is far off on the fits it was "fitted" on
         else:  # the shipped model: ratios printed from its own seconds
+            assert drift > 0
             for r in rows:
                 words = r.removesuffix("  outside 0.5-2x").split()
                 n, d, c = (int(v) for v in words[-6:-3])
