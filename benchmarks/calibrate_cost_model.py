@@ -47,8 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from modelvar.models.registry import make_classifier
-from modelvar.pipeline.cost_model import SHIPPED, fit, load
-from modelvar.pipeline.plan import onehot_share
+from modelvar.pipeline.cost_model import SHIPPED, fit, load, onehot_share
 
 SGD_GRID = dict(n=[500, 4000, 32000], d=[10, 100, 1000], c=[2, 5, 15, 20, 100, 1000])
 GRID = {

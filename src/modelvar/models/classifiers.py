@@ -106,8 +106,8 @@ class SGDModel:
         numba and the compiled kernels of :mod:`modelvar.models.ovr_sgd` (about 2 s from
         numba's cache, 10–15 s where a machine compiles them first, against 0.07 s for a
         1,500-row 30-class fit), by fitting and predicting a copy of this model on
-        :data:`MANY_CLASSES` classes × 2 rows of X's dtype (the kernels' types are those of
-        the real fit's arguments). Once per process and hyperparameters; nothing of this model
+        :data:`MANY_CLASSES` classes × 2 rows (the fit takes any X as float64, so the kernels'
+        types are the real fit's). Once per process and hyperparameters; nothing of this model
         or of any random stream changes. Below MANY_CLASSES classes (scikit-learn's fit) it does
         nothing."""
         key = (self.loss, tuple(sorted((k, repr(v)) for k, v in self.hparams.items())))
@@ -116,7 +116,7 @@ class SGDModel:
         import warnings
 
         tiny_y = np.arange(2 * MANY_CLASSES) % MANY_CLASSES
-        tiny_X = np.column_stack([tiny_y, -tiny_y]).astype(np.asarray(X).dtype) / MANY_CLASSES
+        tiny_X = np.column_stack([tiny_y, -tiny_y]) / MANY_CLASSES
         copy = SGDModel(self.hparams, seed=0, loss=self.loss)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a tiny fit may end at max_iter

@@ -152,6 +152,12 @@ def load(path: str | Path | None = None) -> CostModel:
     return CostModel(classifiers, body.get("source", str(path)), dict(body.get("data_noise", {})))
 
 
+def onehot_share(n_numeric: int, d: int) -> float:
+    """The share of a dataset's ``d`` encoded columns that are one-hot levels of its categorical
+    features (the model's h): all but the numeric ones."""
+    return min(1.0, max(0.0, 1.0 - n_numeric / d)) if d else 0.0
+
+
 def _fit_regime(rows: np.ndarray, w: np.ndarray, with_overhead: bool) -> tuple:
     """(t0, b0, exponents, ρ) of one regime: the power law by weighted least squares in log
     space, then, with ``with_overhead`` and enough samples, t0 and the power law together by
@@ -288,8 +294,7 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
         shape = shapes[row.dataset]
         epochs = shape.get("epochs", 1) if _trains_for_epochs(row.classifier) else 1
         clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
-        onehot = (1.0 - min(shape["n_numeric"] / shape["d"], 1.0)
-                  if "n_numeric" in shape and shape["d"] else 0.0)
+        onehot = onehot_share(shape["n_numeric"], shape["d"]) if "n_numeric" in shape else 0.0
         samples.setdefault(row.classifier, []).append(
             (row.n_train, shape["d"], shape["n_classes"], epochs, clean, onehot))
     model = fit({k: np.array(v) for k, v in samples.items()}, source=source)

@@ -51,7 +51,7 @@ from modelvar.models.registry import classifier_names, on_gpu
 from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline import families
 from modelvar.pipeline.cells import Cell
-from modelvar.pipeline.cost_model import CostModel
+from modelvar.pipeline.cost_model import CostModel, onehot_share
 from modelvar.pipeline.cost_model import load as load_cost_model
 from modelvar.pipeline.design import Reach, dataset_cells
 from modelvar.pipeline.result_tables import METRIC_TABLES
@@ -305,12 +305,6 @@ def noisy_share(data_level, n_numeric: int, d: int) -> float:
     ``noisy_share``): the numeric ones, unless the level only rounds them (``sig``)."""
     noisy = data_level is not None and data_level[0] != "sig"
     return min(1.0, n_numeric / d) if noisy and d else 0.0
-
-
-def onehot_share(n_numeric: int, d: int) -> float:
-    """The share of a dataset's ``d`` encoded columns that are one-hot levels of its categorical
-    features (the cost model's ``onehot_share``): all but the numeric ones."""
-    return min(1.0, max(0.0, 1.0 - n_numeric / d)) if d else 0.0
 
 
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,

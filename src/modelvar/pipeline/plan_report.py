@@ -15,13 +15,13 @@ from pathlib import Path
 
 from modelvar.models.registry import classifier_names, fit_rule, spec
 from modelvar.pipeline import families
+from modelvar.pipeline.cost_model import onehot_share
 from modelvar.pipeline.plan import (
     STARTUP_SECONDS,
     StudyPlan,
     epochs_of,
     gpu_speedup_at,
     noisy_share,
-    onehot_share,
     speedup_setting,
 )
 
