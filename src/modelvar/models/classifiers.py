@@ -102,31 +102,32 @@ class SGDModel:
         return full_proba(self.model.predict_proba(X), self.model.classes_, self.n_classes)
 
     def warm_up(self, X, y, n_classes):
-        """Load what this process's first many-class fit would load inside its timed span:
-        numba and the compiled kernels of :mod:`modelvar.models.ovr_sgd` (about 2 s from
-        numba's cache, 10–15 s where a machine compiles them first, against 0.07 s for a
-        1,500-row 30-class fit), by fitting and predicting a copy of this model on
-        :data:`MANY_CLASSES` classes × 2 rows (the fit takes any X as float64, so the kernels'
-        types are the real fit's). Once per process and hyperparameters; nothing of this model
-        or of any random stream changes. Below MANY_CLASSES classes (scikit-learn's fit) it does
-        nothing."""
-        key = (self.loss, tuple(sorted((k, repr(v)) for k, v in self.hparams.items())))
-        if len(np.unique(y)) < MANY_CLASSES or key in _WARMED:
+        """Load what this process's first fit would load inside its timed span, by fitting and
+        predicting a copy of this model on 2 rows per class of the path the fit will take:
+        scikit-learn's ``SGDClassifier`` below :data:`MANY_CLASSES` classes (its import: 1.8 s
+        against 0.03 s for a vehicle fit), else numba and the compiled kernels of
+        :mod:`modelvar.models.ovr_sgd` (about 2 s from numba's cache, 10–15 s where a machine
+        compiles them first, against 0.07 s for a 1,500-row 30-class fit; the fit takes any X as
+        float64, so the kernels' types are the real fit's). Once per process, path and
+        hyperparameters; nothing of this model or of any random stream changes."""
+        classes = MANY_CLASSES if len(np.unique(y)) >= MANY_CLASSES else 2
+        key = (classes, self.loss, tuple(sorted((k, repr(v)) for k, v in self.hparams.items())))
+        if key in _WARMED:
             return
         import warnings
 
-        tiny_y = np.arange(2 * MANY_CLASSES) % MANY_CLASSES
-        tiny_X = np.column_stack([tiny_y, -tiny_y]) / MANY_CLASSES
+        tiny_y = np.arange(2 * classes) % classes
+        tiny_X = np.column_stack([tiny_y, -tiny_y]) / classes
         copy = SGDModel(self.hparams, seed=0, loss=self.loss)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a tiny fit may end at max_iter
-            copy.fit(tiny_X, tiny_y, MANY_CLASSES)
+            copy.fit(tiny_X, tiny_y, classes)
             copy.predict_proba(tiny_X)
         _WARMED.add(key)
 
 
 #: what this process has loaded by a model's warm_up: ("xgb" | "mlp", device), and the SGD
-#: models' (loss, hparams) whose many-class kernels it has loaded
+#: models' (path's classes, loss, hparams)
 _WARMED: set = set()
 
 
