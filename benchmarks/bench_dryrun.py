@@ -11,6 +11,12 @@ same jobs per rule and the plan's edges (a fit job reads its dataset's prepare j
 its fit jobs, a dataset's figures its metrics jobs, the findings every figure job; the other
 rules' jobs read nothing), and each rule only names files: no config, no validation, no plan, no
 input functions of ours — what Snakemake itself costs for such a DAG.
+
+A second bare workflow ("modelvar's files per job") has the same DAG, and each of its jobs names
+as many inputs, outputs, logs and benchmark files as the jobs of the rule of ours it mirrors
+(counted in our dry run's listing; median per rule): what Snakemake itself costs for our file
+layout. modelvar over the first is the issue's ratio; over the second, what our own code (config
+checks, plan, input functions, recipes, resources) adds to the engine's work on our files.
 """
 
 import argparse
@@ -32,7 +38,20 @@ CONFIGS = {
 }
 TARGET_RATIO, TARGET_JOBS = 1.5, 10_000
 
-BARE_SNAKEFILE = '''
+#: A bare rule: ``{inputs}`` its edges (and its extra inputs), ``{outputs}`` its files.
+BARE_RULE = """
+rule {name}:
+    input:
+{inputs}
+    output:
+{outputs}
+{log}{benchmark}    wildcard_constraints:
+        {constraint}
+    shell:
+        "touch {{output}}"
+"""
+
+BARE_HEADER = '''
 import json
 
 S = json.load(open(config["structure"]))
@@ -40,77 +59,119 @@ S = json.load(open(config["structure"]))
 
 rule all:
     input:
-        "findings.done",
-        [f"{rule}/{i}.done" for rule, n in S["others"].items() for i in range(n)],
-
-
-rule prepare:
-    output:
-        "prepare/{ds}.done",
-    shell:
-        "touch {output}"
-
-
-rule fit:
-    input:
-        lambda w: f"prepare/{S['fit'][w.ds][w.job]}.done",
-    output:
-        "fit/{ds}/{job}.done",
-    shell:
-        "touch {output}"
-
-
-rule metrics:
-    input:
-        lambda w: [f"fit/{w.ds}/{job}.done" for job in S["metrics"][w.ds][w.job]],
-    output:
-        "metrics/{ds}/{job}.done",
-    shell:
-        "touch {output}"
-
-
-rule figures:
-    input:
-        lambda w: [f"metrics/{w.ds}/{job}.done" for job in S["metrics"][w.ds]],
-    output:
-        "figures/{ds}.done",
-    shell:
-        "touch {output}"
-
-
-rule findings:
-    input:
-        [f"figures/{ds}.done" for ds in S["metrics"]],
-    output:
-        "findings.done",
-    shell:
-        "touch {output}"
-
-
-rule other:
-    output:
-        "{rule}/{i}.done",
-    wildcard_constraints:
-        rule="other_[a-z_]+",
-    shell:
-        "touch {output}"
+        "findings/x.o0",
+        [f"{rule}/{i}.o0" for rule, n in S["others"].items() for i in range(n)],
 '''
 
+#: each modelled rule's wildcards, its edge inputs (a Python expression of ``w``) and the rule of
+#: ours whose files it mirrors
+BARE_RULES = {
+    "prepare": ("prepare/{ds}", None, "prepare_dataset"),
+    "fit": ("fit/{ds}/{job}", "[f\"prepare/{S['fit'][w.ds][w.job]}.o0\"]", "fit"),
+    "metrics": ("metrics/{ds}/{job}",
+                "[f\"fit/{w.ds}/{job}.o0\" for job in S['metrics'][w.ds][w.job]]",
+                "pairwise_metrics"),
+    "figures": ("figures/{ds}", "[f\"metrics/{w.ds}/{job}.o0\" for job in S['metrics'][w.ds]]",
+                "figures"),
+    "findings": ("findings/{x}", "[f\"figures/{ds}.o0\" for ds in S['metrics']]", "findings"),
+}
 
-def dry_run(snakefile: Path, args: list[str]) -> tuple[float, dict[str, int]]:
-    """CPU seconds (user + system) of ``snakemake -n`` and its jobs per rule."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+def bare_snakefile(files: dict[str, dict[str, int]] | None = None) -> str:
+    """The bare workflow. Without ``files`` every job names one output and reads only its edges
+    (what Snakemake costs for the DAG's shape). With ``files`` (:func:`files_per_rule` of our
+    dry run) each rule's jobs name as many inputs, outputs, logs and benchmark files as the
+    jobs of the rule of ours it mirrors (the inputs beyond its edges are files that exist
+    before the run, one folder per job, as our recipes): what Snakemake costs for our layout."""
+    text = BARE_HEADER
+    rules = dict(BARE_RULES)
+    rules["other"] = ("{rule}/{i}", None, None)
+    for name, (stem, edges, ours) in rules.items():
+        counts = (files or {}).get(ours or "", {"input": 0, "output": 1, "log": 0,
+                                                "benchmark": 0})
+        if files and name == "other":
+            counts = files["other"]
+        n_edges = 1 if edges else 0  # edges count as one input of the job they mirror
+        extra = max(0, counts["input"] - n_edges) if files else 0
+        inputs = [f"        lambda w: {edges}," if edges else ""]
+        inputs += [f'        "static/{stem}/x{i}",' for i in range(extra)]
+        outputs = [f'        "{stem}.o{i}",' for i in range(max(1, counts["output"]))]
+        log = f'    log:\n        "logs/{stem}.log",\n' if counts["log"] else ""
+        bench = (f'    benchmark:\n        "benchmarks/{stem}.tsv",\n'
+                 if counts["benchmark"] else "")
+        constraint = 'rule="other_[a-z_]+",' if name == "other" else 'ds="[^/]+",'
+        if name == "findings":
+            constraint = 'x="x",'
+        text += BARE_RULE.format(name=name, inputs="\n".join(i for i in inputs if i) or
+                                 "        []", outputs="\n".join(outputs), log=log,
+                                 benchmark=bench, constraint=constraint)
+    return text
+
+
+def files_per_rule(listing: str) -> dict[str, dict[str, int]]:
+    """From a dry run's job listing: per rule, the median count over its jobs of the files it
+    names as input, output, log and benchmark; ``"other"``: the median over the rules that the
+    bare workflow does not model (tuning, overviews)."""
+    per_rule: dict[str, dict[str, list[int]]] = {}
+    for match in re.finditer(r"^(?:local)?rule (\w+):\n((?:    .*\n)+)", listing, re.M):
+        fields = dict(re.findall(r"^    (\w+): (.*)$", match.group(2), re.M))
+        counts = per_rule.setdefault(match.group(1), {})
+        for key in ("input", "output", "log", "benchmark"):
+            counts.setdefault(key, []).append(len(fields[key].split(", ")) if key in fields
+                                               else 0)
+    medians = {rule: {key: int(statistics.median(values)) for key, values in counts.items()}
+               for rule, counts in per_rule.items()}
+    modelled = {ours for _stem, _edges, ours in BARE_RULES.values()} | {"all", "fit_mlp",
+                                                                       "grouped_metrics"}
+    others = [counts for rule, counts in per_rule.items() if rule not in modelled]
+    medians["other"] = {key: int(statistics.median(v for c in others for v in c[key]))
+                        for key in ("input", "output", "log", "benchmark")} if others else {
+        "input": 0, "output": 1, "log": 0, "benchmark": 0}
+    return medians
+
+
+def make_static_inputs(structure: dict, snakefile: str, work: Path) -> None:
+    """Create the extra input files that the bare workflow's jobs read (they exist before the
+    run, as a study's recipes and tuning results do on a second dry run)."""
+    jobs = {"prepare": [f"prepare/{ds}" for ds in structure["fit"]],
+            "fit": [f"fit/{ds}/{job}" for ds, jobs in structure["fit"].items() for job in jobs],
+            "metrics": [f"metrics/{ds}/{job}" for ds, jobs in structure["metrics"].items()
+                        for job in jobs],
+            "figures": [f"figures/{ds}" for ds in structure["fit"]],
+            "findings": ["findings/x"],
+            "other": [f"{rule}/{i}" for rule, n in structure["others"].items()
+                      for i in range(n)]}
+    for name, stems in jobs.items():
+        rule_text = snakefile[snakefile.index(f"rule {name}:"):]
+        rule_text = rule_text[:rule_text.index("shell:")]
+        extra = rule_text.count('"static/')
+        for stem in stems:
+            for i in range(extra):
+                path = work / "static" / stem / f"x{i}"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+
+
+def dry_run(snakefile: Path, args: list[str], setup=None, keep: bool = False
+            ) -> tuple[float, dict[str, int], str]:
+    """CPU seconds (user + system) of ``snakemake -n`` in a new working folder (``setup(folder)``
+    first, untimed; ``keep``: in the folder that ``args`` name), its jobs per rule and its
+    listing."""
     with tempfile.TemporaryDirectory() as work:
+        if setup:
+            setup(Path(work))
+        where = [] if keep else ["--directory", work]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run(
-            [sys.executable, "-m", "snakemake", "-n", "-s", str(snakefile), "--directory", work,
+            [sys.executable, "-m", "snakemake", "-n", "-s", str(snakefile), *where,
              "--cores", "1", *args], capture_output=True, text=True, check=True,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     stats = proc.stdout[proc.stdout.rindex("Job stats:"):]
     counts = {m.group(1): int(m.group(2))
               for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.M)}
-    return cpu, counts
+    return cpu, counts, proc.stdout
 
 
 def bare_structure(files: list[str], counts: dict[str, int]) -> dict:
@@ -145,28 +206,53 @@ def main() -> None:
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        bare = Path(tmp, "Snakefile")
-        bare.write_text(BARE_SNAKEFILE)
         for name in args.configs:
             files = [str(REPO / f) for f in CONFIGS[name]]
             ours_args = ["--configfile", *files]
-            _, counts = dry_run(REPO / "Snakefile", ours_args)  # warm the caches, count jobs
-            structure = Path(tmp, "structure.json")
-            structure.write_text(json.dumps(bare_structure(CONFIGS[name], counts)))
-            bare_args = ["--config", f"structure={structure}"]
-            _, bare_counts = dry_run(bare, bare_args)
-            ours_s, bare_s = [], []
+            # warm the caches, count the jobs and their files
+            _, counts, listing = dry_run(REPO / "Snakefile", ours_args)
+            structure = bare_structure(CONFIGS[name], counts)
+            structure_file = Path(tmp, "structure.json")
+            structure_file.write_text(json.dumps(structure))
+            bare_args = ["--config", f"structure={structure_file}"]
+            bare, layout = Path(tmp, "bare.smk"), Path(tmp, "layout.smk")
+            bare.write_text(bare_snakefile())
+            layout_text = bare_snakefile(files_per_rule(listing))
+            layout.write_text(layout_text)
+
+            def with_static(work, text=layout_text, structure=structure):
+                make_static_inputs(structure, text, work)
+
+            def after_a_dry_run(work, args=ours_args):
+                dry_run(REPO / "Snakefile", [*args, "--directory", str(work)], keep=True)
+
+            sides = {"modelvar": (REPO / "Snakefile", ours_args, None),
+                     "modelvar again": (REPO / "Snakefile", ours_args, after_a_dry_run),
+                     "bare": (bare, bare_args, None),
+                     "layout": (layout, bare_args, with_static)}
+            jobs = {side: dry_run(*sides[side])[1]["total"] for side in ("bare", "layout")}
+            times: dict[str, list[float]] = {side: [] for side in sides}
             for round_ in range(args.rounds):
-                order = [(ours_s, REPO / "Snakefile", ours_args), (bare_s, bare, bare_args)]
-                for times, snakefile, a in order[::1 if round_ % 2 == 0 else -1]:
-                    times.append(dry_run(snakefile, a)[0])
-            ratios = [o / b for o, b in zip(ours_s, bare_s, strict=True)]
-            total, median = counts["total"], statistics.median(ratios)
-            print(f"{name:12s} {total:6d} jobs (bare DAG {bare_counts['total']}): CPU modelvar "
-                  f"min {min(ours_s):5.1f} s, median {statistics.median(ours_s):5.1f} s; bare "
-                  f"min {min(bare_s):5.1f} s, median {statistics.median(bare_s):5.1f} s; ratio "
-                  f"min {min(ratios):.2f}, median {median:.2f} (goal <= {TARGET_RATIO}); "
-                  f"{total / TARGET_JOBS:.2f} of {TARGET_JOBS} jobs", flush=True)
+                order = list(sides) if round_ % 2 == 0 else list(sides)[::-1]
+                for side in order:
+                    times[side].append(dry_run(*sides[side])[0])
+            total = counts["total"]
+            print(f"{name}: {total} jobs (bare DAGs: {jobs['bare']}, {jobs['layout']}); CPU "
+                  f"seconds, min / median of {args.rounds} rounds", flush=True)
+            for side, label in (("modelvar", "modelvar, first dry run"),
+                                ("modelvar again", "modelvar, a dry run after one"),
+                                ("bare", "bare DAG, one file per job"),
+                                ("layout", "bare DAG, modelvar's files per job")):
+                print(f"  {label:36s} {min(times[side]):5.1f} / "
+                      f"{statistics.median(times[side]):5.1f}", flush=True)
+            for ours, base, goal in (("modelvar", "bare", f" (goal <= {TARGET_RATIO})"),
+                                     ("modelvar again", "bare", ""),
+                                     ("modelvar", "layout", ""),
+                                     ("modelvar again", "layout", "")):
+                ratios = [o / b for o, b in zip(times[ours], times[base], strict=True)]
+                print(f"  ratio {ours} / {base}: min {min(ratios):.2f}, median "
+                      f"{statistics.median(ratios):.2f}{goal}", flush=True)
+            print(f"  {total / TARGET_JOBS:.2f} of {TARGET_JOBS} jobs", flush=True)
 
 
 if __name__ == "__main__":
