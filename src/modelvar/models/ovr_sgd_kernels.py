@@ -105,6 +105,14 @@ def expit_each(scores):
     return out
 
 
+#: A row's step goes to the columns of the problems it moved alone (a strided pass over each,
+#: then a pass summing the next decisions) while fewer than 1 / SPARSE_SHARE of them moved, else
+#: to all columns in one pass. The two give the same bits (an unmoved column adds ``x · 0``, and
+#: no weight is ever −0, the one value that ``+ 0`` would change); which is faster: at d = 128,
+#: C = 100 a pair with 5 % of the problems moved per row takes 0.8× the time on the strided path,
+#: with 20 % 1.7× (C = 30 … 1,000, d = 20 … 500: break-even at 5–10 %).
+SPARSE_SHARE = 16
+
 #: The log loss's running product is renormalised by 2**-RENORM_BITS when it passes 2**RENORM_BITS.
 RENORM_BITS = 500
 _RENORM = 2.0**RENORM_BITS
@@ -517,7 +525,7 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
                                   aw, avg_a, avg_b, False)
             c = order[min(r + 2, n - 1)]
             e = order[min(r + 3, n - 1)]
-            if 2 * (moved_a + moved_b) > n_active:
+            if SPARSE_SHARE * (moved_a + moved_b) > 2 * n_active:
                 apply_pair_steps(X[a], X[bb], X[c], X[e], v, ca, cb, n_active, da, db)
             else:  # few problems moved (the margin losses): update their columns only
                 for k in range(n_active):
@@ -540,7 +548,7 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
         nxt = order[min(r + 1, n - 1)]
         if has_l1:
             apply_l1_step(X[a], X[nxt], v, ca, s, u, q, n_active, nrm2, nrm1, da)
-        elif 4 * moved_a > n_active:
+        elif SPARSE_SHARE * moved_a > n_active:
             apply_step(X[a], X[nxt], v, ca, n_active, da)
         else:
             for k in range(n_active):
