@@ -107,10 +107,11 @@ def expit_each(scores):
 
 #: A row's step goes to the columns of the problems it moved alone (a strided pass over each,
 #: then a pass summing the next decisions) while fewer than 1 / SPARSE_SHARE of them moved, else
-#: to all columns in one pass. The two give the same bits (an unmoved column adds ``x · 0``, and
-#: no weight is ever −0, the one value that ``+ 0`` would change); which is faster: at d = 128,
-#: C = 100 a pair with 5 % of the problems moved per row takes 0.8× the time on the strided path,
-#: with 20 % 1.7× (C = 30 … 1,000, d = 20 … 500: break-even at 5–10 %).
+#: to all columns in one pass. The two give the same bits (an unmoved column adds ``x · 0``, which
+#: changes no weight but a −0, and a weight is −0 only after an L2 decay factor of exactly 0,
+#: η·α ≥ 1, folded a negative weight: then only the sign of that zero differs). Which is faster:
+#: at d = 128, C = 100 a pair with 5 % of the problems moved per row takes 0.8× the time on the
+#: strided path, with 20 % 1.7× (C = 30 … 1,000, d = 20 … 500: break-even at 5–10 %).
 SPARSE_SHARE = 16
 
 #: The log loss's running product is renormalised by 2**-RENORM_BITS when it passes 2**RENORM_BITS.
