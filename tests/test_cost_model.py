@@ -224,6 +224,37 @@ def test_calibration_fits_the_cpu_fits_and_leaves_out_the_gpu_ones():
     assert set(without_base.classifiers) == {"xgb"}
 
 
+def test_calibrating_from_a_run_counts_the_epochs_each_fit_trained_for(tmp_path, monkeypatch):
+    """MLP fits that trained 5 and 20 epochs, their seconds proportional: the calibration reads
+    each fit's epochs from the runs table, so the model scales with epochs and predicts a study
+    of 40 at twice 20's seconds (taking every fit as one epoch fitted no epochs exponent: the
+    same seconds for any training length). A table without the column (an older run) counts the
+    spec's default."""
+    from modelvar.models.mlp import MLP_EPOCHS
+    from modelvar.pipeline import plan_report, result_tables
+
+    n = np.tile(np.arange(1_000, 9_001, 500), 2)
+    epochs = np.repeat([5, 20], len(n) // 2)
+    runs = pd.DataFrame({"dataset": "a", "classifier": "mlp", "n_train": n, "epochs": epochs,
+                         "fit_seconds": 1e-5 * n * epochs, "device": "cpu"})
+    monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "a.json").write_text(json.dumps(
+        {"classes": ["x", "y"], "features": [{"type": "numeric"}] * 10}))
+    summary = plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
+    assert "median 1.00, 90 % between 1.00 and 1.00" in summary, summary
+    model = load(tmp_path / "cost.json")
+    for rows in (2_000, 8_000):
+        for e in (5, 20, 40):
+            assert model.seconds("mlp", rows, 10, 2, e) == pytest.approx(1e-5 * rows * e,
+                                                                         rel=0.02)
+    older = runs.drop(columns="epochs").assign(fit_seconds=1e-5 * n * MLP_EPOCHS)
+    monkeypatch.setattr(result_tables, "read_table", lambda results, table: older)
+    plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
+    assert load(tmp_path / "cost.json").seconds("mlp", 4_000, 10, 2, MLP_EPOCHS) == \
+        pytest.approx(1e-5 * 4_000 * MLP_EPOCHS, rel=0.02)
+
+
 def test_calibrating_from_a_run_says_which_fits_it_left_out(tmp_path, monkeypatch):
     from modelvar.pipeline import plan_report, result_tables
 

@@ -158,6 +158,13 @@ def test_a_fit_job_gives_the_same_mlp_runs_batched_or_one_at_a_time():
         assert (batched["y_pred"] == alone["y_pred"]).all()
         assert list(runs_b["hparams"]) == list(runs_a["hparams"])
         assert list(runs_b["streams"]) == list(runs_a["streams"])
+        # the runs record how long they trained (the cost model's calibration reads it)
+        assert list(runs_b["epochs"]) == list(runs_a["epochs"]) == [2] * 4
+    _, runs = fit_repeat(ds, cell=Cell(), **{**kw, "epochs": None, "n_runs": 1})
+    assert list(runs["epochs"]) == [mlp.MLP_EPOCHS]
+    _, runs = fit_repeat(ds, cell=Cell(), **{**kw, "classifier": "lr-sgd", "base_hparams": None,
+                                             "epochs": None, "n_runs": 1})
+    assert runs["epochs"].isna().all()  # lr-sgd does not train for epochs
 
 
 def test_masks_drawn_on_the_device_keep_models_apart(monkeypatch):

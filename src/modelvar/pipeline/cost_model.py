@@ -255,6 +255,29 @@ def _trains_for_epochs(classifier: str) -> bool:
         return False
 
 
+def fit_epochs(runs, shapes: dict[str, dict]) -> list[float]:
+    """The epochs each fit of a runs table trained for: its ``epochs`` column (fit jobs record
+    it; older runs tables lack it) for the classifiers that train for epochs, else its dataset's
+    ``shapes[dataset]["epochs"]``, else the classifier's default (its spec's; a run's own
+    ``classifier_settings`` could have set others, which older tables do not say); 1 for the
+    classifiers that do not train for epochs."""
+    import pandas as pd
+
+    from modelvar.models.registry import spec
+
+    recorded = runs["epochs"] if "epochs" in runs.columns else [None] * len(runs)
+    out = []
+    for classifier, dataset, value in zip(runs["classifier"], runs["dataset"], recorded,
+                                          strict=True):
+        if not _trains_for_epochs(classifier):
+            out.append(1.0)
+        elif value is not None and not pd.isna(value):
+            out.append(float(value))
+        else:
+            out.append(float(shapes[dataset].get("epochs", spec(classifier).epochs)))
+    return out
+
+
 def _spec_regimes(classifier: str) -> tuple[tuple[str, int], ...]:
     from modelvar.models.registry import spec
 
@@ -270,8 +293,9 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
     ``n_train``, ``fit_seconds`` and, if it has one, ``device``; ``shapes[dataset]`` =
     ``{"d": …, "n_classes": …, "epochs": …, "n_numeric": …}``, the last for the one-hot share
     of d, 0 without it), e.g. the aggregated runs of a finished study.
-    ``epochs`` count for the classifiers that train for epochs (their spec's ``epochs``), 1 for
-    the others. Only fits on the CPU are fitted: the constants are one core's, and the plan
+    Each fit counts the epochs it trained for (:func:`fit_epochs`: the runs table's ``epochs``
+    column, else the shape's, else the spec's default) where its classifier trains for epochs,
+    1 for the others. Only fits on the CPU are fitted: the constants are one core's, and the plan
     divides a GPU-tagged classifier's by ``jobs.gpu_speedup`` (fits that ran on a GPU would be
     divided twice). A classifier whose fits all ran on a GPU keeps ``base``'s constants, if
     given.
@@ -289,10 +313,11 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
         runs = runs.assign(noisy_share=0.0)
     factors = base.data_noise if base is not None else {}
     samples: dict[str, list] = {}
-    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share"]
+    runs = runs.assign(epochs=fit_epochs(runs, shapes))
+    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share", "epochs"]
     for row in runs[columns].itertuples():
         shape = shapes[row.dataset]
-        epochs = shape.get("epochs", 1) if _trains_for_epochs(row.classifier) else 1
+        epochs = row.epochs
         clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
         onehot = onehot_share(shape["n_numeric"], shape["d"]) if "n_numeric" in shape else 0.0
         samples.setdefault(row.classifier, []).append(

@@ -334,6 +334,8 @@ def fit_repeat_arrays(
                 if on_run_done is not None:
                     on_run_done(r.run)
     preds, probas, run_rows = [], [], []
+    trained_epochs = None if spec(classifier).epochs is None else (epochs or
+                                                                  spec(classifier).epochs)
     for run in runs:
         if run in fitted:
             current = prepared[run]
@@ -350,7 +352,7 @@ def fit_repeat_arrays(
         run_rows.append({
             "cell": cell.id, "repeat": repeat, "run": run, "n_train": len(current.rows),
             "n_test": len(test), "accuracy": float(np.mean(pred == y_all[test])),
-            "fit_seconds": fit_seconds,
+            "fit_seconds": fit_seconds, "epochs": trained_epochs,
             **strength_row(perturbation),
             "perturbation": json.dumps(perturbation, sort_keys=True),
             "hparams": json.dumps(realised, sort_keys=True),

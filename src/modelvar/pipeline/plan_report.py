@@ -326,7 +326,7 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
 
     import numpy as np
 
-    from modelvar.pipeline.cost_model import calibrate, load
+    from modelvar.pipeline.cost_model import calibrate, fit_epochs, load
     from modelvar.pipeline.result_tables import read_table
     from modelvar.table_files import write_text
 
@@ -351,11 +351,11 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
                       base=base)
     write_text(model.to_json(), out)
     ratios = []
-    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share"]
-    for row in on_cpu[columns].itertuples():
+    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share", "epochs"]
+    for row in on_cpu.assign(epochs=fit_epochs(on_cpu, shapes))[columns].itertuples():
         shape = shapes[row.dataset]
         ratios.append(model.seconds(
-            row.classifier, row.n_train, shape["d"], shape["n_classes"],
+            row.classifier, row.n_train, shape["d"], shape["n_classes"], row.epochs,
             noisy_share=row.noisy_share, onehot_share=onehot_share(shape["n_numeric"], shape["d"]))
             / max(row.fit_seconds, 1e-6))
     summary = f"cost model of {len(on_cpu)} fits written to {out}"
