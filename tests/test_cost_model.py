@@ -163,11 +163,13 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
     assert [r.min_rows for r in shipped.classifiers["mlp"]] == [0, LARGE_BATCH_ROWS]
     assert [r.min_columns for r in shipped.classifiers["xgb"]] == [0, XGB_WIDE_COLUMNS]
     # a one-hot column costs xgb's narrow regime less than a numeric one (its wide regime was
-    # timed on dense data only); the SGD classifiers and the MLP multiply every column alike
+    # timed on dense data only); the SGD classifiers' passes multiply every column alike (their
+    # fitted weight is near 1), and the MLP's calibration predates the one-hot share (1)
     assert shipped.classifiers["xgb"][0].onehot_weight < 0.5
     assert shipped.classifiers["xgb"][1].onehot_weight == 1.0
-    for clf in ("lr-sgd", "svm-sgd", "mlp"):
-        assert all(r.onehot_weight == 1.0 for r in shipped.classifiers[clf])
+    for clf in ("lr-sgd", "svm-sgd"):
+        assert all(0.8 < r.onehot_weight < 1.25 for r in shipped.classifiers[clf])
+    assert all(r.onehot_weight == 1.0 for r in shipped.classifiers["mlp"])
 
 
 def _runs_table(results: Path, dataset: str, job: str, seconds: list[float]) -> str:
