@@ -226,6 +226,19 @@ def test_calibration_fits_the_cpu_fits_and_leaves_out_the_gpu_ones():
     assert set(without_base.classifiers) == {"xgb"}
 
 
+def _calibrate_from(runs: pd.DataFrame, results: Path, monkeypatch,
+                    features: list[dict] | None = None) -> str:
+    """`modelvar plan --calibrate RESULTS` on ``runs`` (its runs tables) of dataset "a" (two
+    classes; ``features``, else ten numeric ones); the model goes to RESULTS/cost.json."""
+    from modelvar.pipeline import plan_report, result_tables
+
+    monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
+    (results / "datasets").mkdir(parents=True)
+    (results / "datasets" / "a.json").write_text(json.dumps(
+        {"classes": ["x", "y"], "features": features or [{"type": "numeric"}] * 10}))
+    return plan_report.calibrate_from_results(results, results / "cost.json")
+
+
 def test_calibrating_from_a_run_counts_the_epochs_each_fit_trained_for(tmp_path, monkeypatch):
     """MLP fits that trained 5 and 20 epochs, their seconds proportional: the calibration reads
     each fit's epochs from the runs table, so the model scales with epochs and predicts a study
@@ -233,17 +246,12 @@ def test_calibrating_from_a_run_counts_the_epochs_each_fit_trained_for(tmp_path,
     same seconds for any training length). A table without the column (an older run) counts the
     spec's default."""
     from modelvar.models.mlp import MLP_EPOCHS
-    from modelvar.pipeline import plan_report, result_tables
 
     n = np.tile(np.arange(1_000, 9_001, 500), 2)
     epochs = np.repeat([5, 20], len(n) // 2)
     runs = pd.DataFrame({"dataset": "a", "classifier": "mlp", "n_train": n, "epochs": epochs,
                          "fit_seconds": 1e-5 * n * epochs, "device": "cpu"})
-    monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
-    (tmp_path / "datasets").mkdir()
-    (tmp_path / "datasets" / "a.json").write_text(json.dumps(
-        {"classes": ["x", "y"], "features": [{"type": "numeric"}] * 10}))
-    summary = plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
+    summary = _calibrate_from(runs, tmp_path, monkeypatch)
     assert "median 1.00, 90 % between 1.00 and 1.00" in summary, summary
     model = load(tmp_path / "cost.json")
     for rows in (2_000, 8_000):
@@ -251,14 +259,12 @@ def test_calibrating_from_a_run_counts_the_epochs_each_fit_trained_for(tmp_path,
             assert model.seconds("mlp", rows, 10, 2, e) == pytest.approx(1e-5 * rows * e,
                                                                          rel=0.02)
     older = runs.drop(columns="epochs").assign(fit_seconds=1e-5 * n * MLP_EPOCHS)
-    monkeypatch.setattr(result_tables, "read_table", lambda results, table: older)
-    plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
-    assert load(tmp_path / "cost.json").seconds("mlp", 4_000, 10, 2, MLP_EPOCHS) == \
+    _calibrate_from(older, tmp_path / "older", monkeypatch)
+    assert load(tmp_path / "older" / "cost.json").seconds("mlp", 4_000, 10, 2, MLP_EPOCHS) == \
         pytest.approx(1e-5 * 4_000 * MLP_EPOCHS, rel=0.02)
 
 
 def test_calibrating_from_a_run_says_which_fits_it_left_out(tmp_path, monkeypatch):
-    from modelvar.pipeline import plan_report, result_tables
 
     n = np.arange(1_000, 41_000, 1_000)
     runs = pd.concat([
@@ -266,11 +272,7 @@ def test_calibrating_from_a_run_says_which_fits_it_left_out(tmp_path, monkeypatc
                       "fit_seconds": 1e-4 * n ** 0.9, "device": "cpu"}),
         pd.DataFrame({"dataset": "a", "classifier": "mlp", "n_train": n, "fit_seconds": 0.5,
                       "device": "cuda"})], ignore_index=True)
-    monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
-    (tmp_path / "datasets").mkdir()
-    (tmp_path / "datasets" / "a.json").write_text(json.dumps(
-        {"classes": ["x", "y"], "features": [{"type": "numeric"}] * 10}))
-    summary = plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
+    summary = _calibrate_from(runs, tmp_path, monkeypatch)
     assert summary.startswith(f"cost model of 40 fits written to {tmp_path / 'cost.json'}; "
                               "predicted / measured fit seconds: median 1.0")
     assert summary.splitlines()[1] == (
@@ -333,7 +335,6 @@ def test_calibrating_a_run_with_data_noise_keeps_the_noise_factor(tmp_path, monk
     clean-data constants and keeps a, so the plan predicts both, instead of one constant in
     between (measured on the default run's vehicle xgb fits: clean 1.58x and noisy 0.54x of
     measured before, 1.08x and 0.91x after). Rounding (sig) makes no new values: not noisy."""
-    from modelvar.pipeline import plan_report, result_tables
 
     a = load().data_noise["xgb"]
     n = np.tile(np.arange(1_000, 41_000, 1_000), 3)
@@ -343,12 +344,8 @@ def test_calibrating_a_run_with_data_noise_keeps_the_noise_factor(tmp_path, monk
     runs = pd.DataFrame({"dataset": "a", "classifier": "xgb", "n_train": n, "data": levels,
                          "fit_seconds": np.where(levels == "rel0p2", clean * (1 + a * share),
                                                  clean), "device": "cpu"})
-    monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
-    (tmp_path / "datasets").mkdir()
-    (tmp_path / "datasets" / "a.json").write_text(json.dumps(
-        {"classes": ["x", "y"], "features": [{"type": "numeric"}] * 6
-         + [{"type": "categorical", "levels": ["p", "q", "r"]}]}))
-    summary = plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
+    summary = _calibrate_from(runs, tmp_path, monkeypatch, [{"type": "numeric"}] * 6 + [
+        {"type": "categorical", "levels": ["p", "q", "r"]}])
     assert "median 1.00, 90 % between 1.00 and 1.00" in summary, summary
     model = load(tmp_path / "cost.json")
     assert model.data_noise == {"xgb": a}
@@ -362,16 +359,11 @@ def test_calibrating_a_run_with_a_classifier_of_your_own(tmp_path, monkeypatch):
     """`modelvar plan --calibrate` runs without the study's config, so a declared classifier in
     the runs is not registered in its process: it is calibrated like the others (it has no
     epochs), instead of stopping with "unknown classifier" (found by a user's run)."""
-    from modelvar.pipeline import plan_report, result_tables
 
     n = np.arange(1_000, 41_000, 1_000)
     runs = pd.DataFrame({"dataset": "a", "classifier": "my-rf", "n_train": n,
                          "fit_seconds": 2e-4 * n, "device": "cpu", "data": "dnone"})
-    monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
-    (tmp_path / "datasets").mkdir()
-    (tmp_path / "datasets" / "a.json").write_text(json.dumps(
-        {"classes": ["x", "y"], "features": [{"type": "numeric"}] * 10}))
-    summary = plan_report.calibrate_from_results(tmp_path, tmp_path / "cost.json")
+    summary = _calibrate_from(runs, tmp_path, monkeypatch)
     assert "median 1.00" in summary, summary
     model = load(tmp_path / "cost.json")
     assert model.seconds("my-rf", 20_000, 10, 2) == pytest.approx(4.0, rel=0.01)
