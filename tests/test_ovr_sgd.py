@@ -227,6 +227,7 @@ def test_the_sgd_classifiers_use_it_from_many_classes_on():
     ({"l1_ratio": 1.5}, r"l1_ratio must be in \[0, 1\]"),
     ({"eta0": 0.0}, "eta0 must be > 0"),
     ({"max_iter": 0}, "max_iter must be >= 1"),
+    ({"average": 10}, "average must be True or False"),  # not silently True
 ])
 def test_bad_settings_are_named(kw, message):
     with pytest.raises(ValueError, match=message):
@@ -299,12 +300,12 @@ print(json.dumps(out))
 def test_warm_up_loads_every_kernel_the_fit_then_needs():
     """The fit job times fit + predict after ``warm_up`` (modelvar.pipeline.fitting): in a fresh
     process, warming up leaves nothing for the first many-class fit to compile or load, for
-    each loss and for hyperparameters of other types (an integer ``average``, an L1 part)."""
+    each loss and for hyperparameters of other types (averaging, an L1 part)."""
     import json
     import subprocess
     import sys
 
-    variants = [("lr-sgd", None), ("svm-sgd", {"loss": "hinge", "average": 7}),
+    variants = [("lr-sgd", None), ("svm-sgd", {"loss": "hinge", "average": True}),
                 ("svm-sgd", {"loss": "modified_huber", "penalty": "elasticnet",
                              "l1_ratio": 0.3, "alpha": 1})]
     done = subprocess.run([sys.executable, "-c", WARM_UP_CHECK, json.dumps(variants)],

@@ -87,6 +87,9 @@ class OvRSGDClassifier:
             raise ValueError(f"l1_ratio must be in [0, 1], got {l1_ratio!r}")
         if not eta0 > 0:
             raise ValueError(f"eta0 must be > 0 for the adaptive learning rate, got {eta0!r}")
+        if not isinstance(average, bool | np.bool_):
+            raise ValueError(f"average must be True or False (scikit-learn's integer form, "
+                             f"averaging from step N, is not implemented), got {average!r}")
         self.loss, self.penalty, self.alpha = loss, penalty, float(alpha)
         self.l1_ratio, self.eta0, self.average = float(l1_ratio), float(eta0), bool(average)
         if int(max_iter) < 1:
