@@ -63,8 +63,8 @@ rule all:
         [f"{rule}/{i}.o0" for rule, n in S["others"].items() for i in range(n)],
 '''
 
-#: each modelled rule's wildcards, its edge inputs (a Python expression of ``w``) and the rule of
-#: ours whose files it mirrors
+#: each bare rule's wildcards, its edge inputs (a Python expression of ``w``) and the rule of
+#: ours whose files it mirrors ("other": the median of the rules it does not model)
 BARE_RULES = {
     "prepare": ("prepare/{ds}", None, "prepare_dataset"),
     "fit": ("fit/{ds}/{job}", "[f\"prepare/{S['fit'][w.ds][w.job]}.o0\"]", "fit"),
@@ -74,7 +74,21 @@ BARE_RULES = {
     "figures": ("figures/{ds}", "[f\"metrics/{w.ds}/{job}.o0\" for job in S['metrics'][w.ds]]",
                 "figures"),
     "findings": ("findings/{x}", "[f\"figures/{ds}.o0\" for ds in S['metrics']]", "findings"),
+    "other": ("{rule}/{i}", None, "other"),
 }
+#: a job of the bare DAG with one file: its output
+ONE_FILE = {"input": 0, "output": 1, "log": 0, "benchmark": 0}
+
+
+def bare_rule_files(files: dict[str, dict[str, int]] | None) -> dict[str, dict[str, int]]:
+    """Per bare rule, the files of each of its jobs: ``files`` of the rule of ours it mirrors
+    (:func:`files_per_rule`; one output without them), and ``extra``: its inputs beyond its
+    edges (which count as one input of the job they mirror)."""
+    out = {}
+    for name, (_stem, edges, ours) in BARE_RULES.items():
+        counts = (files or {}).get(ours, ONE_FILE)
+        out[name] = {**counts, "extra": max(0, counts["input"] - (1 if edges else 0))}
+    return out
 
 
 def bare_snakefile(files: dict[str, dict[str, int]] | None = None) -> str:
@@ -84,24 +98,16 @@ def bare_snakefile(files: dict[str, dict[str, int]] | None = None) -> str:
     jobs of the rule of ours it mirrors (the inputs beyond its edges are files that exist
     before the run, one folder per job, as our recipes): what Snakemake costs for our layout."""
     text = BARE_HEADER
-    rules = dict(BARE_RULES)
-    rules["other"] = ("{rule}/{i}", None, None)
-    for name, (stem, edges, ours) in rules.items():
-        counts = (files or {}).get(ours or "", {"input": 0, "output": 1, "log": 0,
-                                                "benchmark": 0})
-        if files and name == "other":
-            counts = files["other"]
-        n_edges = 1 if edges else 0  # edges count as one input of the job they mirror
-        extra = max(0, counts["input"] - n_edges) if files else 0
+    for name, counts in bare_rule_files(files).items():
+        stem, edges, _ours = BARE_RULES[name]
         inputs = [f"        lambda w: {edges}," if edges else ""]
-        inputs += [f'        "static/{stem}/x{i}",' for i in range(extra)]
+        inputs += [f'        "static/{stem}/x{i}",' for i in range(counts["extra"])]
         outputs = [f'        "{stem}.o{i}",' for i in range(max(1, counts["output"]))]
         log = f'    log:\n        "logs/{stem}.log",\n' if counts["log"] else ""
         bench = (f'    benchmark:\n        "benchmarks/{stem}.tsv",\n'
                  if counts["benchmark"] else "")
-        constraint = 'rule="other_[a-z_]+",' if name == "other" else 'ds="[^/]+",'
-        if name == "findings":
-            constraint = 'x="x",'
+        constraint = {"other": 'rule="other_[a-z_]+",', "findings": 'x="x",'}.get(
+            name, 'ds="[^/]+",')
         text += BARE_RULE.format(name=name, inputs="\n".join(i for i in inputs if i) or
                                  "        []", outputs="\n".join(outputs), log=log,
                                  benchmark=bench, constraint=constraint)
@@ -125,14 +131,13 @@ def files_per_rule(listing: str) -> dict[str, dict[str, int]]:
                                                                        "grouped_metrics"}
     others = [counts for rule, counts in per_rule.items() if rule not in modelled]
     medians["other"] = {key: int(statistics.median(v for c in others for v in c[key]))
-                        for key in ("input", "output", "log", "benchmark")} if others else {
-        "input": 0, "output": 1, "log": 0, "benchmark": 0}
+                        for key in ONE_FILE} if others else ONE_FILE
     return medians
 
 
-def make_static_inputs(structure: dict, snakefile: str, work: Path) -> None:
-    """Create the extra input files that the bare workflow's jobs read (they exist before the
-    run, as a study's recipes and tuning results do on a second dry run)."""
+def make_static_inputs(structure: dict, files: dict[str, dict[str, int]], work: Path) -> None:
+    """Create the extra input files that the bare workflow with ``files`` reads (they exist
+    before the run, as a study's recipes and tuning results do on a second dry run)."""
     jobs = {"prepare": [f"prepare/{ds}" for ds in structure["fit"]],
             "fit": [f"fit/{ds}/{job}" for ds, jobs in structure["fit"].items() for job in jobs],
             "metrics": [f"metrics/{ds}/{job}" for ds, jobs in structure["metrics"].items()
@@ -141,12 +146,9 @@ def make_static_inputs(structure: dict, snakefile: str, work: Path) -> None:
             "findings": ["findings/x"],
             "other": [f"{rule}/{i}" for rule, n in structure["others"].items()
                       for i in range(n)]}
-    for name, stems in jobs.items():
-        rule_text = snakefile[snakefile.index(f"rule {name}:"):]
-        rule_text = rule_text[:rule_text.index("shell:")]
-        extra = rule_text.count('"static/')
-        for stem in stems:
-            for i in range(extra):
+    for name, counts in bare_rule_files(files).items():
+        for stem in jobs[name]:
+            for i in range(counts["extra"]):
                 path = work / "static" / stem / f"x{i}"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.touch()
@@ -217,11 +219,11 @@ def main() -> None:
             bare_args = ["--config", f"structure={structure_file}"]
             bare, layout = Path(tmp, "bare.smk"), Path(tmp, "layout.smk")
             bare.write_text(bare_snakefile())
-            layout_text = bare_snakefile(files_per_rule(listing))
-            layout.write_text(layout_text)
+            our_files = files_per_rule(listing)
+            layout.write_text(bare_snakefile(our_files))
 
-            def with_static(work, text=layout_text, structure=structure):
-                make_static_inputs(structure, text, work)
+            def with_static(work, files=our_files, structure=structure):
+                make_static_inputs(structure, files, work)
 
             def after_a_dry_run(work, args=ours_args):
                 dry_run(REPO / "Snakefile", [*args, "--directory", str(work)], keep=True)

@@ -60,7 +60,8 @@ GRID = {
 #: grid points above this many n · d · C (SGD, MLP: one epoch of work) are left out: they would
 #: take minutes each and the study's datasets do not need them to be covered
 MAX_WORK = {"lr-sgd": 1.2e9, "svm-sgd": 1.2e9, "xgb": 1e8, "mlp": 4e8}
-#: points of more than 1,000 columns (xgb's grid): up to this much n · d · C (~30 s a fit)
+#: points past a classifier's wide-columns threshold (xgb's grid): up to this much n · d · C
+#: (~30 s a fit)
 MAX_WIDE_WORK = 3.5e7
 MLP_EPOCHS = (1, 3)
 KINDS = ("dense", "one-hot")
@@ -138,7 +139,7 @@ def grid_points(clf: str, quick: bool):
     for kind, n, d, c, e in itertools.product(KINDS, grid["n"], grid["d"], grid["c"], epochs):
         if kind == "one-hot" and d < 100 or n * d * c > MAX_WORK[clf] or c > n / 4:
             continue
-        if d > 1000 and n * d * c > MAX_WIDE_WORK:
+        if d > wide and n * d * c > MAX_WIDE_WORK:
             continue
         if kind == "one-hot" and d >= wide:  # dense only where a classifier's cost changes
             continue  # with the columns (one-hot data that wide is rare; its estimate errs high)

@@ -9,10 +9,10 @@ with n_train the training rows of the run, d the columns of the encoded design m
 features + one-hot levels), h the share of them that are one-hot levels, ρ what a one-hot column
 costs against a numeric one (fitted per regime where the samples mix both kinds, else 1: xgb's
 histograms of a 0/1 column have two bins, and a grid fit on one-hot data took 0.15–0.77× the time
-of one on continuous data of the same shape; the SGD classifiers and the MLP multiply every
-column alike), C the classes, and epochs the MLP's training length (1 for the others);
-t0 a fixed cost per fit (set-up, prediction of a small test set: what dominates small fits and
-flattens a pure power law's exponents); s the share of the encoded columns that a data
+of one on continuous data of the same shape; the SGD classifiers' dense passes cost every column
+alike, ρ fitted at 0.96–1.16), C the classes, and epochs the MLP's training length (1 for the
+others); t0 a fixed cost per fit (set-up, prediction of a small test set: what dominates small
+fits and flattens a pure power law's exponents); s the share of the encoded columns that a data
 perturbation fills with continuous noise (0 without one, and for ``sig`` levels, which round), a a
 per-classifier constant (xgb's trees grow with the distinct values a feature takes: ≈ 3× slower on
 vehicle's noisy integer features).
@@ -317,11 +317,10 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
     columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share", "epochs"]
     for row in runs[columns].itertuples():
         shape = shapes[row.dataset]
-        epochs = row.epochs
         clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
         onehot = onehot_share(shape["n_numeric"], shape["d"]) if "n_numeric" in shape else 0.0
         samples.setdefault(row.classifier, []).append(
-            (row.n_train, shape["d"], shape["n_classes"], epochs, clean, onehot))
+            (row.n_train, shape["d"], shape["n_classes"], row.epochs, clean, onehot))
     model = fit({k: np.array(v) for k, v in samples.items()}, source=source)
     if base is None:
         return model

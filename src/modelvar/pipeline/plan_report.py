@@ -345,6 +345,7 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
             for ds, level_id in zip(runs["dataset"], runs["data"], strict=True)])
     else:
         runs = runs.assign(noisy_share=0.0)
+    runs = runs.assign(epochs=fit_epochs(runs, shapes))  # calibrate() reads the column as it is
     on_cpu = runs if "device" not in runs.columns else runs[runs["device"] == "cpu"]
     base = load()
     model = calibrate(runs, shapes, source=f"calibrated on {results} ({len(on_cpu)} fits)",
@@ -352,7 +353,7 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
     write_text(model.to_json(), out)
     ratios = []
     columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share", "epochs"]
-    for row in on_cpu.assign(epochs=fit_epochs(on_cpu, shapes))[columns].itertuples():
+    for row in on_cpu[columns].itertuples():
         shape = shapes[row.dataset]
         ratios.append(model.seconds(
             row.classifier, row.n_train, shape["d"], shape["n_classes"], row.epochs,
