@@ -52,6 +52,28 @@ def test_a_recipe_is_rewritten_only_when_it_changes(tmp_path):
     assert not aside.exists() and path.exists()
 
 
+def test_a_dry_run_writes_no_recipe_of_a_new_job(tmp_path):
+    """A job without a recipe runs in any case: a dry run gives it one shared input, newer than
+    any output, instead of a folder and a recipe of its own."""
+    output = tmp_path / "out.txt"
+    output.write_text("made before")
+    old = time.time() - 1000
+    os.utime(output, (old, old))
+    new_jobs = [job_recipes.record_recipe(tmp_path, "fit", {"dataset": "d", "job": str(i)},
+                                          {"root_seed": 1}, dry_run=True) for i in range(3)]
+    assert len(set(new_jobs)) == 1 and new_jobs[0].is_file()
+    assert new_jobs[0].stat().st_mtime > output.stat().st_mtime  # the job shows as to run
+    assert not (tmp_path / STATE_DIR / "recipes").exists()
+    # a real run writes the job's own recipe; a dry run then finds it
+    path = job_recipes.record_recipe(tmp_path, "fit", {"dataset": "d", "job": "0"},
+                                     {"root_seed": 1})
+    assert path != new_jobs[0] and path.is_file()
+    assert job_recipes.record_recipe(tmp_path, "fit", {"dataset": "d", "job": "0"},
+                                     {"root_seed": 1}, dry_run=True) == path
+    job_recipes.forget_dry_run(tmp_path)
+    assert not new_jobs[0].exists() and path.exists()
+
+
 def test_a_dataset_copied_with_an_older_time_gets_a_new_digest(tmp_path):
     """`cp -p` / rsync -a / tar / unzip keep the modification time; the change time and the
     content digest still tell."""

@@ -29,6 +29,8 @@ from modelvar.table_files import STATE_DIR, sha256_file, write_text
 
 RECIPE_DIR = "recipes"
 DRY_RUN_DIR = "recipes-of-dry-runs"
+#: In :data:`DRY_RUN_DIR`: the one input that a dry run gives every job without a recipe
+NEW_IN_DRY_RUN = "new-jobs.txt"
 SOURCE_DIGESTS = "source-digests.json"
 #: Seconds a file's time may lie ahead of the clock before it counts as dated in the future
 FUTURE_SLACK = 60.0
@@ -48,14 +50,19 @@ def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
     job stays up to date); return its path. A dry run changes no recipe that exists: a changed
     one goes to :data:`DRY_RUN_DIR` instead (removed by the next load, see
     :func:`forget_dry_run`), so that the dry run shows the job as one to run, and a later run
-    of the unchanged config still finds its jobs up to date. A missing recipe is written even by
-    a dry run: its job runs in any case (a new input is newer than any output)."""
+    of the unchanged config still finds its jobs up to date. A dry run writes no missing recipe
+    either: the job gets :data:`NEW_IN_DRY_RUN` instead, one file for all such jobs, written by
+    the first of them and newer than any output (the load removed the last one), so the dry run
+    shows the job as one to run, as the recipe a real run writes would. A full study's first dry
+    run so creates one file, not a folder and a file per job (846: ~1 s of system time)."""
     path = recipe_path(results_dir, rule, wildcards)
     text = json.dumps({"rule": rule, "wildcards": wildcards, "recipe": recipe}, sort_keys=True,
                       indent=1, default=str) + "\n"
     try:
         recorded = path.read_text()
     except FileNotFoundError:
+        if dry_run:
+            return new_in_dry_run(results_dir)
         if _create(path, text):
             return path
         recorded = None
@@ -67,6 +74,17 @@ def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
         path = Path(results_dir, STATE_DIR, DRY_RUN_DIR, path.relative_to(
             Path(results_dir, STATE_DIR, RECIPE_DIR)))
     write_text(text, path)
+    return path
+
+
+def new_in_dry_run(results_dir: str | Path) -> Path:
+    """The input a dry run gives the jobs that have no recipe yet (:func:`record_recipe`),
+    created by the first of them. It lies alone in :data:`DRY_RUN_DIR`, which Snakemake lists
+    only when it looks for this file, after the file is made."""
+    path = Path(results_dir, STATE_DIR, DRY_RUN_DIR, NEW_IN_DRY_RUN)
+    if not path.is_file():
+        _create(path, "Jobs new to this results folder: a dry run writes no recipe of theirs "
+                "(modelvar.pipeline.job_recipes); they run in any case.\n")
     return path
 
 
