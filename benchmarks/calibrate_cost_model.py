@@ -63,6 +63,10 @@ MAX_WORK = {"lr-sgd": 1.2e9, "svm-sgd": 1.2e9, "xgb": 1e8, "mlp": 4e8}
 #: points past a classifier's wide-columns threshold (xgb's grid): up to this much n · d · C
 #: (~30 s a fit)
 MAX_WIDE_WORK = 3.5e7
+#: xgb's many-class fits at the study's widths (aloi: 128 columns, 1,000 classes; dionis: 60,
+#: 355), past MAX_WORK at fewer rows than theirs (1-2 minutes each): extrapolated from the grid
+#: alone, the power law put held-out fits of those shapes at ~2x of measured
+XGB_MANY_CLASS_POINTS = ((2000, 128, 1000), (6000, 128, 1000), (12000, 60, 355), (24000, 60, 355))
 MLP_EPOCHS = (1, 3)
 KINDS = ("dense", "one-hot")
 #: held out: (label, kind, n_train, d, C) shaped like study datasets (rows cut to keep it short)
@@ -146,6 +150,9 @@ def grid_points(clf: str, quick: bool):
         if quick and (n > grid["n"][1] or d > 100 or c > 20):
             continue
         yield kind, n, d, c, e
+    if clf == "xgb" and not quick:
+        for n, d, c in XGB_MANY_CLASS_POINTS:
+            yield "dense", n, d, c, 1
 
 
 def real_fits(clf: str, names) -> list[tuple]:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from modelvar.models.classifiers import MANY_CLASSES, XGB_WIDE_COLUMNS
+from modelvar.models.classifiers import MANY_CLASSES, XGB_MANY_CLASSES, XGB_WIDE_COLUMNS
 from modelvar.models.mlp import LARGE_BATCH_ROWS
 from modelvar.pipeline.cost_model import SHIPPED, CostModel, FitCost, fit, load
 
@@ -161,7 +161,9 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
     for clf in ("lr-sgd", "svm-sgd"):
         assert [r.min_classes for r in shipped.classifiers[clf]] == [2, MANY_CLASSES]
     assert [r.min_rows for r in shipped.classifiers["mlp"]] == [0, LARGE_BATCH_ROWS]
-    assert [r.min_columns for r in shipped.classifiers["xgb"]] == [0, XGB_WIDE_COLUMNS]
+    xgb = shipped.classifiers["xgb"]
+    assert [(r.min_classes, r.min_columns) for r in xgb] == [
+        (2, 0), (2, XGB_WIDE_COLUMNS), (XGB_MANY_CLASSES, 0)]
     # a one-hot column costs xgb's narrow regime less than a numeric one (its wide regime was
     # timed on dense data only); the SGD classifiers' passes multiply every column alike (their
     # fitted weight is near 1), and the MLP's calibration predates the one-hot share (1)
