@@ -345,7 +345,8 @@ def main() -> None:
         shipped.classifiers.update(model.classifiers)
         shipped.data_noise.update(model.data_noise)
         if set(args.classifiers) != set(shipped.classifiers):
-            note = f"; {', '.join(args.classifiers)} recalibrated {time.strftime('%Y-%m-%d')}"
+            how = "refitted from saved timings" if args.from_timings else "recalibrated"
+            note = f"; {', '.join(args.classifiers)} {how} {time.strftime('%Y-%m-%d')}"
             shipped.source = shipped.source.replace(note, "") + note  # the latest, once
         else:
             shipped.source = model.source

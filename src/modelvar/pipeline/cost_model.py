@@ -10,12 +10,15 @@ features + one-hot levels), h the share of them that are one-hot levels, ρ what
 costs against a numeric one (fitted per regime where the samples mix both kinds, else 1: xgb's
 histograms of a 0/1 column have two bins, and a grid fit on one-hot data took 0.15–0.77× the time
 of one on continuous data of the same shape; the SGD classifiers' dense passes cost every column
-alike, ρ fitted at 0.96–1.16), C the classes, and epochs the MLP's training length (1 for the
-others); t0 a fixed cost per fit (set-up, prediction of a small test set: what dominates small
-fits and flattens a pure power law's exponents); s the share of the encoded columns that a data
-perturbation fills with continuous noise (0 without one, and for ``sig`` levels, which round), a a
-per-classifier constant (xgb's trees grow with the distinct values a feature takes: ≈ 3× slower on
-vehicle's noisy integer features).
+alike, ρ fitted at 0.96–1.16), C the binary problems of the fit (the classes, but 1 for two
+classes: scikit-learn's SGD and xgboost fit one binary model there, not two; a 5-fold
+cross-validation of the calibration grid: rms log error 0.412 → 0.343 for lr-sgd, 0.485 → 0.421
+for svm-sgd, 0.348 → 0.308 for xgb, against C counted from 2), and epochs the MLP's training
+length (1 for the others); t0 a fixed cost per fit (set-up, prediction of a small test set:
+what dominates small fits and flattens a pure power law's exponents); s the share of the
+encoded columns that a data perturbation fills with continuous noise (0 without one, and for
+``sig`` levels, which round), a a per-classifier constant (xgb's trees grow with the distinct
+values a feature takes: ≈ 3× slower on vehicle's noisy integer features).
 
 **Regimes.** A classifier whose fit changes from some number of classes, training rows or
 encoded columns on declares those thresholds (``ClassifierSpec.cost_regimes``): the SGD
@@ -76,12 +79,15 @@ class FitCost:
     min_rows: int = 0
     min_columns: int = 0
     onehot_weight: float = 1.0
+    #: C counts binary problems (1 for two classes; :func:`fit` sets it); False: the classes,
+    #: from 2, as constants fitted before 2026-11-25 were (a JSON without ``classes_feature``)
+    binary_as_one: bool = False
 
     def seconds(self, n_train: float, d: float, n_classes: float, epochs: float = 1.0,
                 onehot_share: float = 0.0) -> float:
         d_w = max(d, 1) * (1.0 - onehot_share + self.onehot_weight * onehot_share)
         logs = (math.log(max(n_train, 1)), math.log(max(d_w, 1e-9)),
-                math.log(max(n_classes, 2)), math.log(max(epochs, 1)))
+                log_problems(n_classes, self.binary_as_one), math.log(max(epochs, 1)))
         return self.overhead + math.exp(self.intercept + sum(
             b * x for b, x in zip(self.exponents, logs, strict=True)))
 
@@ -89,14 +95,28 @@ class FitCost:
         return {"min_classes": self.min_classes, "min_rows": self.min_rows,
                 "min_columns": self.min_columns, "overhead": self.overhead,
                 "intercept": self.intercept, "exponents": list(self.exponents),
-                "onehot_weight": self.onehot_weight}
+                "onehot_weight": self.onehot_weight,
+                "classes_feature": "problems" if self.binary_as_one else "classes"}
 
     @classmethod
     def from_dict(cls, body: dict) -> FitCost:
+        feature = body.get("classes_feature", "classes")
+        if feature not in ("problems", "classes"):
+            raise ValueError(f"classes_feature must be 'problems' or 'classes', got {feature!r}")
         return cls(float(body["intercept"]), tuple(float(e) for e in body["exponents"]),
                    float(body.get("overhead", 0.0)), int(body.get("min_classes", 2)),
                    int(body.get("min_rows", 0)), int(body.get("min_columns", 0)),
-                   float(body.get("onehot_weight", 1.0)))
+                   float(body.get("onehot_weight", 1.0)), feature == "problems")
+
+
+def log_problems(n_classes, binary_as_one: bool = True):
+    """log C of the model: C the binary problems of a one-vs-rest fit (``binary_as_one``: 1 for
+    two classes, whose fit is one binary model; else the classes) and at least 2 classes
+    otherwise. Takes a number or an array."""
+    if np.ndim(n_classes) == 0:  # the plan's path: thousands of calls per workflow load
+        return 0.0 if binary_as_one and n_classes <= 2 else math.log(max(n_classes, 2))
+    logs = np.log(np.maximum(n_classes, 2))
+    return np.where(np.asarray(n_classes) <= 2, 0.0, logs) if binary_as_one else logs
 
 
 @dataclass
@@ -165,6 +185,7 @@ def _fit_regime(rows: np.ndarray, w: np.ndarray, with_overhead: bool) -> tuple:
     power law; kept only where it fits better). ρ is fitted with them where the samples (column
     6, the one-hot share) mix one-hot and numeric columns and d varies; else it is 1."""
     X = np.log(np.maximum(rows[:, :4], [1, 1, 2, 1]))
+    X[:, 2] = log_problems(rows[:, 2])
     y = np.log(np.maximum(rows[:, 4], 1e-6))
     share = rows[:, 5] if rows.shape[1] > 5 else np.zeros(len(rows))
     varies = X.std(axis=0) > 1e-9
@@ -238,7 +259,8 @@ def fit(samples: dict[str, np.ndarray], *, source: str,
                 overhead, intercept, exponents, rho = _fit_regime(rows[inside], w[inside],
                                                                   with_overhead)
                 fitted.append(FitCost(intercept, exponents, overhead,
-                                      *(low for low, _ in box), onehot_weight=rho))
+                                      *(low for low, _ in box), onehot_weight=rho,
+                                      binary_as_one=True))
         out[clf] = tuple(fitted)
     return CostModel(out, source)
 

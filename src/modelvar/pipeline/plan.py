@@ -271,7 +271,7 @@ def gpu_speedup_at(gpu_speedup: float | dict[int, float], cpu_seconds: float) ->
     estimate): a number, or in a mapping {from this many seconds: speed-up} the value of the
     largest key at most ``cpu_seconds``. Small fits leave a GPU idle: on an H100 (``make
     bench-mlp``, ``make bench-xgb-gpu``) the MLP ran 5.3x one core on vehicle (2.6 s), 46-82x on
-    fits from 240 s; xgb 1.9x on a 1.6 s fit, 3.3-5.4x on 15-36 s, 11x on 830-1,030 s
+    fits from 240 s; xgb 1.6x on a 1.4 s fit, 3.3-6.7x on 19-36 s, 11x on 830-1,030 s
     (the cost model of 2026-11-25)."""
     if not isinstance(gpu_speedup, dict):
         return float(gpu_speedup)
