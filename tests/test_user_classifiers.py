@@ -211,6 +211,9 @@ def test_the_plan_says_where_a_declared_classifiers_cost_comes_from(tmp_path, mo
     assert first.cost_notes["rf"].startswith("probe fits made now")
     again = plan_study(config, study.schemas)  # every load of the workflow: the same plan
     assert again.cost_notes["rf"].startswith("probe fits of ")
+    # the cache says how its constants count classes (two classes: one binary problem)
+    cached = json.loads((tmp_path / "results/.modelvar/probe-costs.json").read_text())["rf"]
+    assert cached["classes_feature"] == "problems"
     assert [j.seconds for j in again.datasets["vehicle"].classifiers["rf"].fit_jobs] == \
         [j.seconds for j in first.datasets["vehicle"].classifiers["rf"].fit_jobs]
     centroid = first.datasets["vehicle"].classifiers["centroid"]
