@@ -12,7 +12,7 @@ import pytest
 
 from modelvar.models.classifiers import MANY_CLASSES, XGB_MANY_CLASSES, XGB_WIDE_COLUMNS
 from modelvar.models.mlp import LARGE_BATCH_ROWS
-from modelvar.pipeline.cost_model import SHIPPED, CostModel, FitCost, fit, load
+from modelvar.pipeline.cost_model import SHIPPED, CostModel, FitCost, fit, load, log_problems
 
 
 def problems(c):
@@ -158,12 +158,10 @@ def test_two_classes_count_as_one_binary_problem():
     with pytest.raises(ValueError, match="classes_feature must be"):
         FitCost.from_dict({**old_file, "classes_feature": "labels"})
     # counted from 2, the same timings are missed by 1.3x somewhere (the exact model: 1.00x)
-    import modelvar.pipeline.cost_model as cost_model
-
     design = np.column_stack([np.ones(len(rows)), np.log(rows[:, 0]), np.log(rows[:, 2])])
     coef, *_ = np.linalg.lstsq(design, np.log(rows[:, 4]), rcond=None)
     assert np.exp(np.abs(design @ coef - np.log(rows[:, 4])).max()) > 1.25
-    assert cost_model.log_problems(np.array([2, 3])).tolist() == [0.0, np.log(3)]
+    assert log_problems(np.array([2, 3])).tolist() == [0.0, np.log(3)]
 
 
 def test_too_few_samples_get_no_fixed_cost():
