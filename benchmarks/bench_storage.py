@@ -51,19 +51,25 @@ def real_rows(tmp: Path) -> list[tuple]:
     return out
 
 
-def synthetic_compact(tmp: Path, c: int, n: int = 20_000, k: int = 10) -> float:
+def synthetic_compact(tmp: Path, c: int, n: int = 20_000, k: int = 10,
+                      one_hot: bool = False) -> float:
+    """Bytes a row of compact predictions of peaked synthetic probabilities, or (``one_hot``)
+    of their argmax's one-hot vectors, as svm-sgd's hinge loss gives."""
     rng = np.random.default_rng(c)
     y = rng.integers(0, c, n)
     logits = rng.normal(0, 1, (k, n, c)) * 3
     logits[np.arange(k)[:, None], np.arange(n)[None, :], y[None, :]] += 4
     proba = np.exp(logits - logits.max(axis=2, keepdims=True))
     proba /= proba.sum(axis=2, keepdims=True)
-    writer = PredictionsWriter(tmp / f"syn{c}.parquet", dataset="s", classifier="mlp",
+    if one_hot:
+        proba = np.eye(c, dtype=proba.dtype)[proba.argmax(axis=2)]
+    path = tmp / f"syn{c}{'-one-hot' if one_hot else ''}.parquet"
+    writer = PredictionsWriter(path, dataset="s", classifier="mlp",
                                classes=[str(i) for i in range(c)], form="compact", n_rows=n)
     writer.write("dnone_cnone_hnone_down100_seedrun", 0, np.arange(k), np.arange(n), y,
                  proba.argmax(axis=2), proba)
     writer.close()
-    return (tmp / f"syn{c}.parquet").stat().st_size / (k * n)
+    return path.stat().st_size / (k * n)
 
 
 def main() -> None:
@@ -79,6 +85,10 @@ def main() -> None:
             dense = f"({bytes_per_row(c, 'dense'):.0f} dense, plan)"
             print(f"{'synthetic':10s} {'':7s} {c:4d} {dense:>19s} "
                   f"{compact:7.2f} {bytes_per_row(c, 'compact'):6.2f}")
+        for c in (30, 100, 355, 1000):  # svm-sgd's hinge loss: one-hot probabilities
+            compact = synthetic_compact(tmp, c, one_hot=True)
+            print(f"{'one-hot':10s} {'':7s} {c:4d} {'':>19s} "
+                  f"{compact:7.2f} {bytes_per_row(c, 'compact', one_hot=True):6.2f}")
     plan, config = plan_of_command_line(["--configfile", str(REPO / "config/full-study.yaml"),
                                          str(REPO / "config/openml/seed-study.yaml")])
     totals = dataset_totals(plan, config)

@@ -80,6 +80,26 @@ def test_storage_types_and_size(tmp_path):
     assert out["dense", 2] < out["compact", 2]
 
 
+@pytest.mark.parametrize("c", [30, 355])
+def test_the_plan_prices_compact_rows_of_one_hot_probabilities_as_written(tmp_path, c):
+    """svm-sgd's hinge loss gives the predicted class's one-hot vector: its compact statistics
+    are nearly constant and compress to ~2 bytes a row, not the ~16 of peaked probabilities."""
+    from modelvar.pipeline.plan import bytes_per_row
+
+    rng = np.random.default_rng(c)
+    k, n = 10, 5000
+    y_true, preds, proba = runs_of(rng, k, n, c)
+    sizes = {}
+    for one_hot in (False, True):
+        p = np.eye(c)[preds] if one_hot else proba
+        path = write(tmp_path / f"{one_hot}.parquet", "compact",
+                     [(0, range(k), np.arange(n), y_true, preds, p)],
+                     classes=[str(i) for i in range(c)])
+        sizes[one_hot] = path.stat().st_size / (k * n)
+        assert 0.5 < bytes_per_row(c, "compact", one_hot) / sizes[one_hot] < 2
+    assert sizes[True] < sizes[False] / 4
+
+
 def test_run_blocks_of_several_files_read_back_as_one_repeat(tmp_path):
     rng = np.random.default_rng(1)
     k, n, c = 6, 50, 3

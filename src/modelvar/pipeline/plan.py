@@ -64,6 +64,11 @@ MAX_DENSE_CLASSES = 10
 #: the compact statistics (lr-sgd 14.4, xgb ≈ 10, peaked synthetic 15.4–16.1); and per column
 #: of each row group (one per cell × repeat × run block: page headers, statistics, footer)
 BYTES_IDS, BYTES_PROBA_COLUMN, BYTES_COMPACT, BYTES_PER_CHUNK = 0.2, 3.25, 14.1, 325.0
+#: the compact statistics of one-hot probabilities (svm-sgd's hinge loss from 11 classes on):
+#: 1.0–2.7 bytes a row in all at 30–1,000 classes, as the predictions are mostly wrong or mostly
+#: right (``make bench-storage``, tests/test_prediction_files.py), against ~16 for a trained
+#: model's peaked probabilities
+BYTES_COMPACT_ONE_HOT = 1.5
 #: bytes of metric tables per (cell, repeat) (row groups of ≥ 65,536 rows,
 #: :class:`~modelvar.table_files.TableStream`): per test sample (per_sample), per run (per_run),
 #: per pair of runs (pairwise) and fixed (summary, agreement)
@@ -240,7 +245,7 @@ def bytes_per_row(n_classes: int, form: str, one_hot: bool = False) -> float:
     one-hot vector (svm-sgd with the hinge loss), which compresses to next to nothing."""
     if form == "dense":
         return BYTES_IDS + (0.0 if one_hot else BYTES_PROBA_COLUMN * (n_classes - 1))
-    return BYTES_IDS + BYTES_COMPACT
+    return BYTES_IDS + (BYTES_COMPACT_ONE_HOT if one_hot else BYTES_COMPACT)
 
 
 def prediction_columns(n_classes: int, form: str) -> int:
