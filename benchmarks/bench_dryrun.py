@@ -158,18 +158,15 @@ def make_static_inputs(structure: dict, files: dict[str, dict[str, int]], work: 
                 path.touch()
 
 
-def dry_run(snakefile: Path, args: list[str], setup=None, keep: bool = False
-            ) -> tuple[float, dict[str, int], str]:
+def dry_run(snakefile: Path, args: list[str], setup=None) -> tuple[float, dict[str, int], str]:
     """CPU seconds (user + system) of ``snakemake -n`` in a new working folder (``setup(folder)``
-    first, untimed; ``keep``: in the folder that ``args`` name), its jobs per rule and its
-    listing."""
+    first, untimed), its jobs per rule and its listing."""
     with tempfile.TemporaryDirectory() as work:
         if setup:
             setup(Path(work))
-        where = [] if keep else ["--directory", work]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run(
-            [sys.executable, "-m", "snakemake", "-n", "-s", str(snakefile), *where,
+            [sys.executable, "-m", "snakemake", "-n", "-s", str(snakefile), "--directory", work,
              "--cores", "1", *args], capture_output=True, text=True, check=True,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
         after = resource.getrusage(resource.RUSAGE_CHILDREN)

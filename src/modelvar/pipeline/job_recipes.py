@@ -56,18 +56,19 @@ def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
     shows the job as one to run, as the recipe a real run writes would. A full study's first dry
     run so creates one file, not a folder and a file per job (846: ~1 s of system time)."""
     path = recipe_path(results_dir, rule, wildcards)
-    text = json.dumps({"rule": rule, "wildcards": wildcards, "recipe": recipe}, sort_keys=True,
-                      indent=1, default=str) + "\n"
+    missing = False
     try:
         recorded = path.read_text()
     except FileNotFoundError:
         if dry_run:
             return new_in_dry_run(results_dir)
-        if _create(path, text):
-            return path
-        recorded = None
+        recorded, missing = None, True
     except (OSError, UnicodeDecodeError):
         recorded = None  # a new job (or one of an older modelvar): it runs in any case
+    text = json.dumps({"rule": rule, "wildcards": wildcards, "recipe": recipe}, sort_keys=True,
+                      indent=1, default=str) + "\n"
+    if missing and _create(path, text):
+        return path
     if recorded == text:
         return path
     if dry_run and recorded is not None:
