@@ -6,9 +6,6 @@ import os
 import sys
 from pathlib import Path
 
-import yaml
-from snakemake.utils import validate
-
 # The workflow runs its own library: its src/ goes first on the path (also when this workflow is
 # used as a module of another one, whose basedir is elsewhere), jobs get it on PYTHONPATH, and the
 # code hashes below are taken from the package actually imported.
@@ -20,7 +17,13 @@ SRC = Path(modelvar.__file__).parent
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
 from modelvar.pipeline.code_hash import code_version
-from modelvar.pipeline.config_check import ConfigProblems, check_config, min_class_size
+from modelvar.pipeline.config_check import (
+    ConfigProblems,
+    check_config,
+    fill_schema_defaults,
+    min_class_size,
+    read_schema,
+)
 from modelvar.pipeline.job_recipes import (
     clamp_future_times,
     forget_dry_run,
@@ -41,19 +44,21 @@ from modelvar.table_files import forget_damaged, write_text
 # Snakemake's locks alone (modelvar.pipeline.run_lock).
 hold_activity_lock(Path.cwd())
 
-# Every problem of the config and its datasets at once, before any job (dry runs too); then
-# Snakemake's validate() fills in the schema's defaults, and the plan (modelvar.pipeline.plan)
-# makes the jobs: which cells, repeats and runs each fit job holds, and its resources. Every load
-# of the workflow (SLURM job steps too) makes the same plan: it reads only the config and the
-# datasets' shapes (peeked from the data, or the profiles of OpenML datasets).
+# Every problem of the config and its datasets at once, before any job (dry runs too); then the
+# schema's defaults are filled in (as Snakemake's validate() does), and the plan
+# (modelvar.pipeline.plan) makes the jobs: which cells, repeats and runs each fit job holds, and
+# its resources. Every load of the workflow (SLURM job steps too) makes the same plan: it reads
+# only the config and the datasets' shapes (peeked from the data, or the profiles of OpenML
+# datasets).
 SCHEMA_PATH = WORKFLOW_DIR / "workflow" / "schemas" / "config.schema.yaml"
 try:
     # duplicate keys, aliases, templating: refused (modelvar.pipeline.workflow_config)
     _DEFAULT_CONFIG = WORKFLOW_DIR / "config" / "config.yaml"
     for _file in workflow.overwrite_configfiles or [_DEFAULT_CONFIG]:
         check_config_file(_file)
-    STUDY = check_config(config, yaml.safe_load(SCHEMA_PATH.read_text()))
-    validate(config, schema=str(SCHEMA_PATH))
+    SCHEMA = read_schema(SCHEMA_PATH)
+    STUDY = check_config(config, SCHEMA)
+    fill_schema_defaults(config, SCHEMA)
     PLAN = plan_study(config, STUDY.schemas)
 except (ConfigProblems, ConfigError, PlanError) as exc:
     sys.exit(f"modelvar: {exc}")
@@ -242,17 +247,20 @@ def recipe_of(rule_name):
 
     @with_known_signature
     def recipe(wildcards):
-        values = {}
-        for name, value in workflow.get_rule(rule_name).params.items():
-            if callable(value):
-                if not takes_only_wildcards(value):
-                    continue
-                value = value(wildcards)
-            values[name] = value
-        if rule_name == "prepare_dataset":
-            spec = config["datasets"][wildcards.dataset]
-            if spec["source"] == "file":
-                values["source_sha256"] = source_digest(spec["path"], RESULTS)
+        def values():  # called only where the recipe is compared or written
+            out = {}
+            for name, value in workflow.get_rule(rule_name).params.items():
+                if callable(value):
+                    if not takes_only_wildcards(value):
+                        continue
+                    value = value(wildcards)
+                out[name] = value
+            if rule_name == "prepare_dataset":
+                spec = config["datasets"][wildcards.dataset]
+                if spec["source"] == "file":
+                    out["source_sha256"] = source_digest(spec["path"], RESULTS)
+            return out
+
         return str(
             record_recipe(
                 RESULTS,

@@ -388,3 +388,47 @@ def test_every_config_key_is_documented_and_every_documented_key_exists():
 
     unknown = sorted(".".join(r) for r in rows if not exists(r))
     assert unknown == [], f"rows of config/README.md that name no config key: {unknown}"
+
+
+@pytest.mark.parametrize("files", [
+    ["config/config.yaml"], ["config/preliminary.yaml"],
+    ["config/full-study.yaml", "config/openml/seed-study.yaml"],
+    ["config/full-study.yaml", "config/openml/kadra.yaml"],
+    *[[f"tests/configs/{name}"] for name in ("every-rule.yaml", "slurm.yaml", "small.yaml",
+                                             "tiny.yaml")],
+])
+def test_schema_defaults_are_filled_as_snakemake_validate_fills_them(files):
+    """The workflow fills the schema's defaults itself (reusing the parsed schema); the config
+    it gets is the one Snakemake's validate(set_default=True) gives, for every shipped config."""
+    from snakemake.utils import validate
+
+    from modelvar.pipeline.config_check import fill_schema_defaults, read_schema
+    from modelvar.pipeline.workflow_config import resolve
+
+    schema_path = REPO / "workflow/schemas/config.schema.yaml"
+    schema = read_schema(schema_path)
+    assert schema == yaml.safe_load(schema_path.read_text())  # libyaml: the same values
+    config = resolve(["--configfile", *(str(REPO / f) for f in files)]).config
+    check_config(config, schema, datasets=False)
+    ours, snakemakes = copy.deepcopy(config), copy.deepcopy(config)
+    fill_schema_defaults(ours, schema)
+    validate(snakemakes, schema=str(schema_path))
+    assert ours == snakemakes
+    assert ours != config  # the schema's defaults did add keys
+
+
+def test_schema_defaults_fill_nested_sections_and_keep_given_values():
+    from modelvar.pipeline.config_check import fill_schema_defaults
+
+    schema = {"type": "object", "properties": {
+        "split": {"type": "object", "default": {},
+                  "properties": {"runs": {"type": "integer", "default": 5},
+                                 "test_fraction": {"type": "number", "default": 0.25}}},
+        "name": {"type": "string"}}}
+    config = {"name": "x"}
+    fill_schema_defaults(config, schema)
+    assert config == {"name": "x", "split": {"runs": 5, "test_fraction": 0.25}}
+    config = {"split": {"runs": 3}}
+    fill_schema_defaults(config, schema)
+    assert config == {"split": {"runs": 3, "test_fraction": 0.25}}
+    assert schema["properties"]["split"]["default"] == {}  # filled a copy, not the schema's

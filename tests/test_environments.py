@@ -107,5 +107,5 @@ print(sorted(m for m in ("torch", "snakemake", "xgboost", "matplotlib", "seaborn
                           text=True, cwd=tmp_path)
     assert plan.returncode == 2, plan.stderr
     assert plan.stderr.strip().splitlines() == [
-        "modelvar plan: error: it needs the 'pipeline' extra (No module named 'yaml'): "
+        "modelvar plan: error: it needs the 'pipeline' extra (No module named 'snakemake'): "
         "pip install 'modelvar[pipeline]'"]

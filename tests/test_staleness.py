@@ -74,6 +74,32 @@ def test_a_dry_run_writes_no_recipe_of_a_new_job(tmp_path):
     assert not new_jobs[0].exists() and path.exists()
 
 
+def test_a_recipe_given_as_a_function_is_evaluated_only_where_it_is_compared(tmp_path):
+    """The workflow passes the rule's params as a function: a dry run's new job never calls it
+    (its recipe is not written), a recorded job's recipe does, with the values' own result."""
+    calls = []
+
+    def values():
+        calls.append(1)
+        return {"root_seed": 1}
+
+    wildcards = {"dataset": "d", "job": "0"}
+    new_job = job_recipes.record_recipe(tmp_path, "fit", wildcards, values, dry_run=True)
+    assert calls == [] and new_job.name == job_recipes.NEW_IN_DRY_RUN
+    path = job_recipes.record_recipe(tmp_path, "fit", wildcards, values)
+    assert calls == [1] and path.read_text() == job_recipes.record_recipe(
+        tmp_path / "b", "fit", wildcards, {"root_seed": 1}).read_text()
+    assert job_recipes.record_recipe(tmp_path, "fit", wildcards, values, dry_run=True) == path
+    assert calls == [1, 1]
+    # the shared input, once made, is not looked for again in this process; forget_dry_run
+    # removes it and the next new job makes it again
+    job_recipes.forget_dry_run(tmp_path)
+    assert not new_job.exists()
+    again = job_recipes.record_recipe(tmp_path, "fit", {"dataset": "d", "job": "1"}, values,
+                                      dry_run=True)
+    assert again == new_job and again.is_file()
+
+
 def test_a_dataset_copied_with_an_older_time_gets_a_new_digest(tmp_path):
     """`cp -p` / rsync -a / tar / unzip keep the modification time; the change time and the
     content digest still tell."""

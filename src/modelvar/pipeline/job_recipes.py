@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from modelvar.table_files import STATE_DIR, sha256_file, write_text
@@ -45,7 +46,7 @@ def recipe_path(results_dir: str | Path, rule: str, wildcards: dict[str, str]) -
 
 
 def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
-                  recipe: dict, *, dry_run: bool = False) -> Path:
+                  recipe: dict | Callable[[], dict], *, dry_run: bool = False) -> Path:
     """Write the job's recipe unless the file already holds it (its time then stays, and the
     job stays up to date); return its path. A dry run changes no recipe that exists: a changed
     one goes to :data:`DRY_RUN_DIR` instead (removed by the next load, see
@@ -54,7 +55,9 @@ def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
     either: the job gets :data:`NEW_IN_DRY_RUN` instead, one file for all such jobs, written by
     the first of them and newer than any output (the load removed the last one), so the dry run
     shows the job as one to run, as the recipe a real run writes would. A full study's first dry
-    run so creates one file, not a folder and a file per job (846: ~1 s of system time)."""
+    run so creates one file, not a folder and a file per job (846: ~1 s of system time).
+    ``recipe`` may be a function giving the values, called only where they are compared or
+    written (not for a dry run's new job: the workflow's recipes evaluate the rule's params)."""
     path = recipe_path(results_dir, rule, wildcards)
     missing = False
     try:
@@ -65,6 +68,8 @@ def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
         recorded, missing = None, True
     except (OSError, UnicodeDecodeError):
         recorded = None  # a new job (or one of an older modelvar): it runs in any case
+    if callable(recipe):
+        recipe = recipe()
     text = json.dumps({"rule": rule, "wildcards": wildcards, "recipe": recipe}, sort_keys=True,
                       indent=1, default=str) + "\n"
     if missing and _create(path, text):
@@ -83,10 +88,16 @@ def new_in_dry_run(results_dir: str | Path) -> Path:
     created by the first of them. It lies alone in :data:`DRY_RUN_DIR`, which Snakemake lists
     only when it looks for this file, after the file is made."""
     path = Path(results_dir, STATE_DIR, DRY_RUN_DIR, NEW_IN_DRY_RUN)
-    if not path.is_file():
-        _create(path, "Jobs new to this results folder: a dry run writes no recipe of theirs "
-                "(modelvar.pipeline.job_recipes); they run in any case.\n")
+    if path not in _MADE_IN_DRY_RUN:  # one check per process, not per job
+        if not path.is_file():
+            _create(path, "Jobs new to this results folder: a dry run writes no recipe of "
+                    "theirs (modelvar.pipeline.job_recipes); they run in any case.\n")
+        _MADE_IN_DRY_RUN.add(path)
     return path
+
+
+#: the :func:`new_in_dry_run` files this process made or found (:func:`forget_dry_run` empties it)
+_MADE_IN_DRY_RUN: set[Path] = set()
 
 
 def _create(path: Path, text: str) -> bool:
@@ -113,6 +124,7 @@ def _create(path: Path, text: str) -> bool:
 def forget_dry_run(results_dir: str | Path) -> None:
     """Remove the recipes that earlier dry runs wrote aside."""
     shutil.rmtree(Path(results_dir, STATE_DIR, DRY_RUN_DIR), ignore_errors=True)
+    _MADE_IN_DRY_RUN.clear()
 
 
 def source_digest(path: str | Path, results_dir: str | Path) -> str:

@@ -299,11 +299,8 @@ def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
     """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
     does (:mod:`modelvar.pipeline.workflow_config`), checked and completed with the schema's
     defaults as the workflow does, then planned."""
-    import yaml
-    from snakemake.utils import validate
-
     import modelvar
-    from modelvar.pipeline.config_check import check_config
+    from modelvar.pipeline.config_check import check_config, fill_schema_defaults, read_schema
     from modelvar.pipeline.plan import plan_study
     from modelvar.pipeline.workflow_config import resolve
 
@@ -314,8 +311,9 @@ def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
         raise FileNotFoundError(f"{schema_path}: the workflow's config schema is missing (run "
                                 "modelvar plan from a checkout of the modelvar repository)")
     config = resolved.config
-    study = check_config(config, yaml.safe_load(schema_path.read_text()))
-    validate(config, schema=str(schema_path))
+    schema = read_schema(schema_path)
+    study = check_config(config, schema)
+    fill_schema_defaults(config, schema)
     return plan_study(config, study.schemas), config
 
 

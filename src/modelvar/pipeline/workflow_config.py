@@ -73,8 +73,9 @@ def check_config_file(path: str | Path) -> None:
     expand to more than :data:`MAX_CONFIG_VALUES` values."""
     import yaml
 
-    class Loader(yaml.SafeLoader):
-        pass
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        """Safe loading (no code runs), parsed by libyaml where PyYAML has it (the same values
+        as the pure-Python parser, ~8x faster: each load of the workflow reads its config)."""
 
     def mapping(loader, node, deep=False):
         seen = set()
@@ -90,7 +91,7 @@ def check_config_file(path: str | Path) -> None:
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
     text = Path(path).read_text()
     try:
-        data = yaml.load(text, Loader=Loader)  # a SafeLoader subclass: no code runs
+        data = yaml.load(text, Loader=Loader)  # a safe loader: no code runs
     except yaml.YAMLError as exc:
         raise ConfigError(f"config file {path} is not valid YAML: "
                           f"{' '.join(str(exc).split())}") from None
