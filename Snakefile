@@ -4,6 +4,8 @@
 #   snakemake --workflow-profile profiles/local --configfile config/config.yaml
 
 
+import gc
+
 # The embedded default study, unless config files are given (--configfile a.yaml [b.yaml]):
 # then only those are read, so a study config never inherits the default's datasets.
 # --config KEY=VALUE entries apply on top either way (modelvar.pipeline.workflow_config mirrors this).
@@ -38,3 +40,11 @@ onsuccess:
     tidy_partitions()
     print(run_summary())
     refresh_report_landing()
+
+
+# What the load made (Snakemake's modules and ours, the config, the plan, the rules) lives as long
+# as this process. gc.freeze() takes it out of the garbage collector's passes, each of which
+# would scan it all again while Snakemake builds and runs the DAG: the full study's dry run costs
+# ~0.6 s less CPU of ~3.9 (make bench-dryrun, which times a bare DAG with the same freeze too).
+# Objects made later are collected as before; results do not change.
+gc.freeze()
