@@ -18,10 +18,10 @@ as many inputs, outputs, logs and benchmark files as the jobs of the rule of our
 layout. modelvar over the first is the issue's ratio; over the second, what our own code (config
 checks, plan, input functions, recipes, resources) adds to the engine's work on our files.
 
-modelvar's Snakefile ends with ``gc.freeze()`` (what the load made is left out of the garbage
-collector's passes), which speeds up Snakemake's own work on the DAG too: the bare workflow is
-also timed with the same freeze, and modelvar over that bare is the like-for-like ratio (what
-our code adds, the freeze's gain on both sides).
+modelvar's Snakefile starts and ends with ``gc.freeze()`` (what is loaded is left out of the
+garbage collector's passes), which speeds up Snakemake's own work on the DAG too: the bare
+workflow is also timed with the same two freezes, and modelvar over that bare is the
+like-for-like ratio (what our code adds, the freeze's gain on both sides).
 
 modelvar is timed twice: a first dry run (no job has a recipe yet: a dry run writes none of
 theirs, ``modelvar.pipeline.job_recipes``), and one with every job's recipe written (as after a
@@ -100,7 +100,7 @@ def bare_rule_files(files: dict[str, dict[str, int]] | None) -> dict[str, dict[s
     return out
 
 
-#: what modelvar's Snakefile does at the end of its load (its comment says why)
+#: what modelvar's Snakefile does first and last (its comment says why)
 GC_FREEZE = "\nimport gc\n\ngc.freeze()\n"
 
 
@@ -111,7 +111,7 @@ def bare_snakefile(files: dict[str, dict[str, int]] | None = None, *,
     dry run) each rule's jobs name as many inputs, outputs, logs and benchmark files as the
     jobs of the rule of ours it mirrors (the inputs beyond its edges are files that exist
     before the run, one folder per job, as our recipes): what Snakemake costs for our layout.
-    ``freeze``: the workflow ends with modelvar's ``gc.freeze()``."""
+    ``freeze``: the workflow starts and ends with modelvar's ``gc.freeze()``."""
     text = BARE_HEADER
     for name, counts in bare_rule_files(files).items():
         stem, edges, _ours = BARE_RULES[name]
@@ -126,7 +126,7 @@ def bare_snakefile(files: dict[str, dict[str, int]] | None = None, *,
         text += BARE_RULE.format(name=name, inputs="\n".join(i for i in inputs if i) or
                                  "        []", outputs="\n".join(outputs), log=log,
                                  benchmark=bench, constraint=constraint)
-    return text + (GC_FREEZE if freeze else "")
+    return (GC_FREEZE + text + GC_FREEZE) if freeze else text
 
 
 def files_per_rule(listing: str) -> dict[str, dict[str, int]]:
