@@ -40,7 +40,7 @@ class Cell:
     at its control level. Levels are read as attributes (``cell.data``) or by
     ``cell[family]``; cells are immutable and hashable."""
 
-    __slots__ = ("_levels",)
+    __slots__ = ("_levels", "_id")
 
     def __init__(self, **levels) -> None:
         unknown = sorted(set(levels) - set(registry.names()))
@@ -86,7 +86,14 @@ class Cell:
 
     @property
     def id(self) -> str:
-        return "_".join(self.levels().values())
+        """The level ids joined by ``_`` (module docstring); worked out once per cell (the plan
+        of the full study asks ~10,000 times)."""
+        try:
+            return object.__getattribute__(self, "_id")
+        except AttributeError:
+            ident = "_".join(self.levels().values())
+            object.__setattr__(self, "_id", ident)
+            return ident
 
     @classmethod
     def parse(cls, cell_id: str) -> Cell:
