@@ -21,7 +21,9 @@ rule pairwise_metrics:
         **planned_resources("pairwise", metrics_job),
     params:
         # RESULTS, from RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet
-        results=lambda wildcards, output: Path(output[0]).parents[4],
+        results=with_known_signature(
+            lambda wildcards, output: Path(output[0]).parents[4]
+        ),
         ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
         code=CODE["pairwise"],
     shell:
@@ -54,8 +56,12 @@ rule grouped_metrics:
         **planned_resources("grouped", metrics_job),
     params:
         # RESULTS, from RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet
-        results=lambda wildcards, output: Path(output[0]).parents[4],
-        groupings=lambda wildcards: json.dumps(GROUPED[wildcards.dataset]),
+        results=with_known_signature(
+            lambda wildcards, output: Path(output[0]).parents[4]
+        ),
+        groupings=with_known_signature(
+            lambda wildcards: json.dumps(GROUPED[wildcards.dataset])
+        ),
         metrics=GROUPED_METRICS,
         ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
         code=CODE["grouped"],

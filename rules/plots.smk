@@ -22,7 +22,7 @@ rule figures:
     resources:
         **resources_of("plot"),
     params:
-        out_dir=lambda wildcards, output: Path(output[0]).parent,
+        out_dir=with_known_signature(lambda wildcards, output: Path(output[0]).parent),
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
         code=CODE["figures"],
@@ -37,7 +37,9 @@ rule figures:
 
 rule group_disparities_figure:
     input:
-        disparities=lambda wildcards: dataset_tables(wildcards.dataset, "disparities"),
+        disparities=with_known_signature(
+            lambda wildcards: dataset_tables(wildcards.dataset, "disparities")
+        ),
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
         recipe=recipe_of("group_disparities_figure"),
     output:
@@ -63,7 +65,7 @@ rule group_disparities_figure:
     resources:
         **resources_of("plot"),
     params:
-        out_dir=lambda wildcards, output: Path(output[0]).parent,
+        out_dir=with_known_signature(lambda wildcards, output: Path(output[0]).parent),
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
         code=CODE["figures"],
@@ -123,7 +125,9 @@ rule findings:
     resources:
         **resources_of("aggregate"),
     params:
-        results=lambda wildcards, output: Path(output.html).parents[1],
+        results=with_known_signature(
+            lambda wildcards, output: Path(output.html).parents[1]
+        ),
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
         dose="yes" if DOSE_FIGURE else "no",

@@ -67,7 +67,9 @@ rule evaluate_simulation:
     resources:
         **resources_of("simulate"),
     params:
-        out_dir=lambda wildcards, output: Path(output.simulations).parent,
+        out_dir=with_known_signature(
+            lambda wildcards, output: Path(output.simulations).parent
+        ),
         code=CODE["evaluate-simulation"],
     shell:
         modelvar_job(
@@ -113,7 +115,9 @@ rule dirichlet_simulation:
         root_seed=config["root_seed"],
         n=SIMULATION.get("dirichlet", {}).get("n", 1000),
         cases=json.dumps(get_dirichlet_cases()),
-        out_dir=lambda wildcards, output: Path(output.per_sample).parent,
+        out_dir=with_known_signature(
+            lambda wildcards, output: Path(output.per_sample).parent
+        ),
         code=CODE["dirichlet"],
     shell:
         modelvar_job(

@@ -134,3 +134,42 @@ def test_the_rules_of_a_classifier_follow_its_gpu_setting():
     assert [on_gpu(n, settings) for n in ("lr-sgd", "xgb", "mlp")] == [False, True, False]
     assert (fit_rule("xgb", settings), tune_rule("xgb", settings)) == ("fit_mlp", "tune_gpu")
     assert (fit_rule("mlp", settings), tune_rule("mlp", settings)) == ("fit", "tune")
+
+
+def test_the_workflow_functions_carry_their_parameters(tmp_path):
+    """Snakemake asks for the parameters of every input, params and resources function of every
+    job (~15,000 times in the full study's dry run): each function of our rules carries them
+    (``with_known_signature`` in rules/common.smk), where Snakemake reads them instead of
+    inspecting the function, and they are the function's own."""
+    import os
+    import subprocess
+    import sys
+
+    ours = (str(REPO / "rules"), str(REPO / "Snakefile"))  # not Snakemake's (in .venv)
+    outer = tmp_path / "Snakefile"
+    outer.write_text(
+        f'include: "{REPO / "Snakefile"}"\n\n'
+        "import inspect, json\n"
+        "from snakemake.common import FUNC_OVERWRITE_PARAMS_ATTR, get_function_params\n"
+        "found = []\n"
+        "for rule in workflow.rules:\n"
+        "    evaluators = [r._evaluator for r in rule.resources.values()]\n"
+        "    for f in [*rule.input, *rule.params, *evaluators]:\n"
+        "        code = getattr(f, '__code__', None)\n"
+        f"        if code is None or not code.co_filename.startswith({ours!r}):\n"
+        "            continue\n"
+        "        carried = getattr(f, FUNC_OVERWRITE_PARAMS_ATTR, None)\n"
+        "        found.append([rule.name, f.__qualname__, carried is not None and\n"
+        "                      get_function_params(f) is carried and\n"
+        "                      list(carried) == list(inspect.signature(f).parameters)])\n"
+        "print('FOUND', json.dumps(found))\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(outer), "--directory", str(tmp_path),
+         "--configfile", str(REPO / "tests/configs/tiny.yaml"), "--list-rules"],
+        capture_output=True, text=True, env=dict(os.environ), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import json
+
+    found = json.loads(proc.stdout.split("FOUND ", 1)[1].splitlines()[0])
+    assert len(found) > 30  # input functions, params lambdas, the plan's resources
+    assert [f for f in found if not f[2]] == []
