@@ -258,6 +258,20 @@ def test_reflection_and_zero_rule():
     assert 0 < max(draws) <= 0.4 and min(draws) >= 0  # zero moves by up to p x the range width
 
 
+def test_a_log_scale_draw_on_its_bound_stays_inside():
+    """A draw that lands exactly on a log-scale bound is that bound, not 10 ** log10(bound)
+    (for xgb's min_child_weight, 20.000000000000004 > 20)."""
+
+    class OnTheTop:  # a generator whose draw is the largest the scheme allows
+        def uniform(self, low, high):
+            return high
+
+    h = hparams.HParam("min_child_weight", "log", 1.0, 0.1, 20.0)
+    assert 10 ** np.log10(20.0) > 20.0  # what the draw would be without the clamp
+    p = np.log10(20.0)  # rel in log10 space: the step reaches the top exactly
+    assert hparams.perturb_numeric(h, 1.0, "rel", p, OnTheTop()) == 20.0
+
+
 _THREADS_PROBE = """
 import hashlib, json, sys
 import numpy as np

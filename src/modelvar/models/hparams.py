@@ -123,7 +123,8 @@ def perturb_numeric(h: HParam, value: float, scheme: str, p: float, rng) -> floa
     if h.kind in LOG_SCALE and scheme != "sig":  # rel, abs: in log10 space
         t, lo, hi = math.log10(value), math.log10(h.low), math.log10(h.high)
         step = p if scheme == "rel" else p * (hi - lo)
-        new = 10 ** reflect(t + rng.uniform(-step, step), lo, hi)
+        # 10 ** log10(b) may miss the bound b by an ulp (20.000000000000004 for 20): kept inside
+        new = min(max(10 ** reflect(t + rng.uniform(-step, step), lo, hi), h.low), h.high)
         return float(new) if h.kind == "log" else _round_stochastically(new, h, rng)
     if scheme == "sig":
         new = _sig(value, int(p), abs(value) if value != 0 else width, rng)
