@@ -81,6 +81,21 @@ def test_unknown_classifier_and_hparam():
         make_classifier("xgb", {"depth": 3}, seed=0)
 
 
+@pytest.mark.parametrize(("hp", "message"), [
+    ({"min_child_weight": 20.000000000000004}, r"min_child_weight: 20.000000000000004 is outside"
+                                               r" \[0.1, 20\]"),
+    ({"max_depth": 2.5}, "max_depth: 2.5 must be a whole number"),
+    ({"subsample": "all"}, "subsample: 'all' is not a number"),
+])
+def test_a_model_refuses_hparams_outside_its_space(hp, message):
+    outside = r"xgb: hyperparameter\(s\) outside its space: "
+    with pytest.raises(ValueError, match=outside + message):
+        make_classifier("xgb", hp, seed=0)
+    with pytest.raises(ValueError, match="penalty: 'l3' is not one of"):
+        make_classifier("lr-sgd", {"penalty": "l3"}, seed=0)
+    make_classifier("xgb", {"min_child_weight": 20.0, "max_depth": 20}, seed=0)  # the bounds
+
+
 # ------------------------------------------------------------------ hparam perturbation
 def draws(h, value, scheme, p, n=2000):
     rng = np.random.default_rng(0)
@@ -259,8 +274,9 @@ def test_reflection_and_zero_rule():
 
 
 def test_a_log_scale_draw_on_its_bound_stays_inside():
-    """A draw that lands exactly on a log-scale bound is that bound, not 10 ** log10(bound)
-    (for xgb's min_child_weight, 20.000000000000004 > 20)."""
+    """A draw (a perturbation, or tuning's sample) that lands exactly on a log-scale bound is
+    that bound, not 10 ** log10(bound) (for xgb's min_child_weight, 20.000000000000004 > 20),
+    which make_classifier would refuse."""
 
     class OnTheTop:  # a generator whose draw is the largest the scheme allows
         def uniform(self, low, high):
@@ -270,6 +286,7 @@ def test_a_log_scale_draw_on_its_bound_stays_inside():
     assert 10 ** np.log10(20.0) > 20.0  # what the draw would be without the clamp
     p = np.log10(20.0)  # rel in log10 space: the step reaches the top exactly
     assert hparams.perturb_numeric(h, 1.0, "rel", p, OnTheTop()) == 20.0
+    assert h.sample(OnTheTop()) == 20.0  # tuning's random search draws the same way
 
 
 _THREADS_PROBE = """

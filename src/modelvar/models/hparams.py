@@ -71,12 +71,27 @@ class HParam:
             if self.kind in LOG_SCALE and self.low <= 0:
                 raise ValueError(f"{self.name}: log-scale bounds must be > 0")
 
+    def problem(self, value) -> str | None:
+        """Why ``value`` is not a value of this hyperparameter (not among its choices, not a
+        number, outside its bounds, not whole where it must be), or None."""
+        if self.kind == "categorical":
+            return None if value in self.choices else (
+                f"{value!r} is not one of {list(self.choices)}")
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+            return f"{value!r} is not a number"
+        if not self.low <= value <= self.high:
+            return f"{value} is outside [{self.low:g}, {self.high:g}]"
+        if self.kind in WHOLE and value != int(value):
+            return f"{value} must be a whole number"
+        return None
+
     def sample(self, rng: np.random.Generator):
         """A uniform draw (log-uniform for log scale), for random search."""
         if self.kind == "categorical":
             return self.choices[int(rng.integers(len(self.choices)))]
-        if self.kind == "log":
-            return float(10 ** rng.uniform(math.log10(self.low), math.log10(self.high)))
+        if self.kind == "log":  # kept inside: 10 ** log10(b) may miss a bound b by an ulp
+            value = 10 ** rng.uniform(math.log10(self.low), math.log10(self.high))
+            return float(min(max(value, self.low), self.high))
         if self.kind == "log-ordinal":  # log-uniform over [low, high + 1), rounded down
             value = 10 ** rng.uniform(math.log10(self.low), math.log10(self.high + 1))
             return int(min(max(math.floor(value), int(self.low)), int(self.high)))

@@ -140,8 +140,9 @@ def colour(name: str, study: list[str] | tuple[str, ...] = ()) -> str:
 def make_classifier(name: str, hparams: dict | None = None, *, seed: int, threads: int = 1,
                     device: str | None = None, epochs: int | None = None):
     """A model of the named classifier (:mod:`modelvar.models.classifiers`) with its default
-    hparams updated by ``hparams`` (unknown names refused). ``epochs`` overrides the default
-    training length of a classifier that trains for epochs."""
+    hparams updated by ``hparams`` (unknown names and values outside the classifier's space
+    refused). ``epochs`` overrides the default training length of a classifier that trains for
+    epochs."""
     found = spec(name)
     if epochs is not None and (found.epochs is None or int(epochs) < 1):
         trains = [n for n in names() if spec(n).epochs is not None]
@@ -151,4 +152,8 @@ def make_classifier(name: str, hparams: dict | None = None, *, seed: int, thread
     unknown = set(realised) - {h.name for h in found.space}
     if unknown:
         raise ValueError(f"{name}: unknown hyperparameter(s) {sorted(unknown)}")
+    outside = [f"{h.name}: {problem}" for h in found.space
+               if (problem := h.problem(realised[h.name]))]
+    if outside:
+        raise ValueError(f"{name}: hyperparameter(s) outside its space: {'; '.join(outside)}")
     return found.build(realised, seed=seed, threads=threads, device=device, epochs=epochs)

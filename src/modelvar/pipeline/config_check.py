@@ -256,17 +256,8 @@ def _hparam_problems(config: dict) -> list[str]:
             if h is None:
                 problems.append(f"{where}.hparams.{name}: unknown hyperparameter of {clf}; "
                                 f"known: {sorted(hps)}")
-            elif h.kind == "categorical":
-                if value not in h.choices:
-                    problems.append(f"{where}.hparams.{name}: {value!r} is not one of "
-                                    f"{list(h.choices)}")
-            elif isinstance(value, bool) or not isinstance(value, int | float):
-                problems.append(f"{where}.hparams.{name}: {value!r} is not a number")
-            elif not h.low <= value <= h.high:
-                problems.append(f"{where}.hparams.{name}: {value} is outside "
-                                f"[{h.low:g}, {h.high:g}]")
-            elif h.kind in ("ordinal", "log-ordinal") and value != int(value):
-                problems.append(f"{where}.hparams.{name}: {value} must be a whole number")
+            elif problem := h.problem(value):
+                problems.append(f"{where}.hparams.{name}: {problem}")
     return problems
 
 
