@@ -105,23 +105,30 @@ def test_loading_the_workflow_imports_no_plotting_library(tmp_path):
     assert plotting == []
 
 
-def test_loading_the_workflow_freezes_what_it_made(tmp_path):
-    """The Snakefile's last step moves what the load made (modules, config, plan, rules) out of
-    the garbage collector's passes (make bench-dryrun measures the gain); a workflow that
-    includes ours finds it frozen."""
+def _load_ours_within(tmp_path, code: str) -> str:
+    """The standard output of ``snakemake --list-rules`` for a workflow that includes ours
+    (the tiny test config) and then runs ``code``."""
     import os
     import subprocess
     import sys
 
     outer = tmp_path / "Snakefile"
-    outer.write_text(f'include: "{REPO / "Snakefile"}"\n\n'
-                     'import gc\nprint("frozen objects:", gc.get_freeze_count())\n')
+    outer.write_text(f'include: "{REPO / "Snakefile"}"\n\n{code}')
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "-s", str(outer), "--directory", str(tmp_path),
          "--configfile", str(REPO / "tests/configs/tiny.yaml"), "--list-rules"],
         capture_output=True, text=True, env=dict(os.environ), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    frozen = int(proc.stdout.split("frozen objects:")[1].split()[0])
+    return proc.stdout
+
+
+def test_loading_the_workflow_freezes_what_it_made(tmp_path):
+    """The Snakefile's last step moves what the load made (modules, config, plan, rules) out of
+    the garbage collector's passes (make bench-dryrun measures the gain); a workflow that
+    includes ours finds it frozen."""
+    out = _load_ours_within(
+        tmp_path, 'import gc\nprint("frozen objects:", gc.get_freeze_count())\n')
+    frozen = int(out.split("frozen objects:")[1].split()[0])
     assert frozen > 50_000  # Snakemake's modules alone hold more
 
 
@@ -141,14 +148,11 @@ def test_the_workflow_functions_carry_their_parameters(tmp_path):
     job (~15,000 times in the full study's dry run): each function of our rules carries them
     (``with_known_signature`` in rules/common.smk), where Snakemake reads them instead of
     inspecting the function, and they are the function's own."""
-    import os
-    import subprocess
-    import sys
+    import json
 
     ours = (str(REPO / "rules"), str(REPO / "Snakefile"))  # not Snakemake's (in .venv)
-    outer = tmp_path / "Snakefile"
-    outer.write_text(
-        f'include: "{REPO / "Snakefile"}"\n\n'
+    out = _load_ours_within(
+        tmp_path,
         "import inspect, json\n"
         "from snakemake.common import FUNC_OVERWRITE_PARAMS_ATTR, get_function_params\n"
         "found = []\n"
@@ -163,13 +167,6 @@ def test_the_workflow_functions_carry_their_parameters(tmp_path):
         "                      get_function_params(f) is carried and\n"
         "                      list(carried) == list(inspect.signature(f).parameters)])\n"
         "print('FOUND', json.dumps(found))\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", str(outer), "--directory", str(tmp_path),
-         "--configfile", str(REPO / "tests/configs/tiny.yaml"), "--list-rules"],
-        capture_output=True, text=True, env=dict(os.environ), timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    import json
-
-    found = json.loads(proc.stdout.split("FOUND ", 1)[1].splitlines()[0])
+    found = json.loads(out.split("FOUND ", 1)[1].splitlines()[0])
     assert len(found) > 30  # input functions, params lambdas, the plan's resources
     assert [f for f in found if not f[2]] == []
