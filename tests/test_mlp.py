@@ -148,7 +148,7 @@ def test_a_fit_job_gives_the_same_mlp_runs_batched_or_one_at_a_time():
 
     ds = load("vehicle", {"source": "embedded"})
     kw = dict(classifier="mlp", repeat=1, n_runs=4, test_fraction=0.25, root_seed=3, epochs=2,
-              base_hparams={"width1": 32, "width2": 16})
+              base_hparams={"width1": 32, "width2": 32})
     for cell in (Cell(data=("rel", 0.2), downsample=0.5, model_seed="per-run"),
                  Cell(hparam=("rel", 0.2))):  # hparam noise: other widths, other groups
         batched, runs_b = fit_repeat(ds, cell=cell, batch_mlp=True, **kw)

@@ -307,7 +307,7 @@ def test_warm_up_loads_every_kernel_the_fit_then_needs():
 
     variants = [("lr-sgd", None), ("svm-sgd", {"loss": "hinge", "average": True}),
                 ("svm-sgd", {"loss": "modified_huber", "penalty": "elasticnet",
-                             "l1_ratio": 0.3, "alpha": 1})]
+                             "l1_ratio": 0.3, "alpha": 0.1, "eta0": 1})]  # an int
     done = subprocess.run([sys.executable, "-c", WARM_UP_CHECK, json.dumps(variants)],
                           capture_output=True, text=True, check=True, timeout=300)
     for after_warm_up, after_fit, model in json.loads(done.stdout):
