@@ -85,13 +85,18 @@ class HParam:
             return f"{value} must be a whole number"
         return None
 
+    def within(self, value: float) -> float:
+        """``value`` clamped to [low, high]: a log-scale draw is ``10 ** x``, and
+        ``10 ** log10(b)`` may miss a bound b by an ulp (20.000000000000004 for 20)."""
+        return min(max(value, self.low), self.high)
+
     def sample(self, rng: np.random.Generator):
         """A uniform draw (log-uniform for log scale), for random search."""
         if self.kind == "categorical":
             return self.choices[int(rng.integers(len(self.choices)))]
-        if self.kind == "log":  # kept inside: 10 ** log10(b) may miss a bound b by an ulp
-            value = 10 ** rng.uniform(math.log10(self.low), math.log10(self.high))
-            return float(min(max(value, self.low), self.high))
+        if self.kind == "log":
+            return float(self.within(10 ** rng.uniform(math.log10(self.low),
+                                                       math.log10(self.high))))
         if self.kind == "log-ordinal":  # log-uniform over [low, high + 1), rounded down
             value = 10 ** rng.uniform(math.log10(self.low), math.log10(self.high + 1))
             return int(min(max(math.floor(value), int(self.low)), int(self.high)))
@@ -138,8 +143,7 @@ def perturb_numeric(h: HParam, value: float, scheme: str, p: float, rng) -> floa
     if h.kind in LOG_SCALE and scheme != "sig":  # rel, abs: in log10 space
         t, lo, hi = math.log10(value), math.log10(h.low), math.log10(h.high)
         step = p if scheme == "rel" else p * (hi - lo)
-        # 10 ** log10(b) may miss the bound b by an ulp (20.000000000000004 for 20): kept inside
-        new = min(max(10 ** reflect(t + rng.uniform(-step, step), lo, hi), h.low), h.high)
+        new = h.within(10 ** reflect(t + rng.uniform(-step, step), lo, hi))
         return float(new) if h.kind == "log" else _round_stochastically(new, h, rng)
     if scheme == "sig":
         new = _sig(value, int(p), abs(value) if value != 0 else width, rng)

@@ -82,12 +82,10 @@ def probed_cost(name: str, declaration: dict, shapes: list[tuple[int, int, int]]
     cache = cache if isinstance(cache, dict) else {}
     entry = cache.get(name)
     if isinstance(entry, dict) and entry.get("key") == key:
-        cost = FitCost.from_dict(entry)  # intercept, exponents and how they count classes
+        cost = FitCost.from_dict(entry)
         return cost, f"probe fits of {entry['when']}, cached in {path}"
     cost = probe(name, shapes)
     when = time.strftime("%Y-%m-%d %H:%M")
-    cache[name] = {"key": key, "intercept": cost.intercept, "exponents": list(cost.exponents),
-                   "classes_feature": cost.as_dict()["classes_feature"],
-                   "when": when, "shapes": shapes}
+    cache[name] = {"key": key, **cost.as_dict(), "when": when, "shapes": shapes}
     write_text(json.dumps(cache, sort_keys=True, indent=1) + "\n", path)
     return cost, f"probe fits made now ({when}), cached in {path}"
