@@ -195,11 +195,12 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
         (2, 0), (2, XGB_WIDE_COLUMNS), (XGB_MANY_CLASSES, 0)]
     # a one-hot column costs xgb's narrow regime less than a numeric one (its wide regime was
     # timed on dense data only); the SGD classifiers' passes multiply every column alike (their
-    # fitted weight is near 1), and the MLP's calibration predates the one-hot share (1)
+    # fitted weight is near 1: 0.71-1.02, what differs is the epochs to converge on 0/1 columns
+    # against standardised ones), and the MLP's calibration predates the one-hot share (1)
     assert shipped.classifiers["xgb"][0].onehot_weight < 0.5
     assert shipped.classifiers["xgb"][1].onehot_weight == 1.0
     for clf in ("lr-sgd", "svm-sgd"):
-        assert all(0.8 < r.onehot_weight < 1.25 for r in shipped.classifiers[clf])
+        assert all(0.6 < r.onehot_weight < 1.25 for r in shipped.classifiers[clf])
     assert all(r.onehot_weight == 1.0 for r in shipped.classifiers["mlp"])
 
 
@@ -312,19 +313,54 @@ def test_calibrating_from_a_run_says_which_fits_it_left_out(tmp_path, monkeypatc
     assert load(tmp_path / "cost.json").classifiers["mlp"] == load().classifiers["mlp"]
 
 
+def _calibration_script():
+    """benchmarks/calibrate_cost_model.py as a module."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "calibrate_cost_model.py"
+    spec = importlib.util.spec_from_file_location("calibrate_cost_model", path)
+    calibrate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(calibrate)
+    return calibrate
+
+
+@pytest.mark.parametrize("kind", ["dense", "text", "one-hot"])
+def test_the_calibration_times_synthetic_data_as_a_fit_job_sees_it(kind):
+    """The calibration's synthetic fits get the design matrices a fit job would make of such
+    columns (``transform_run``): numeric kinds standardised with the training rows' statistics
+    (word counts timed raw ran lr-sgd ~1.8x as long as standardised ones, and put the held-out
+    text fits outside 0.5-2x), one-hot columns as their 0/1 encoding."""
+    from modelvar.data.preprocess import EncodedDataset, transform_run
+
+    calibrate = _calibration_script()
+    X, _ = calibrate.synthetic(kind, 400, 40, 4, np.random.default_rng(3))
+    train, test = calibrate.as_a_fit_job_sees(kind, X, 300)
+    if kind == "one-hot":  # what a fit job makes of 10 categorical features of 4 levels
+        codes = X.reshape(400, 10, 4).argmax(axis=2).astype(np.int32)
+        numeric, n_levels = np.empty((400, 0)), [4] * 10
+    else:
+        codes, numeric, n_levels = np.empty((400, 0), dtype=np.int32), X, []
+    enc = EncodedDataset(numeric=numeric, codes=codes, n_levels=n_levels,
+                         numeric_columns=[f"x{j}" for j in range(numeric.shape[1])],
+                         categorical_columns=[f"c{j}" for j in range(len(n_levels))],
+                         levels=[["a", "b", "c", "d"]] * len(n_levels))
+    job_train, job_test, _ = transform_run(enc, np.arange(300), np.arange(300, 400))
+    if kind == "one-hot":  # a fit job adds a <missing> column per feature, empty here
+        keep = np.arange(job_train.shape[1]) % 5 != 4
+        job_train, job_test = job_train[:, keep], job_test[:, keep]
+    np.testing.assert_array_equal(train, job_train)
+    np.testing.assert_array_equal(test, job_test)
+
+
 def test_the_held_out_check_times_fits_and_compares_a_model_as_it_is(tmp_path, monkeypatch,
                                                                      capsys):
     """`make bench-cost-model` (calibrate_cost_model.py --held-out-only): times the held-out fits
     (here one small synthetic shape and an embedded dataset) and prints each against the given
     model's seconds, fitting nothing; and how the fits the model was fitted on fare now (the
     machine's drift), with the count at the calibration's speed."""
-    import importlib.util
     import sys
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "calibrate_cost_model.py"
-    spec = importlib.util.spec_from_file_location("calibrate_cost_model", path)
-    calibrate = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(calibrate)
+    calibrate = _calibration_script()
     monkeypatch.setattr(calibrate, "HELD_OUT", (("tiny dense", "dense", 300, 10, 3),))
     monkeypatch.setattr(calibrate, "REAL_HELD_OUT", ("car",))
     model = load()

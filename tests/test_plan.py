@@ -81,10 +81,18 @@ def study(**over):
 JOB_ID = re.search(r'job=r"([^"]+)"', (REPO / "rules" / "common.smk").read_text()).group(1)
 
 
+def _one_fit_seconds(config, dataset, classifier) -> float:
+    """The estimated seconds of one fit of the first job's cells (from the shipped cost model)."""
+    job = plan_study(config, {}).datasets[dataset].classifiers[classifier].fit_jobs[0]
+    return job.seconds / (len(job.cells) * len(job.repeats) * (job.runs[1] - job.runs[0]))
+
+
 def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
-    config = study()
+    # the target: 5 fits of big's cells (a repeat's 10 runs must split), whatever the shipped
+    # cost model says a fit costs
+    target = 5 * _one_fit_seconds(study(), "big", "lr-sgd")
+    config = study(jobs={"target_minutes": target / 60})
     plan = plan_study(config, {})
-    target = 30 * 60
     for name, ds in plan.datasets.items():
         for clf, cp in ds.classifiers.items():
             fits = [(cell, r, k) for job in cp.fit_jobs for cell in job.cells
@@ -119,9 +127,7 @@ def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
 def test_a_chunk_whose_one_run_is_too_long_is_split_by_cells():
     # the target: 1.5 fits of one cell (from the shipped cost model), so one run of a chunk of
     # cells is too long for a job
-    job = plan_study(study(), {}).datasets["big"].classifiers["lr-sgd"].fit_jobs[0]
-    one_fit = job.seconds / (len(job.cells) * (job.runs[1] - job.runs[0]))
-    target = 1.5 * one_fit
+    target = 1.5 * _one_fit_seconds(study(), "big", "lr-sgd")
     plan = plan_study(study(jobs={"target_minutes": target / 60}), {})
     jobs = plan.datasets["big"].classifiers["lr-sgd"].fit_jobs
     assert any(".c1." in job.id for job in jobs)
@@ -140,7 +146,9 @@ def test_one_hot_columns_cost_xgb_less_than_numeric_ones_and_the_sgd_alike():
     assert fit_s["cats", "xgb"] < 0.8 * fit_s["numeric", "xgb"]
     cells = {name: len(ds.cells) for name, ds in plan.datasets.items()}
     per_fit = {name: fit_s[name, "lr-sgd"] / cells[name] for name in cells}
-    assert per_fit["cats"] == pytest.approx(per_fit["numeric"], rel=0.05)
+    # lr-sgd's passes cost the same per column of either kind; what differs is the epochs to
+    # converge (one-hot weights 0.71-1.02 calibrated, 2026-11-25): alike, within 20 %
+    assert 0.8 < per_fit["cats"] / per_fit["numeric"] < 1.25
 
 
 def test_plan_needs_a_profile_for_openml_and_respects_settings():
