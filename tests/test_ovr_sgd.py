@@ -203,6 +203,26 @@ def test_problems_stop_on_their_own():
     assert len(set(per_class)) > 1  # they do differ here
 
 
+@pytest.mark.parametrize("loss", ["log_loss", "hinge"])
+def test_the_pad_columns_change_no_bit(loss, monkeypatch):
+    """The weights get zero columns up to a multiple of COLUMN_BLOCK (the passes over them run
+    in whole blocks); a fit without them, problems stopping at different epochs and the stopped
+    columns still swept, has the same bits."""
+    from modelvar.models import ovr_sgd_kernels as kernels
+
+    X, y = blobs(13, 20, 9, seed=2)
+    kw = dict(loss=loss, eta0=1e-5, max_iter=200, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        padded = OvRSGDClassifier(**kw).fit(X, y)
+        monkeypatch.setattr(kernels, "COLUMN_BLOCK", 1)
+        unpadded = OvRSGDClassifier(**kw).fit(X, y)
+    assert 13 % 8 and len(set(padded.n_iter_per_class_)) > 1
+    for a, b in ((padded.coef_t_, unpadded.coef_t_), (padded.intercept_, unpadded.intercept_),
+                 (padded.n_iter_per_class_, unpadded.n_iter_per_class_)):
+        assert a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
 def test_the_sgd_classifiers_use_it_from_many_classes_on():
     X, y = blobs(MANY_CLASSES, 10, 5, seed=9)
     many = make_classifier("lr-sgd", None, seed=1).fit(X, y, MANY_CLASSES + 2)

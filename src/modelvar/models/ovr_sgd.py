@@ -11,8 +11,9 @@ one pass over the weights applies two rows' updates and sums the next two rows' 
 second row of a pair adds the first row's step times the two rows' product to its sums), and the
 log loss needs one ``exp`` per row and class (its ``log`` terms are summed as the log of a
 product); exp, log and the probabilities' expit are the kernels' own, not libm's, which differs
-by CPU. ``make bench-sgd``: 9–13× less time per fit than scikit-learn at 100 classes, 11–12× at
-355, 14–16× at 1,000 (128 columns; ``docs/decisions.md``).
+by CPU. ``make bench-sgd``: 11–16× less time per fit than scikit-learn at 100 classes (the
+hinge loss 11×, the log loss 16×), 14–16× at 355, 14–18× at 1,000 (128 columns;
+``docs/decisions.md``).
 
 The model is ``SGDClassifier(loss, penalty, alpha, l1_ratio, learning_rate="adaptive", eta0,
 average, tol=1e-3, n_iter_no_change=5, max_iter=1000, fit_intercept=True, shuffle=True)`` as
@@ -119,19 +120,22 @@ class OvRSGDClassifier:
         n, d = X.shape
         l2_part, l1_part = self._penalty_parts()
         loss_kind = LOSSES.index(self.loss)
-        v = np.zeros((d, n_classes))
-        aw = np.zeros((d, n_classes))
-        q = np.zeros((d, n_classes)) if l1_part > 0 else np.zeros((1, 1))
-        b, avg_b0 = np.zeros(n_classes), np.zeros(n_classes)
-        s, avg_a, avg_b = np.ones(n_classes), np.zeros(n_classes), np.ones(n_classes)
-        vv, v1, u = np.zeros(n_classes), np.zeros(n_classes), np.zeros(n_classes)
-        eta = np.full(n_classes, self.eta0)
-        best = np.full(n_classes, np.inf)
-        misses = np.zeros(n_classes, dtype=np.int64)
-        epochs = np.zeros(n_classes, dtype=np.int64)
-        # column -> class and row -> column of its class; the active problems are columns
-        # [0, n_active)
-        class_of_col, col_of_row = np.arange(n_classes), label
+        # columns: the problems, then zero columns up to a multiple of kernels.COLUMN_BLOCK (the
+        # passes over the weights run to the block; a pad column is never a problem)
+        n_cols = -(-n_classes // kernels.COLUMN_BLOCK) * kernels.COLUMN_BLOCK
+        v = np.zeros((d, n_cols))
+        aw = np.zeros((d, n_cols))
+        q = np.zeros((d, n_cols)) if l1_part > 0 else np.zeros((1, 1))
+        b, avg_b0 = np.zeros(n_cols), np.zeros(n_cols)
+        s, avg_a, avg_b = np.ones(n_cols), np.zeros(n_cols), np.ones(n_cols)
+        vv, v1, u = np.zeros(n_cols), np.zeros(n_cols), np.zeros(n_cols)
+        eta = np.full(n_cols, self.eta0)
+        best = np.full(n_cols, np.inf)
+        misses = np.zeros(n_cols, dtype=np.int64)
+        epochs = np.zeros(n_cols, dtype=np.int64)
+        # column -> class (a pad column: a "class" from n_classes on, always behind the others)
+        # and row -> column of its class; the active problems are columns [0, n_active)
+        class_of_col, col_of_row = np.arange(n_cols), label
         n_active, t = n_classes, 1.0
         per_class = [v, aw, q] if l1_part > 0 else [v, aw]
         vectors = [b, avg_b0, s, avg_a, avg_b, vv, v1, u, eta, best, misses, epochs]
@@ -165,7 +169,7 @@ class OvRSGDClassifier:
             if stops.any():  # move the stopped columns behind the active block
                 keep = np.flatnonzero(~stops)
                 perm = np.concatenate([keep, np.flatnonzero(stops), np.arange(n_active,
-                                                                             n_classes)])
+                                                                             n_cols)])
                 for m in per_class:
                     m[:] = m[:, perm]
                 for a in vectors:
@@ -183,7 +187,7 @@ class OvRSGDClassifier:
                           stacklevel=2)
         for k in range(n_classes):
             kernels.flush_scale(k, v, aw, s, avg_a, avg_b, self.average)
-        order = np.argsort(class_of_col)  # columns back in class order
+        order = np.argsort(class_of_col)[:n_classes]  # columns back in class order, no pads
         if self.average:
             self.coef_t_, self.intercept_ = aw[:, order].copy(), avg_b0[order].copy()
         else:

@@ -114,6 +114,15 @@ def expit_each(scores):
 #: strided path, with 20 % 1.7× (C = 30 … 1,000, d = 20 … 500: break-even at 5–10 %).
 SPARSE_SHARE = 16
 
+#: The passes over the weights (:func:`pair_dots`, :func:`apply_pair_steps`, :func:`row_dots`,
+#: :func:`apply_step`) run over the active columns rounded up to a multiple of COLUMN_BLOCK:
+#: their loop over columns is vectorised in blocks, and a count that is not a multiple of the
+#: block leaves a remainder done one column at a time (at d = 128 the decision sums of a pair of
+#: rows took 1.60 µs over 100 columns, 1.45 µs over 104 and 1.39 µs over 96). The columns behind
+#: the active ones are stopped problems or the zero columns ``fit`` pads the weights with; their
+#: sums are never read, and their coefficients are 0 (``x · 0`` added, as for an unmoved column).
+COLUMN_BLOCK = 8
+
 #: The log loss's running product is renormalised by 2**-RENORM_BITS when it passes 2**RENORM_BITS.
 RENORM_BITS = 500
 _RENORM = 2.0**RENORM_BITS
@@ -471,10 +480,13 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
     n = len(order)
     if n == 0 or n_active == 0:
         return t
-    da = np.zeros(n_active)
-    db = np.zeros(n_active)
-    ca = np.zeros(n_active)
-    cb = np.zeros(n_active)
+    # the passes over the weights run over n_sweep columns (see COLUMN_BLOCK); the coefficients
+    # of the columns from n_active on stay 0
+    n_sweep = min(-(-n_active // COLUMN_BLOCK) * COLUMN_BLOCK, v.shape[1])
+    da = np.zeros(n_sweep)
+    db = np.zeros(n_sweep)
+    ca = np.zeros(n_sweep)
+    cb = np.zeros(n_sweep)
     aca = np.zeros(n_active)
     acb = np.zeros(n_active)
     avg_a_of_a = np.zeros(n_active)
@@ -493,7 +505,7 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
             f_low = min(f_low, max(0.0, 1.0 - l2_part * eta[k] * alpha))
     s_low = 0.0
     # da (and db where db_ready): the decision sums of rows order[r] and order[r + 1]
-    pair_dots(X[order[0]], X[order[min(1, n - 1)]], v, n_active, da, db)
+    pair_dots(X[order[0]], X[order[min(1, n - 1)]], v, n_sweep, da, db)
     db_ready = True
     r = 0
     while r < n:
@@ -508,7 +520,7 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
         if pair:
             bb = order[r + 1]
             if not db_ready:
-                row_dots(X, bb, v, n_active, db)
+                row_dots(X, bb, v, n_sweep, db)
             moved_a = row_scalars(col_of_row[a], loss_kind, da, s, b, eta, penalised, alpha,
                                   l2_part, l1_part, vv, v1, n_active, margin, expm, objective,
                                   log_product, step, ca, aca, xx[a], averaging, has_l1, u, v,
@@ -527,13 +539,13 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
             c = order[min(r + 2, n - 1)]
             e = order[min(r + 3, n - 1)]
             if SPARSE_SHARE * (moved_a + moved_b) > 2 * n_active:
-                apply_pair_steps(X[a], X[bb], X[c], X[e], v, ca, cb, n_active, da, db)
+                apply_pair_steps(X[a], X[bb], X[c], X[e], v, ca, cb, n_sweep, da, db)
             else:  # few problems moved (the margin losses): update their columns only
                 for k in range(n_active):
                     if ca[k] != 0.0 or cb[k] != 0.0:
                         for j in range(X.shape[1]):
                             v[j, k] = (v[j, k] + X[a, j] * ca[k]) + X[bb, j] * cb[k]
-                pair_dots(X[c], X[e], v, n_active, da, db)
+                pair_dots(X[c], X[e], v, n_sweep, da, db)
             db_ready = True
             if averaging:
                 add_pair_averages(X[a], X[bb], aw, avg_a_of_a, aca, avg_a, acb, n_active)
@@ -550,13 +562,13 @@ def epoch(X, xx, col_of_row, order, n_active, loss_kind, l2_part, l1_part, alpha
         if has_l1:
             apply_l1_step(X[a], X[nxt], v, ca, s, u, q, n_active, nrm2, nrm1, da)
         elif SPARSE_SHARE * moved_a > n_active:
-            apply_step(X[a], X[nxt], v, ca, n_active, da)
+            apply_step(X[a], X[nxt], v, ca, n_sweep, da)
         else:
             for k in range(n_active):
                 if ca[k] != 0.0:
                     for j in range(X.shape[1]):
                         v[j, k] += X[a, j] * ca[k]
-            row_dots(X, nxt, v, n_active, da)
+            row_dots(X, nxt, v, n_sweep, da)
         db_ready = False
         if averaging:
             add_average(X[a], aw, avg_a, aca, n_active)
