@@ -13,16 +13,19 @@ Times fit + predict (what the runs table's fit_seconds measures) of every classi
   training pool),
 
 fits the model with synthetic and real fits weighted equally, and prints how well it predicts
-them. Then the **held-out check**: fits it never saw — shapes off the grid like the study's
-(a wide bag-of-words text set like cnae-9, wide dense data like dilbert, one-hot data like
-kr-vs-kp, many-class data like helena, dionis and aloi at a fraction of their rows) and the other
-two embedded datasets — predicted against measured, per classifier and data, with the share
-within 0.5–2× (the goal of issue 23). ``--write`` stores the constants as the shipped
-src/modelvar/pipeline/cost_model.json.
+them. Two factors are timed apart (:func:`xgb_noise_factor`, :func:`few_valued_factor`): xgb
+under continuous data noise, and each classifier on few-valued numeric columns against
+continuous ones (the cost model's φ). Then the **held-out check**: fits it never saw — shapes
+off the grid like the study's (a wide bag-of-words text set like cnae-9, wide dense data like
+dilbert, one-hot data like kr-vs-kp, small counts, many-class data like helena, dionis and aloi
+at a fraction of their rows) and the other two embedded datasets — predicted against measured,
+per classifier and data, with the share within 0.5–2× (the goal of issue 23). ``--write``
+stores the constants as the shipped src/modelvar/pipeline/cost_model.json.
 
     python benchmarks/calibrate_cost_model.py [--write] [--quick] [--classifiers xgb …]
         [--save-timings timings.json | --from-timings timings.json]
     python benchmarks/calibrate_cost_model.py --held-out-only [--model cost-model.json]
+    python benchmarks/calibrate_cost_model.py --factors-only [--write]
 
 ``--held-out-only`` times only the held-out fits and checks a cost model as it is (the shipped
 one, or ``--model``'s) against them: whether it holds on this machine, in minutes instead of
@@ -31,6 +34,8 @@ how it predicts them now (1: the machine runs as fast as at the calibration; thi
 machine's speed drifts by up to 2× over hours), and the held-out count with each ratio divided
 by that factor: the model's error on shapes it never saw, apart from the machine's drift (itself
 noisy where those fits take hundredths of a second, as the SGD classifiers' do).
+``--factors-only`` times only the two factors (minutes) and, with ``--write``, stores them in the
+shipped model, its constants as they are.
 """
 
 import os
@@ -46,8 +51,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from modelvar.data.preprocess import apply_numeric, fit_numeric
+from modelvar.data.schema import count_few_valued
 from modelvar.models.registry import make_classifier
 from modelvar.pipeline.cost_model import SHIPPED, fit, load, onehot_share
 
@@ -77,6 +84,7 @@ HELD_OUT = (
     ("wide dense, like dilbert", "dense", 3000, 2000, 5),
     ("wide dense, like christine", "dense", 4000, 1700, 2),
     ("one-hot, like kr-vs-kp", "one-hot", 2400, 108, 2),
+    ("small counts, 300 columns", "counts", 3000, 300, 4),
     ("like adult", "dense", 20000, 30, 2),
     ("like helena", "dense", 12000, 27, 100),
     ("like dionis (1/20 rows)", "dense", 16000, 60, 355),
@@ -110,7 +118,25 @@ def synthetic(kind: str, n: int, d: int, c: int, rng) -> tuple[np.ndarray, np.nd
         rates = rng.gamma(0.2, 0.1, (c, d))
         counts = rng.poisson(rates[y])
         return np.log1p(counts), y
+    if kind == "counts":  # small counts (a few distinct values per column), rates by class
+        rates = rng.gamma(2.0, 1.0, (c, d))
+        return rng.poisson(rates[y]).astype(float), y
     raise ValueError(kind)
+
+
+def few_valued_share(kind: str, X: np.ndarray) -> float:
+    """The share of synthetic data's columns that are few-valued numeric features (one-hot
+    columns are categorical levels, never counted)."""
+    if kind == "one-hot":
+        return 0.0
+    return count_few_valued(pd.DataFrame(X)) / X.shape[1]
+
+
+def cut_to_values(X: np.ndarray, k: int) -> np.ndarray:
+    """Each column of ``X`` cut at its quantiles into ``k`` values (0 … k − 1)."""
+    edges = np.quantile(X, np.linspace(0, 1, k + 1)[1:-1], axis=0)
+    return np.stack([np.searchsorted(edges[:, j], X[:, j]) for j in range(X.shape[1])],
+                    axis=1).astype(float)
 
 
 def time_fit(clf, Xtr, ytr, Xte, c, epochs, repeats=2) -> float:
@@ -141,9 +167,14 @@ def as_a_fit_job_sees(kind: str, X: np.ndarray, n: int) -> tuple[np.ndarray, np.
 
 
 def synthetic_fit(clf, kind, n, d, c, epochs, rng) -> float:
+    return synthetic_fit_and_share(clf, kind, n, d, c, epochs, rng)[0]
+
+
+def synthetic_fit_and_share(clf, kind, n, d, c, epochs, rng) -> tuple[float, float]:
+    """Seconds of the fit, and the share of its columns that are few-valued."""
     X, y = synthetic(kind, n + n // 3, d, c, rng)
     Xtr, Xte = as_a_fit_job_sees(kind, X, n)
-    return time_fit(clf, Xtr, y[:n], Xte, c, epochs)
+    return time_fit(clf, Xtr, y[:n], Xte, c, epochs), few_valued_share(kind, X[:n])
 
 
 def wide_columns(clf: str) -> float:
@@ -172,8 +203,8 @@ def grid_points(clf: str, quick: bool):
 
 
 def real_fits(clf: str, names) -> list[tuple]:
-    """(n_train, d, C, epochs, seconds, name, one-hot share) of fits on embedded datasets, as a
-    fit job makes them (split, downsampling, preprocessing)."""
+    """(n_train, d, C, epochs, seconds, name, one-hot share, few-valued share) of fits on
+    embedded datasets, as a fit job makes them (split, downsampling, preprocessing)."""
     from modelvar.data import load
     from modelvar.data.arrays import DataArrays
     from modelvar.data.preprocess import transform_run
@@ -182,7 +213,9 @@ def real_fits(clf: str, names) -> list[tuple]:
     rows = []
     epochs = 2 if clf == "mlp" else 1
     for name in names:
-        data = DataArrays.from_dataset(load(name, {"source": "embedded"}))
+        dataset = load(name, {"source": "embedded"})
+        data = DataArrays.from_dataset(dataset)
+        few = count_few_valued(dataset.X[dataset.numeric_columns])
         pool, test = split_test_set(data.y, 0.25, root_seed=1, dataset=name, repeat=0,
                                     labels=data.classes)
         for fraction in (0.5, 1.0):
@@ -192,7 +225,8 @@ def real_fits(clf: str, names) -> list[tuple]:
             c = len(data.classes)
             seconds = time_fit(clf, Xtr, data.y[train], Xte, c, epochs)
             rows.append((len(train), Xtr.shape[1], c, epochs, seconds, f"{name} {fraction:.0%}",
-                         onehot_share(data.encoded.numeric.shape[1], Xtr.shape[1])))
+                         onehot_share(data.encoded.numeric.shape[1], Xtr.shape[1]),
+                         few / Xtr.shape[1]))
     return rows
 
 
@@ -229,6 +263,31 @@ def xgb_noise_factor() -> float:
     return float(max(0.0, (shares @ excess) / (shares @ shares)))
 
 
+#: (n_train, d, C) of the few-valued factor's fits, and the values per column they are cut to
+FEW_VALUED_SHAPES = ((2250, 200, 5), (6000, 50, 2))
+FEW_VALUED_K = 8
+
+
+def few_valued_factor(clf: str) -> float:
+    """φ: a fit on few-valued numeric columns against one on continuous values of the same
+    shape. Dense synthetic data (:data:`FEW_VALUED_SHAPES`) is fitted as it is and with every
+    column cut to :data:`FEW_VALUED_K` values; φ is the median time ratio (xgb's histograms have
+    a bin per distinct value; the other classifiers' passes cost every value alike)."""
+    rng = np.random.default_rng(3)
+    ratios = []
+    for n, d, c in FEW_VALUED_SHAPES:
+        X, y = synthetic("dense", n + n // 3, d, c, rng)
+        epochs = 2 if clf == "mlp" else 1
+        times = []
+        for data in (X, cut_to_values(X, FEW_VALUED_K)):
+            Xtr, Xte = as_a_fit_job_sees("dense", data, n)
+            times.append(time_fit(clf, Xtr, y[:n], Xte, c, epochs, 3))
+        ratios.append(times[1] / times[0])
+        print(f"{clf} at {n} x {d} x {c}: {FEW_VALUED_K} values per column / continuous "
+              f"{ratios[-1]:.2f}", flush=True)
+    return float(np.median(ratios))
+
+
 def held_out_fits(clf: str, rng) -> list[tuple]:
     rows = []
     shapes = HELD_OUT if clf != "xgb" else (
@@ -237,8 +296,8 @@ def held_out_fits(clf: str, rng) -> list[tuple]:
         if clf != "xgb" and n * d * c > 2 * MAX_WORK[clf] * (8 if clf == "mlp" else 1):
             continue  # as dear as the grid leaves out: not timed (see MAX_WORK)
         e = 2 if clf == "mlp" else 1
-        rows.append((n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng), label,
-                     float(kind == "one-hot")))
+        seconds, few = synthetic_fit_and_share(clf, kind, n, d, c, e, rng)
+        rows.append((n, d, c, e, seconds, label, float(kind == "one-hot"), few))
     return rows + real_fits(clf, REAL_HELD_OUT)
 
 
@@ -253,8 +312,10 @@ def print_held_out(model, held, drift: dict[str, float] | None = None) -> None:
           f"{'predicted':>9s} {'measured':>9s} {'ratio':>6s}")
     ratios, of = [], []
     for clf, rows in held:
-        for n, d, c, e, seconds, label, *share in rows:  # (timings saved before: no share)
-            predicted = model.seconds(clf, n, d, c, e, onehot_share=share[0] if share else 0.0)
+        for n, d, c, e, seconds, label, *shares in rows:  # (timings saved before: fewer)
+            onehot, few = (*shares, 0.0, 0.0)[:2]
+            predicted = model.seconds(clf, n, d, c, e, onehot_share=onehot,
+                                      few_valued_share=few)
             ratios.append(predicted / seconds)
             of.append(clf)
             flag = "" if 0.5 <= ratios[-1] <= 2 else "  outside 0.5-2x"
@@ -280,8 +341,8 @@ def machine_drift(model, clf: str) -> float:
     was calibrated (a shared machine's speed drifts by up to 2x over hours), to tell that apart
     from the model's error on shapes it never saw."""
     fitted_on = real_fits(clf, REAL)
-    return float(np.median([model.seconds(clf, n, d, c, e, onehot_share=h) / seconds
-                            for n, d, c, e, seconds, _, h in fitted_on]))
+    return float(np.median([model.seconds(clf, n, d, c, e, onehot_share=h, few_valued_share=f)
+                            / seconds for n, d, c, e, seconds, _, h, f in fitted_on]))
 
 
 def main() -> None:
@@ -296,9 +357,12 @@ def main() -> None:
                         help="time only the held-out fits and check --model (default: the "
                         "shipped cost model) against them; fits nothing")
     parser.add_argument("--model", metavar="JSON", help="with --held-out-only: the cost model")
+    parser.add_argument("--factors-only", action="store_true",
+                        help="time only the data-noise and few-valued factors (with --write: "
+                        "store them in the shipped model, its constants as they are)")
     parser.add_argument("--from-timings", metavar="JSON",
                         help="fit to the fits timed by an earlier --save-timings run instead of "
-                        "timing (its classifiers; the xgb noise factor is timed again)")
+                        "timing (its classifiers; the two factors are timed again)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     if args.held_out_only:
@@ -313,6 +377,18 @@ def main() -> None:
 
         print_held_out(model, timed(), drift)
         return
+    if args.factors_only:
+        shipped = load(SHIPPED)
+        shipped.few_valued.update({clf: few_valued_factor(clf) for clf in args.classifiers})
+        if "xgb" in args.classifiers:
+            shipped.data_noise["xgb"] = xgb_noise_factor()
+        print(f"few-valued factors (phi): {shipped.few_valued}; data noise: {shipped.data_noise}")
+        if args.write:
+            note = f"; data-noise and few-valued factors timed {time.strftime('%Y-%m-%d')}"
+            shipped.source = shipped.source.replace(note, "") + note
+            SHIPPED.write_text(shipped.to_json())
+            print(f"wrote {SHIPPED}")
+        return
     samples, weights, kinds, held = {}, {}, {}, {}
     if args.from_timings:
         saved = json.loads(Path(args.from_timings).read_text())
@@ -322,11 +398,14 @@ def main() -> None:
             weights[clf] = np.array(saved[clf]["weights"])
             kinds[clf] = np.array(saved[clf]["kinds"])
             held[clf] = [tuple(r) for r in saved[clf]["held_out"]]
+    few_valued = {clf: few_valued_factor(clf) for clf in args.classifiers}
     for clf in [] if args.from_timings else args.classifiers:
         start = time.perf_counter()
         rows = [(n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng), float(kind == "one-hot"))
                 for kind, n, d, c, e in grid_points(clf, args.quick)]
-        real = [(*r[:5], r[6]) for r in real_fits(clf, REAL)]
+        # a real fit's seconds as on continuous values (its few-valued columns' share taken out)
+        real = [(*r[:4], r[4] / (1 + (few_valued[clf] - 1) * r[7]), r[6])
+                for r in real_fits(clf, REAL)]
         samples[clf] = np.array(rows + real)
         weights[clf] = np.array([1.0] * len(rows) + [len(rows) / len(real)] * len(real))
         kinds[clf] = np.array(["synthetic"] * len(rows) + ["real"] * len(real))
@@ -340,6 +419,7 @@ def main() -> None:
     model = fit(samples, weights=weights,
                 source=f"benchmarks/calibrate_cost_model.py on {platform.node()}, "
                 f"{time.strftime('%Y-%m-%d')}, one core, synthetic + embedded datasets")
+    model.few_valued = few_valued
     if "xgb" in args.classifiers:
         model.data_noise = {"xgb": xgb_noise_factor()}
         print(f"xgb under data noise: x (1 + {model.data_noise['xgb']:.2f} * numeric share)")
@@ -360,6 +440,7 @@ def main() -> None:
         shipped = load(SHIPPED)  # the classifiers not calibrated now keep their constants
         shipped.classifiers.update(model.classifiers)
         shipped.data_noise.update(model.data_noise)
+        shipped.few_valued.update(model.few_valued)
         if set(args.classifiers) != set(shipped.classifiers):
             how = "refitted from saved timings" if args.from_timings else "recalibrated"
             note = f"; {', '.join(args.classifiers)} {how} {time.strftime('%Y-%m-%d')}"

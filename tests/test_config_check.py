@@ -5,6 +5,7 @@ import copy
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -432,3 +433,30 @@ def test_schema_defaults_fill_nested_sections_and_keep_given_values():
     fill_schema_defaults(config, schema)
     assert config == {"split": {"runs": 3, "test_fraction": 0.25}}
     assert schema["properties"]["split"]["default"] == {}  # filled a copy, not the schema's
+
+
+def test_peek_counts_the_few_valued_numeric_features(tmp_path):
+    """The plan's few-valued count (modelvar.data.schema.count_few_valued): numeric features of
+    at most 16 distinct values, missing cells not counted, in a CSV file, a parquet file and an
+    embedded dataset (vehicle: one of its 18 integer features)."""
+    from modelvar.data.schema import FEW_VALUES, count_few_valued
+
+    rows = 400
+    frame = pd.DataFrame({
+        "flag": np.arange(rows) % 2,
+        "sixteen": np.arange(rows) % FEW_VALUES,
+        "seventeen": np.arange(rows) % (FEW_VALUES + 1),
+        "gappy": np.where(np.arange(rows) % 3 == 0, np.nan, np.arange(rows) % 4),
+        "continuous": np.linspace(0, 1, rows),
+        "colour": np.array(["red", "green", "blue", "grey"] * 100),
+        "y": np.array(["a", "b"] * 200),
+    })
+    assert count_few_valued(frame[["flag", "sixteen", "seventeen", "gappy", "continuous"]]) == 3
+    assert count_few_valued(frame[[]]) == 0
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    frame.to_parquet(tmp_path / "d.parquet")
+    for name in ("d.csv", "d.parquet"):
+        schema = peek("d", {"source": "file", "path": str(tmp_path / name), "target": "y",
+                            "categorical": ["colour"]})
+        assert schema.few_valued == 3, name
+    assert peek("vehicle", {"source": "embedded"}).few_valued == 1

@@ -174,15 +174,32 @@ def test_file_round_trip_and_the_single_regime_format(tmp_path):
     rows = two_regime_samples(np.random.default_rng(2))
     model = fit({"sgd": rows}, source="test", regimes={"sgd": (("classes", 20),)})
     model.data_noise = {"sgd": 0.5}
+    model.few_valued = {"sgd": 0.4}
     path = tmp_path / "cost.json"
     path.write_text(model.to_json())
     again = load(path)
     assert again.classifiers == model.classifiers and again.data_noise == {"sgd": 0.5}
+    assert again.few_valued == {"sgd": 0.4}
     path.write_text(json.dumps({"source": "old", "classifiers": {
         "a": {"intercept": 0.0, "exponents": [1, 0, 0, 0]}}}))
     old = load(path)
     assert old.classifiers["a"] == (FitCost(0.0, (1.0, 0.0, 0.0, 0.0)),)
     assert old.seconds("a", 50, 3, 1000) == pytest.approx(50)
+    assert old.few_valued == {}
+    assert old.seconds("a", 50, 3, 1000, few_valued_share=1) == pytest.approx(50)
+
+
+def test_few_valued_columns_cost_phi_of_continuous_ones():
+    """seconds · (1 − f + φ · f): all columns few-valued cost φ, half of them (1 + φ) / 2; a
+    classifier without a factor costs the same; noise and few-valued shares multiply."""
+    model = CostModel({"a": (FitCost(0.0, (1.0, 0.0, 0.0, 0.0)),),
+                       "b": (FitCost(0.0, (1.0, 0.0, 0.0, 0.0)),)}, "test",
+                      data_noise={"a": 2.0}, few_valued={"a": 0.4})
+    assert model.seconds("a", 100, 10, 2, few_valued_share=1.0) == pytest.approx(40)
+    assert model.seconds("a", 100, 10, 2, few_valued_share=0.5) == pytest.approx(70)
+    assert model.seconds("b", 100, 10, 2, few_valued_share=1.0) == pytest.approx(100)
+    assert model.seconds("a", 100, 10, 2, noisy_share=0.5,
+                         few_valued_share=0.5) == pytest.approx(100 * 2 * 0.7)
 
 
 def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
@@ -259,15 +276,22 @@ def test_calibration_fits_the_cpu_fits_and_leaves_out_the_gpu_ones():
 
 
 def _calibrate_from(runs: pd.DataFrame, results: Path, monkeypatch,
-                    features: list[dict] | None = None) -> str:
+                    features: list[dict] | None = None, few_valued: int = 0) -> str:
     """`modelvar plan --calibrate RESULTS` on ``runs`` (its runs tables) of dataset "a" (two
-    classes; ``features``, else ten numeric ones); the model goes to RESULTS/cost.json."""
+    classes; ``features``, else ten numeric ones, of which the first ``few_valued`` take 3
+    values and the others 100); the model goes to RESULTS/cost.json."""
     from modelvar.pipeline import plan_report, result_tables
 
     monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
     (results / "datasets").mkdir(parents=True)
+    features = [{"name": f"f{j}", **f}
+                for j, f in enumerate(features or [{"type": "numeric"}] * 10)]
     (results / "datasets" / "a.json").write_text(json.dumps(
-        {"classes": ["x", "y"], "features": features or [{"type": "numeric"}] * 10}))
+        {"classes": ["x", "y"], "features": features}))
+    numeric = [f["name"] for f in features if f["type"] == "numeric"]
+    pd.DataFrame({name: np.arange(100.0) % (3 if j < few_valued else 100)
+                  for j, name in enumerate(numeric)}).to_parquet(
+        results / "datasets" / "a.parquet")
     return plan_report.calibrate_from_results(results, results / "cost.json")
 
 
@@ -352,6 +376,22 @@ def test_the_calibration_times_synthetic_data_as_a_fit_job_sees_it(kind):
     np.testing.assert_array_equal(test, job_test)
 
 
+def test_the_calibration_knows_which_synthetic_columns_are_few_valued():
+    """The held-out check gives the model each synthetic fit's few-valued share as the plan
+    would count it (word counts and small counts: all columns; Gaussian columns: none; one-hot
+    columns are categorical levels), and φ is timed on columns cut to few values."""
+    calibrate = _calibration_script()
+    rng = np.random.default_rng(4)
+    shares = {kind: calibrate.few_valued_share(kind, calibrate.synthetic(kind, 600, 40, 4, rng)[0])
+              for kind in ("text", "counts", "dense", "one-hot")}
+    assert shares == {"text": 1.0, "counts": 1.0, "dense": 0.0, "one-hot": 0.0}
+    X, _ = calibrate.synthetic("dense", 600, 40, 4, rng)
+    cut = calibrate.cut_to_values(X, calibrate.FEW_VALUED_K)
+    assert all(len(np.unique(cut[:, j])) == calibrate.FEW_VALUED_K for j in range(40))
+    # the cut keeps each column's order of rows (what xgb's splits see)
+    assert all(np.all(np.diff(cut[np.argsort(X[:, j]), j]) >= 0) for j in range(40))
+
+
 def test_the_held_out_check_times_fits_and_compares_a_model_as_it_is(tmp_path, monkeypatch,
                                                                      capsys):
     """`make bench-cost-model` (calibrate_cost_model.py --held-out-only): times the held-out fits
@@ -420,6 +460,27 @@ def test_calibrating_a_run_with_data_noise_keeps_the_noise_factor(tmp_path, monk
         assert model.seconds("xgb", rows, 10, 2) == pytest.approx(1e-4 * rows ** 0.9, rel=0.01)
         assert model.seconds("xgb", rows, 10, 2, noisy_share=share) == pytest.approx(
             1e-4 * rows ** 0.9 * (1 + a * share), rel=0.01)
+
+
+def test_calibrating_a_run_with_few_valued_columns_keeps_phi(tmp_path, monkeypatch):
+    """xgb on a dataset whose numeric features are half few-valued (5 of 10 take 3 values):
+    clean fits take (1 − f + φ · f) of continuous data's time, noisy ones (whose values noise
+    made continuous) (1 + a · s) of it. The calibration counts the columns in the prepared data,
+    fits the continuous-data constants and keeps φ, so the plan predicts every fit; counted as
+    continuous, the clean fits would be fitted too slow and the noisy ones too fast."""
+    base = load()
+    a, phi = base.data_noise["xgb"], base.few_valued["xgb"]
+    n = np.tile(np.arange(1_000, 41_000, 1_000), 2)
+    levels = np.repeat(["dnone", "rel0p2"], 40)
+    continuous = 1e-4 * n ** 0.9
+    seconds = np.where(levels == "rel0p2", continuous * (1 + a), continuous * (1 + phi) / 2)
+    runs = pd.DataFrame({"dataset": "a", "classifier": "xgb", "n_train": n, "data": levels,
+                         "fit_seconds": seconds, "device": "cpu"})
+    summary = _calibrate_from(runs, tmp_path, monkeypatch, few_valued=5)
+    assert "median 1.00, 90 % between 1.00 and 1.00" in summary, summary
+    model = load(tmp_path / "cost.json")
+    assert model.few_valued == {"xgb": phi}
+    assert model.seconds("xgb", 20_000, 10, 2) == pytest.approx(1e-4 * 20_000 ** 0.9, rel=0.01)
 
 
 def test_calibrating_a_run_with_a_classifier_of_your_own(tmp_path, monkeypatch):

@@ -151,6 +151,39 @@ def test_one_hot_columns_cost_xgb_less_than_numeric_ones_and_the_sgd_alike():
     assert 0.8 < per_fit["cats"] / per_fit["numeric"] < 1.25
 
 
+def test_few_valued_columns_cost_xgb_less_unless_noise_fills_them():
+    """A profile's ``few_valued`` numeric features (word counts, flags: at most 16 distinct
+    values) cost xgb φ of continuous ones (its histograms have a bin per value), the others
+    alike; a data-noise cell gives them continuous values, so its fits cost as before."""
+    from modelvar.pipeline import plan as plan_module
+    from modelvar.pipeline.cost_model import load
+
+    few = openml(3000, 30, 0, 2)
+    few["profile"]["few_valued"] = 30
+    config = study(datasets={"continuous": openml(3000, 30, 0, 2), "few": few})
+    plan = plan_study(config, {})
+    cost = load()
+    phi = cost.few_valued["xgb"]
+    assert phi < 0.6
+    shapes = {name: ds.shape for name, ds in plan.datasets.items()}
+    assert shapes["few"].n_few_valued == 30 and shapes["continuous"].n_few_valued == 0
+    noisy = 0
+    for clf, cell in product(("xgb", "lr-sgd"), plan.datasets["few"].cells):
+        few_s, continuous_s = (plan_module._fit_seconds(cost, clf, cell, shapes[name], config,
+                                                        1, None) - plan_module.FIT_OVERHEAD_SECONDS
+                               for name in ("few", "continuous"))
+        noisy += plan_module.adds_noise(cell.data)
+        if clf == "xgb" and not plan_module.adds_noise(cell.data):
+            assert few_s / continuous_s == pytest.approx(phi), cell.id
+        else:
+            assert few_s / continuous_s == pytest.approx(1.0, abs=0.03), (clf, cell.id)
+    assert noisy  # the design has noisy cells
+    few["profile"]["few_valued"] = 31
+    with pytest.raises(PlanError, match=r"few\.profile: few_valued \(31\) counts numeric "
+                                        r"features, of which it has 30"):
+        plan_study(config, {})
+
+
 def test_plan_needs_a_profile_for_openml_and_respects_settings():
     config = study()
     del config["datasets"]["small"]["profile"]
@@ -282,6 +315,14 @@ def test_a_profile_that_would_change_the_plan_stops_the_prepare_job():
     assert len(problems) == 2 and "3 categorical" not in problems[0]
     assert any("categorical" in p for p in problems) and any("4" in p for p in problems)
     assert len(warnings) == 2  # rows and the numeric count only change estimates
+    # a declared few-valued count is checked too (estimates only); an undeclared one is not
+    assert profile_problems("d", profile, n_rows=1000, n_numeric=5, n_categorical=0,
+                            n_classes=2, n_few_valued=3) == ([], [])
+    problems, warnings = profile_problems("d", {**profile, "few_valued": 5}, n_rows=1000,
+                                          n_numeric=5, n_categorical=0, n_classes=2,
+                                          n_few_valued=3)
+    assert problems == [] and len(warnings) == 1
+    assert "5 few-valued numeric features" in warnings[0] and "has 3" in warnings[0]
 
 
 def test_cell_ids_of_the_design_parse_back():

@@ -8,6 +8,11 @@ nothing is known until the prepare job downloads it). It raises :class:`DatasetE
 the prepare job would refuse: a missing or unreadable file, an unsupported type, an absent target
 or categorical column, a non-numeric column not declared categorical, an unknown embedded name.
 A non-numeric value beyond the sampled rows is found by the prepare job.
+
+It also counts the *few-valued* numeric features (:func:`count_few_valued`: at most
+:data:`FEW_VALUES` distinct values, as counts, flags and rating scales have), for the plan's cost
+estimates (:mod:`modelvar.pipeline.cost_model`); in a delimited-text file's sample and a parquet
+file's first row group, and not at all for an ARFF file (``None``: treated as none).
 """
 
 from __future__ import annotations
@@ -16,12 +21,31 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from modelvar.data.canonical import CATEGORICAL, NUMERIC, DatasetError
 from modelvar.data.errors import did_you_mean, near_matches, not_found_message
 
 SAMPLE_ROWS = 10_000
+#: A numeric feature with at most this many distinct values is few-valued: xgboost's histograms
+#: of it have as many bins, and a fit costs a fraction of one on continuous values (the cost
+#: model's few-valued factor)
+FEW_VALUES = 16
+
+
+def count_few_valued(numeric: pd.DataFrame) -> int:
+    """How many of ``numeric``'s columns (numeric features, before encoding) hold at most
+    :data:`FEW_VALUES` distinct values, missing cells not counted."""
+    if numeric.shape[1] == 0:
+        return 0
+    count = 0
+    for _, column in numeric.items():
+        if not pd.api.types.is_numeric_dtype(column):  # a delimited file's sample: text
+            column = pd.to_numeric(column, errors="coerce")
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        count += np.unique(values[~np.isnan(values)]).size <= FEW_VALUES
+    return int(count)
 
 
 @dataclass
@@ -35,6 +59,8 @@ class DatasetSchema:
     class_counts: dict[str, int] | None = None
     levels: dict[str, int] | None = None           # categorical feature → number of levels
     n_classes: int | None = None
+    #: numeric features with at most FEW_VALUES distinct values (None: not counted)
+    few_valued: int | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -145,6 +171,7 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
         schema.n_rows = pf.metadata.num_rows
         schema.levels = {c: int(frame[c].nunique()) for c in categorical}
         schema.n_classes = int(frame[target].nunique())
+        schema.few_valued = count_few_valued(frame[schema.columns_of(NUMERIC)])
         return schema
     frame = read_delimited(path, fmt, name, text_columns=[target, *categorical],
                            nrows=SAMPLE_ROWS)
@@ -152,6 +179,7 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
                                                            str(path)))
     schema.levels = {c: int(frame[c].nunique()) for c in categorical}
     schema.n_classes = int(frame[target].nunique())
+    schema.few_valued = count_few_valued(frame[schema.columns_of(NUMERIC)])
     schema.n_rows = len(frame) if len(frame) < SAMPLE_ROWS else _estimate_rows(
         path, len(frame), fmt.gzip)
     return schema
@@ -162,7 +190,8 @@ def _from_dataset(ds) -> DatasetSchema:
     return DatasetSchema(ds.name, ds.target, dict(ds.feature_types), len(ds.y),
                          {c: int(counts.get(c, 0)) for c in ds.classes},
                          levels={c: len(v) for c, v in ds.categories.items()},
-                         n_classes=len(ds.classes))
+                         n_classes=len(ds.classes),
+                         few_valued=count_few_valued(ds.X[ds.numeric_columns]))
 
 
 def _arff_rows(path: Path, gz: bool) -> int:
@@ -237,13 +266,14 @@ PROFILE_ROW_TOLERANCE = 0.1
 
 
 def profile_problems(name: str, profile: dict, *, n_rows: int, n_numeric: int,
-                     n_categorical: int, n_classes: int) -> tuple[list[str], list[str]]:
+                     n_categorical: int, n_classes: int, n_few_valued: int | None = None
+                     ) -> tuple[list[str], list[str]]:
     """(problems, warnings) of a config ``profile`` against the prepared data.
 
     A problem is what would change the plan's cells or probability form (which families can act,
     the number of classes), so the workflow would have built the wrong jobs; other differences
-    (row counts beyond :data:`PROFILE_ROW_TOLERANCE`, feature counts) only change estimates and
-    are warnings."""
+    (row counts beyond :data:`PROFILE_ROW_TOLERANCE`, feature counts, a declared ``few_valued``
+    count) only change estimates and are warnings."""
     problems, warnings = [], []
     fix = f"correct datasets.{name}.profile and run again"
     for what, said, actual in (("numeric", profile["numeric"], n_numeric),
@@ -261,4 +291,9 @@ def profile_problems(name: str, profile: dict, *, n_rows: int, n_numeric: int,
     if abs(profile["rows"] - n_rows) > PROFILE_ROW_TOLERANCE * n_rows:
         warnings.append(f"{name}: the profile says {profile['rows']} rows, the data has "
                         f"{n_rows} (cost estimates only)")
+    said = profile.get("few_valued")
+    if said is not None and n_few_valued is not None and said != n_few_valued:
+        warnings.append(f"{name}: the profile says {said} few-valued numeric features (at most "
+                        f"{FEW_VALUES} distinct values), the data has {n_few_valued} (cost "
+                        "estimates only)")
     return problems, warnings

@@ -28,11 +28,12 @@ def run(args: argparse.Namespace) -> int:
             "often makes such a class; if the data is right, set split.rare_classes: keep to "
             "keep them in every training pool (they are never tested)")
     if spec.get("profile"):
-        from modelvar.data.schema import profile_problems
+        from modelvar.data.schema import count_few_valued, profile_problems
 
         problems, warnings = profile_problems(
             args.name, spec["profile"], n_rows=len(ds.y), n_numeric=len(ds.numeric_columns),
-            n_categorical=len(ds.categorical_columns), n_classes=len(ds.classes))
+            n_categorical=len(ds.categorical_columns), n_classes=len(ds.classes),
+            n_few_valued=count_few_valued(ds.X[ds.numeric_columns]))
         for warning in warnings:
             log.warning("%s", warning)
         if problems:

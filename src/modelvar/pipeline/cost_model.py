@@ -3,6 +3,7 @@
 Model (per classifier and per *regime* of it, fitted by least squares in log space)::
 
     seconds = (t0 + exp(b0) · n_train^b1 · d_w^b2 · C^b3 · epochs^b4) · (1 + a · s)
+              · (1 − f + φ · f)
     d_w = d · (1 − h + ρ · h)
 
 with n_train the training rows of the run, d the columns of the encoded design matrix (numeric
@@ -18,7 +19,16 @@ length (1 for the others); t0 a fixed cost per fit (set-up, prediction of a smal
 what dominates small fits and flattens a pure power law's exponents); s the share of the
 encoded columns that a data perturbation fills with continuous noise (0 without one, and for
 ``sig`` levels, which round), a a per-classifier constant (xgb's trees grow with the distinct
-values a feature takes: ≈ 3× slower on vehicle's noisy integer features).
+values a feature takes: ≈ 3× slower on vehicle's noisy integer features), f the share of the
+encoded columns that are *few-valued* numeric features (at most 16 distinct values,
+:func:`modelvar.data.schema.count_few_valued`; 0 where a data perturbation adds noise) and φ a
+per-classifier factor: what a fit on few-valued columns costs against one on continuous values
+of the same shape, measured by the calibration (1 where not measured). xgb's histograms have a
+bin per distinct value (up to 256), and its fits on 3,000 × 200 × 5 data cut to k values per
+column took 0.26 (k = 2), 0.28 (8), 0.34 (16), 0.48 (64) and 0.99 (256) of the continuous fit's
+time; the SGD classifiers and the MLP took 0.99–1.07 at every k (their passes cost every value
+alike). Word counts of a bag-of-words text set are few-valued: xgb's estimate for one shaped like
+cnae-9 was 2.9× its measured time without φ.
 
 **Regimes.** A classifier whose fit changes from some number of classes, training rows or
 encoded columns on declares those thresholds (``ClassifierSpec.cost_regimes``): the SGD
@@ -128,6 +138,9 @@ class CostModel:
     #: classifier → a: a fit on training rows with continuous noise added to the numeric
     #: features costs 1 + a · (numeric share of the encoded columns) times a clean one
     data_noise: dict[str, float] = field(default_factory=dict)
+    #: classifier → φ: a fit whose encoded columns are all few-valued numeric features costs φ
+    #: times one on continuous values (1 for a classifier without an entry)
+    few_valued: dict[str, float] = field(default_factory=dict)
 
     def regime(self, classifier: str, n_train: float, n_classes: float,
                d: float = 0) -> FitCost:
@@ -144,18 +157,26 @@ class CostModel:
 
     def seconds(self, classifier: str, n_train: float, d: float, n_classes: float,
                 epochs: float = 1.0, noisy_share: float = 0.0,
-                onehot_share: float = 0.0) -> float:
+                onehot_share: float = 0.0, few_valued_share: float = 0.0) -> float:
         """Seconds of one fit; ``noisy_share``: the share of the encoded columns that carry
         continuous data noise (0 without a data perturbation that adds noise);
-        ``onehot_share``: the share that are one-hot levels of categorical features."""
+        ``onehot_share``: the share that are one-hot levels of categorical features;
+        ``few_valued_share``: the share that are few-valued numeric features (0 where noise
+        was added to them)."""
         base = self.regime(classifier, n_train, n_classes, d).seconds(
             n_train, d, n_classes, epochs, onehot_share)
-        return base * (1.0 + self.data_noise.get(classifier, 0.0) * noisy_share)
+        return (base * (1.0 + self.data_noise.get(classifier, 0.0) * noisy_share)
+                * self.few_valued_factor(classifier, few_valued_share))
+
+    def few_valued_factor(self, classifier: str, few_valued_share: float) -> float:
+        """1 − f + φ · f: what few-valued columns (share f of the encoded ones) make a fit
+        cost against one on continuous values."""
+        return 1.0 + (self.few_valued.get(classifier, 1.0) - 1.0) * few_valued_share
 
     def to_json(self) -> str:
         return json.dumps({"source": self.source, "classifiers": {
             clf: [r.as_dict() for r in regimes] for clf, regimes in self.classifiers.items()},
-            "data_noise": self.data_noise}, indent=1) + "\n"
+            "data_noise": self.data_noise, "few_valued": self.few_valued}, indent=1) + "\n"
 
 
 def load(path: str | Path | None = None) -> CostModel:
@@ -169,7 +190,8 @@ def load(path: str | Path | None = None) -> CostModel:
         classifiers[clf] = tuple(sorted((FitCost.from_dict(r) for r in regimes),
                                         key=lambda r: (r.min_classes, r.min_rows,
                                                        r.min_columns)))
-    return CostModel(classifiers, body.get("source", str(path)), dict(body.get("data_noise", {})))
+    return CostModel(classifiers, body.get("source", str(path)), dict(body.get("data_noise", {})),
+                     dict(body.get("few_valued", {})))
 
 
 def onehot_share(n_numeric: int, d: int) -> float:
@@ -313,8 +335,9 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
               base: CostModel | None = None) -> CostModel:
     """A cost model from runs tables (``runs``: a DataFrame with ``dataset``, ``classifier``,
     ``n_train``, ``fit_seconds`` and, if it has one, ``device``; ``shapes[dataset]`` =
-    ``{"d": …, "n_classes": …, "epochs": …, "n_numeric": …}``, the last for the one-hot share
-    of d, 0 without it), e.g. the aggregated runs of a finished study.
+    ``{"d": …, "n_classes": …, "epochs": …, "n_numeric": …, "n_few_valued": …}``, the last two
+    for the one-hot and few-valued shares of d, 0 without them), e.g. the aggregated runs of a
+    finished study.
     Each fit counts the epochs it trained for (:func:`fit_epochs`: the runs table's ``epochs``
     column, else the shape's, else the spec's default) where its classifier trains for epochs,
     1 for the others. Only fits on the CPU are fitted: the constants are one core's, and the plan
@@ -327,19 +350,26 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
     columns that its data perturbation gave new values, :func:`modelvar.pipeline.plan.noisy_share`)
     counts as ``fit_seconds / (1 + a · noisy_share)`` of clean data, and the model keeps ``a``,
     by which the plan multiplies again; without it, a run with noisy cells would average clean
-    and noisy fits into one constant, too slow for the one and too fast for the other."""
+    and noisy fits into one constant, too slow for the one and too fast for the other. In the
+    same way a clean fit on a dataset with few-valued numeric features counts as
+    ``fit_seconds / (1 − f + φ · f)`` (``base.few_valued``), and the model keeps φ."""
     present = set(runs["classifier"])
     if "device" in runs.columns:
         runs = runs[runs["device"] == "cpu"]
     if "noisy_share" not in runs.columns:
         runs = runs.assign(noisy_share=0.0)
     factors = base.data_noise if base is not None else {}
+    few_valued = base.few_valued if base is not None else {}
+    as_base = CostModel({}, "", factors, few_valued)
     samples: dict[str, list] = {}
     runs = runs.assign(epochs=fit_epochs(runs, shapes))
     columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share", "epochs"]
     for row in runs[columns].itertuples():
         shape = shapes[row.dataset]
+        few = (0.0 if row.noisy_share > 0 or not shape["d"]
+               else min(1.0, shape.get("n_few_valued", 0) / shape["d"]))
         clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
+        clean /= as_base.few_valued_factor(row.classifier, few)
         onehot = onehot_share(shape["n_numeric"], shape["d"]) if "n_numeric" in shape else 0.0
         samples.setdefault(row.classifier, []).append(
             (row.n_train, shape["d"], shape["n_classes"], row.epochs, clean, onehot))
@@ -348,5 +378,7 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
         return model
     kept = {clf: regimes for clf, regimes in base.classifiers.items()
             if clf in present and clf not in samples}
+    fitted = set(kept) | set(samples)
     return CostModel({**kept, **model.classifiers}, source,
-                     {clf: a for clf, a in factors.items() if clf in kept or clf in samples})
+                     {clf: a for clf, a in factors.items() if clf in fitted},
+                     {clf: phi for clf, phi in few_valued.items() if clf in fitted})

@@ -12,9 +12,11 @@ load of the workflow in one run (dry runs, SLURM job steps) makes the same jobs.
 
 **Fit jobs.** The cells of a dataset (:mod:`modelvar.pipeline.design`) form *chunks* of cells that
 share their data, categorical and hparam levels. Each fit's cost comes from the cost model
-(:mod:`modelvar.pipeline.cost_model`: training rows, d, C, epochs; plus the nearest-neighbour
-search of ``nn`` levels). A chunk whose repeats fit in ``jobs.target_minutes`` is one job (id: the
-chunk, e.g. ``rel0p2_cnone_hnone``), and consecutive cheap chunks share a job up to that target
+(:mod:`modelvar.pipeline.cost_model`: training rows, d, C, epochs, the shares of d that are
+one-hot levels, noisy and few-valued numeric features, the last from the profile's
+``few_valued`` or counted in the data; plus the nearest-neighbour search of ``nn`` levels). A
+chunk whose repeats fit in ``jobs.target_minutes`` is one job (id: the chunk, e.g.
+``rel0p2_cnone_hnone``), and consecutive cheap chunks share a job up to that target
 (``dnone_cnone_hnone+3``: four chunks), which amortises Python's start-up; a dearer chunk is split
 into blocks of repeats (``….r0-4``), a repeat that alone exceeds the target into blocks of runs
 (``….r3.k0-4``), and a chunk whose one run of every cell exceeds it into blocks of cells first
@@ -103,6 +105,8 @@ class Shape:
     categorical: bool | None
     basis: str  # "data" (read from the data) or "profile" (the config's profile)
     n_numeric: int = 0
+    #: numeric features with few distinct values (modelvar.data.schema.count_few_valued)
+    n_few_valued: int = 0
 
 
 def dataset_shape(name: str, spec: dict, schema: DatasetSchema | None) -> Shape:
@@ -115,14 +119,18 @@ def dataset_shape(name: str, spec: dict, schema: DatasetSchema | None) -> Shape:
                 "categorical, classes) for the plan, since it is only downloaded by its prepare "
                 "job; config/openml/*.yaml have them for the study's datasets")
         d = profile.get("encoded", profile["numeric"] + 3 * profile["categorical"])
+        few = profile.get("few_valued", 0)
+        if few > profile["numeric"]:
+            raise PlanError(f"datasets.{name}.profile: few_valued ({few}) counts numeric "
+                            f"features, of which it has {profile['numeric']}")
         return Shape(profile["rows"], d, profile["classes"], profile["numeric"] > 0,
-                     profile["categorical"] > 0, "profile", profile["numeric"])
+                     profile["categorical"] > 0, "profile", profile["numeric"], few)
     if schema is None or schema.n_rows is None or schema.feature_types is None:
         raise PlanError(f"datasets.{name}: its shape could not be read")
     return Shape(schema.n_rows, max(schema.encoded_width or 1, 1),
                  schema.n_classes or len(schema.class_counts or {}) or 2,
                  bool(schema.columns_of("numeric")), bool(schema.columns_of("categorical")),
-                 "data", len(schema.columns_of("numeric")))
+                 "data", len(schema.columns_of("numeric")), schema.few_valued or 0)
 
 
 @dataclass(frozen=True)
@@ -309,8 +317,22 @@ def noisy_share(data_level, n_numeric: int, d: int) -> float:
     """The share of a fit's ``d`` encoded columns that its data perturbation level (a cell's
     ``data``, e.g. ``("rel", 0.2)``, or None) fills with new values (the cost model's
     ``noisy_share``): the numeric ones, unless the level only rounds them (``sig``)."""
-    noisy = data_level is not None and data_level[0] != "sig"
-    return min(1.0, n_numeric / d) if noisy and d else 0.0
+    return min(1.0, n_numeric / d) if adds_noise(data_level) and d else 0.0
+
+
+def adds_noise(data_level) -> bool:
+    """Whether a cell's data perturbation level gives the numeric features new, continuous
+    values (every level but None and ``sig``, which rounds them)."""
+    return data_level is not None and data_level[0] != "sig"
+
+
+def few_valued_share(data_level, n_few_valued: int, d: int) -> float:
+    """The share of a fit's ``d`` encoded columns that are few-valued numeric features (the cost
+    model's ``few_valued_share``): none where the data perturbation fills the numeric features
+    with new values (:func:`noisy_share`), which are then as many as the rows."""
+    if not d or adds_noise(data_level):
+        return 0.0
+    return min(1.0, n_few_valued / d)
 
 
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
@@ -320,7 +342,9 @@ def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, con
     n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
     seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
                            noisy_share=noisy_share(cell.data, shape.n_numeric, shape.d),
-                           onehot_share=onehot_share(shape.n_numeric, shape.d))
+                           onehot_share=onehot_share(shape.n_numeric, shape.d),
+                           few_valued_share=few_valued_share(cell.data, shape.n_few_valued,
+                                                             shape.d))
     if gpu_speedup is not None:  # its fits run on a GPU
         seconds /= gpu_speedup_at(gpu_speedup, seconds)
     if cell.data is not None and cell.data[0] == "nn":

@@ -20,6 +20,7 @@ from modelvar.pipeline.plan import (
     STARTUP_SECONDS,
     StudyPlan,
     epochs_of,
+    few_valued_share,
     gpu_speedup_at,
     noisy_share,
     speedup_setting,
@@ -117,7 +118,8 @@ def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str)
     cost = load(config.get("jobs", {}).get("cost_model"))
     epochs = epochs_of(classifier, config)
     seconds = cost.seconds(classifier, n, shape.d, shape.n_classes, epochs,
-                           onehot_share=onehot_share(shape.n_numeric, shape.d))
+                           onehot_share=onehot_share(shape.n_numeric, shape.d),
+                           few_valued_share=few_valued_share(None, shape.n_few_valued, shape.d))
     if classifier in plan.gpu_speedups:
         speedup = (alone_speedup(config, classifier) if spec(classifier).batched
                    else plan.gpu_speedups[classifier])
@@ -323,7 +325,9 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
     import json
 
     import numpy as np
+    import pandas as pd
 
+    from modelvar.data.schema import count_few_valued
     from modelvar.pipeline.cost_model import calibrate, fit_epochs, load
     from modelvar.pipeline.result_tables import read_table
     from modelvar.table_files import write_text
@@ -333,8 +337,10 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
     shapes = {}
     for name in runs["dataset"].unique():
         meta = json.loads((results / "datasets" / f"{name}.json").read_text())
+        numeric = [f["name"] for f in meta["features"] if f["type"] == "numeric"]
+        values = pd.read_parquet(results / "datasets" / f"{name}.parquet", columns=numeric)
         shapes[name] = {"d": encoded_width(meta), "n_classes": len(meta["classes"]),
-                        "n_numeric": sum(f["type"] == "numeric" for f in meta["features"])}
+                        "n_numeric": len(numeric), "n_few_valued": count_few_valued(values)}
     if "data" in runs.columns:  # the share of columns that data noise gave new values
         data_family = families.family("data")
         levels = {level_id: data_family.from_id(level_id) for level_id in runs["data"].unique()}
@@ -355,7 +361,8 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
         shape = shapes[row.dataset]
         ratios.append(model.seconds(
             row.classifier, row.n_train, shape["d"], shape["n_classes"], row.epochs,
-            noisy_share=row.noisy_share, onehot_share=onehot_share(shape["n_numeric"], shape["d"]))
+            noisy_share=row.noisy_share, onehot_share=onehot_share(shape["n_numeric"], shape["d"]),
+            few_valued_share=0.0 if row.noisy_share > 0 else shape["n_few_valued"] / shape["d"])
             / max(row.fit_seconds, 1e-6))
     summary = f"cost model of {len(on_cpu)} fits written to {out}"
     if ratios:
