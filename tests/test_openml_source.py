@@ -221,3 +221,37 @@ def test_prepare_command_downloads_through_the_real_path(server, tmp_path):
     meta = json.loads((tmp_path / "a.json").read_text())
     assert meta["provenance"]["openml"]["data_id"] == 2
     assert meta["class_counts"] == {"1": 8, "2": 99, "3": 684, "5": 67, "U": 40}
+
+
+def test_prepare_warns_when_a_profiles_few_valued_count_is_not_the_datas(server, tmp_path,
+                                                                           capfd):
+    """A profile's optional ``few_valued`` (numeric features of at most 16 distinct values, for
+    the plan's cost estimates) is checked against the downloaded data: a wrong count is warned
+    about (estimates only), the right one is not, and neither stops the job."""
+    from modelvar.cli import main
+    from modelvar.data import read
+    from modelvar.data.schema import count_few_valued
+
+    def prepare(profile=None):
+        out = tmp_path / f"run{len(list(tmp_path.glob('*.parquet')))}"
+        rc = main(["prepare", "--name", "anneal", "--spec", json.dumps(
+            {**spec(), **({"profile": profile} if profile else {})}),
+            "--openml-cache", str(tmp_path / "cache"), "--openml-server", server.api,
+            "--out-parquet", f"{out}.parquet", "--out-meta", f"{out}.json"])
+        assert rc == 0
+        return read(f"{out}.parquet", f"{out}.json")
+
+    ds = prepare()
+    few = count_few_valued(ds.X[ds.numeric_columns])
+    assert 0 < few < len(ds.numeric_columns)  # the recorded anneal has both kinds
+    profile = {"rows": len(ds.y), "numeric": len(ds.numeric_columns),
+               "categorical": len(ds.categorical_columns), "classes": len(ds.classes)}
+    for declared, warned in ((few, False), (few + 1, True)):
+        capfd.readouterr()
+        prepare({**profile, "few_valued": declared})
+        messages = [line for line in capfd.readouterr().err.splitlines()
+                    if "few-valued" in line]
+        assert bool(messages) == warned, messages
+        if warned:
+            assert f"says {few + 1} few-valued" in messages[0]
+            assert f"the data has {few}" in messages[0]
