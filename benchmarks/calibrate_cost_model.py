@@ -13,7 +13,7 @@ Times fit + predict (what the runs table's fit_seconds measures) of every classi
   training pool),
 
 fits the model with synthetic and real fits weighted equally, and prints how well it predicts
-them. Two factors are timed apart (:func:`xgb_noise_factor`, :func:`few_valued_factor`): xgb
+them. Two factors are timed apart (:func:`xgb_noise_factor`, :func:`time_few_valued_factor`): xgb
 under continuous data noise, and each classifier on few-valued numeric columns against
 continuous ones (the cost model's φ). Then the **held-out check**: fits it never saw — shapes
 off the grid like the study's (a wide bag-of-words text set like cnae-9, wide dense data like
@@ -56,7 +56,7 @@ import pandas as pd
 from modelvar.data.preprocess import apply_numeric, fit_numeric
 from modelvar.data.schema import count_few_valued
 from modelvar.models.registry import make_classifier
-from modelvar.pipeline.cost_model import SHIPPED, fit, load, onehot_share
+from modelvar.pipeline.cost_model import SHIPPED, few_valued_factor, fit, load, onehot_share
 
 SGD_GRID = dict(n=[500, 4000, 32000], d=[10, 100, 1000], c=[2, 5, 15, 20, 100, 1000])
 GRID = {
@@ -268,7 +268,7 @@ FEW_VALUED_SHAPES = ((2250, 200, 5), (6000, 50, 2))
 FEW_VALUED_K = 8
 
 
-def few_valued_factor(clf: str) -> float:
+def time_few_valued_factor(clf: str) -> float:
     """φ: a fit on few-valued numeric columns against one on continuous values of the same
     shape. Dense synthetic data (:data:`FEW_VALUED_SHAPES`) is fitted as it is and with every
     column cut to :data:`FEW_VALUED_K` values; φ is the median time ratio (xgb's histograms have
@@ -379,7 +379,7 @@ def main() -> None:
         return
     if args.factors_only:
         shipped = load(SHIPPED)
-        shipped.few_valued.update({clf: few_valued_factor(clf) for clf in args.classifiers})
+        shipped.few_valued.update({clf: time_few_valued_factor(clf) for clf in args.classifiers})
         if "xgb" in args.classifiers:
             shipped.data_noise["xgb"] = xgb_noise_factor()
         print(f"few-valued factors (phi): {shipped.few_valued}; data noise: {shipped.data_noise}")
@@ -398,13 +398,13 @@ def main() -> None:
             weights[clf] = np.array(saved[clf]["weights"])
             kinds[clf] = np.array(saved[clf]["kinds"])
             held[clf] = [tuple(r) for r in saved[clf]["held_out"]]
-    few_valued = {clf: few_valued_factor(clf) for clf in args.classifiers}
+    few_valued = {clf: time_few_valued_factor(clf) for clf in args.classifiers}
     for clf in [] if args.from_timings else args.classifiers:
         start = time.perf_counter()
         rows = [(n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng), float(kind == "one-hot"))
                 for kind, n, d, c, e in grid_points(clf, args.quick)]
         # a real fit's seconds as on continuous values (its few-valued columns' share taken out)
-        real = [(*r[:4], r[4] / (1 + (few_valued[clf] - 1) * r[7]), r[6])
+        real = [(*r[:4], r[4] / few_valued_factor(few_valued[clf], r[7]), r[6])
                 for r in real_fits(clf, REAL)]
         samples[clf] = np.array(rows + real)
         weights[clf] = np.array([1.0] * len(rows) + [len(rows) / len(real)] * len(real))

@@ -37,8 +37,6 @@ FEW_VALUES = 16
 def count_few_valued(numeric: pd.DataFrame) -> int:
     """How many of ``numeric``'s columns (numeric features, before encoding) hold at most
     :data:`FEW_VALUES` distinct values, missing cells not counted."""
-    if numeric.shape[1] == 0:
-        return 0
     count = 0
     for _, column in numeric.items():
         if not pd.api.types.is_numeric_dtype(column):  # a delimited file's sample: text

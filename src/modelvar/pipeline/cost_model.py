@@ -169,9 +169,9 @@ class CostModel:
                 * self.few_valued_factor(classifier, few_valued_share))
 
     def few_valued_factor(self, classifier: str, few_valued_share: float) -> float:
-        """1 − f + φ · f: what few-valued columns (share f of the encoded ones) make a fit
-        cost against one on continuous values."""
-        return 1.0 + (self.few_valued.get(classifier, 1.0) - 1.0) * few_valued_share
+        """What few-valued columns make a fit of ``classifier`` cost against one on continuous
+        values (:func:`few_valued_factor` with its φ)."""
+        return few_valued_factor(self.few_valued.get(classifier, 1.0), few_valued_share)
 
     def to_json(self) -> str:
         return json.dumps({"source": self.source, "classifiers": {
@@ -192,6 +192,12 @@ def load(path: str | Path | None = None) -> CostModel:
                                                        r.min_columns)))
     return CostModel(classifiers, body.get("source", str(path)), dict(body.get("data_noise", {})),
                      dict(body.get("few_valued", {})))
+
+
+def few_valued_factor(phi: float, few_valued_share: float) -> float:
+    """1 − f + φ · f: a fit whose encoded columns are few-valued numeric features in share f
+    against one on continuous values, φ the classifier's factor."""
+    return 1.0 + (phi - 1.0) * few_valued_share
 
 
 def onehot_share(n_numeric: int, d: int) -> float:
@@ -335,9 +341,8 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
               base: CostModel | None = None) -> CostModel:
     """A cost model from runs tables (``runs``: a DataFrame with ``dataset``, ``classifier``,
     ``n_train``, ``fit_seconds`` and, if it has one, ``device``; ``shapes[dataset]`` =
-    ``{"d": …, "n_classes": …, "epochs": …, "n_numeric": …, "n_few_valued": …}``, the last two
-    for the one-hot and few-valued shares of d, 0 without them), e.g. the aggregated runs of a
-    finished study.
+    ``{"d": …, "n_classes": …, "epochs": …, "n_numeric": …}``, the last for the one-hot share
+    of d, 0 without it), e.g. the aggregated runs of a finished study.
     Each fit counts the epochs it trained for (:func:`fit_epochs`: the runs table's ``epochs``
     column, else the shape's, else the spec's default) where its classifier trains for epochs,
     1 for the others. Only fits on the CPU are fitted: the constants are one core's, and the plan
@@ -351,25 +356,26 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
     counts as ``fit_seconds / (1 + a · noisy_share)`` of clean data, and the model keeps ``a``,
     by which the plan multiplies again; without it, a run with noisy cells would average clean
     and noisy fits into one constant, too slow for the one and too fast for the other. In the
-    same way a clean fit on a dataset with few-valued numeric features counts as
-    ``fit_seconds / (1 − f + φ · f)`` (``base.few_valued``), and the model keeps φ."""
+    same way a fit with a ``few_valued_share`` f > 0 (a column of ``runs``: the share of its
+    encoded columns that are few-valued numeric features,
+    :func:`modelvar.pipeline.plan.few_valued_share`) counts as ``fit_seconds / (1 − f + φ · f)``
+    (``base.few_valued``), and the model keeps φ."""
     present = set(runs["classifier"])
     if "device" in runs.columns:
         runs = runs[runs["device"] == "cpu"]
-    if "noisy_share" not in runs.columns:
-        runs = runs.assign(noisy_share=0.0)
+    for share in ("noisy_share", "few_valued_share"):
+        if share not in runs.columns:
+            runs = runs.assign(**{share: 0.0})
     factors = base.data_noise if base is not None else {}
     few_valued = base.few_valued if base is not None else {}
-    as_base = CostModel({}, "", factors, few_valued)
     samples: dict[str, list] = {}
     runs = runs.assign(epochs=fit_epochs(runs, shapes))
-    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share", "epochs"]
+    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share",
+               "few_valued_share", "epochs"]
     for row in runs[columns].itertuples():
         shape = shapes[row.dataset]
-        few = (0.0 if row.noisy_share > 0 or not shape["d"]
-               else min(1.0, shape.get("n_few_valued", 0) / shape["d"]))
         clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
-        clean /= as_base.few_valued_factor(row.classifier, few)
+        clean /= few_valued_factor(few_valued.get(row.classifier, 1.0), row.few_valued_share)
         onehot = onehot_share(shape["n_numeric"], shape["d"]) if "n_numeric" in shape else 0.0
         samples.setdefault(row.classifier, []).append(
             (row.n_train, shape["d"], shape["n_classes"], row.epochs, clean, onehot))

@@ -329,7 +329,7 @@ def adds_noise(data_level) -> bool:
 def few_valued_share(data_level, n_few_valued: int, d: int) -> float:
     """The share of a fit's ``d`` encoded columns that are few-valued numeric features (the cost
     model's ``few_valued_share``): none where the data perturbation fills the numeric features
-    with new values (:func:`noisy_share`), which are then as many as the rows."""
+    with new values (:func:`adds_noise`), which are then as many as the rows."""
     if not d or adds_noise(data_level):
         return 0.0
     return min(1.0, n_few_valued / d)

@@ -341,14 +341,19 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
         values = pd.read_parquet(results / "datasets" / f"{name}.parquet", columns=numeric)
         shapes[name] = {"d": encoded_width(meta), "n_classes": len(meta["classes"]),
                         "n_numeric": len(numeric), "n_few_valued": count_few_valued(values)}
-    if "data" in runs.columns:  # the share of columns that data noise gave new values
+    # each fit's data level (none in a runs table without the column), for the shares of its
+    # columns that data noise gave new values and that are few-valued
+    levels = [None] * len(runs)
+    if "data" in runs.columns:
         data_family = families.family("data")
-        levels = {level_id: data_family.from_id(level_id) for level_id in runs["data"].unique()}
-        runs = runs.assign(noisy_share=[
-            noisy_share(levels[level_id], shapes[ds]["n_numeric"], shapes[ds]["d"])
-            for ds, level_id in zip(runs["dataset"], runs["data"], strict=True)])
-    else:
-        runs = runs.assign(noisy_share=0.0)
+        parsed = {level_id: data_family.from_id(level_id) for level_id in runs["data"].unique()}
+        levels = [parsed[level_id] for level_id in runs["data"]]
+    fits = list(zip(runs["dataset"], levels, strict=True))
+    runs = runs.assign(
+        noisy_share=[noisy_share(level, shapes[ds]["n_numeric"], shapes[ds]["d"])
+                     for ds, level in fits],
+        few_valued_share=[few_valued_share(level, shapes[ds]["n_few_valued"], shapes[ds]["d"])
+                          for ds, level in fits])
     runs = runs.assign(epochs=fit_epochs(runs, shapes))  # calibrate() reads the column as it is
     on_cpu = runs if "device" not in runs.columns else runs[runs["device"] == "cpu"]
     base = load()
@@ -356,13 +361,14 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
                       base=base)
     write_text(model.to_json(), out)
     ratios = []
-    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share", "epochs"]
+    columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share",
+               "few_valued_share", "epochs"]
     for row in on_cpu[columns].itertuples():
         shape = shapes[row.dataset]
         ratios.append(model.seconds(
             row.classifier, row.n_train, shape["d"], shape["n_classes"], row.epochs,
             noisy_share=row.noisy_share, onehot_share=onehot_share(shape["n_numeric"], shape["d"]),
-            few_valued_share=0.0 if row.noisy_share > 0 else shape["n_few_valued"] / shape["d"])
+            few_valued_share=row.few_valued_share)
             / max(row.fit_seconds, 1e-6))
     summary = f"cost model of {len(on_cpu)} fits written to {out}"
     if ratios:
