@@ -103,7 +103,9 @@ def test_regimes_by_columns_cover_each_combination_with_the_others():
         predicted = np.array([model.seconds("x", *r[:4]) for r in clean])
         return np.exp(np.abs(np.log(predicted / clean[:, 4])).max())
 
-    assert worst(one_law) > 2 and worst(by_columns) < 1.5  # one law: outside 0.5-2x
+    # one law misses it (the column offset d0 bends it part of the way: 1.6x at worst), the two
+    # regimes follow it
+    assert worst(by_columns) < 1.5 and worst(one_law) > 1.15 * worst(by_columns)
     # with a regime by classes too: four combinations, each found by its fit's three sizes
     grid = fit({"x": rows}, source="t", regimes={"x": (("classes", 5), ("columns", 1000))})
     boxes = [(r.min_classes, r.min_columns) for r in grid.classifiers["x"]]
@@ -138,6 +140,32 @@ def test_fit_learns_what_a_one_hot_column_costs():
     # where one-hot columns cost as numeric ones, the weight comes out 1
     (same,) = fit({"x": onehot_samples(1.0)}, source="t", regimes={"x": ()}).classifiers["x"]
     assert same.onehot_weight == pytest.approx(1.0, abs=0.02)
+
+
+def offset_samples(d0, sizes=(10, 30, 100, 1000)):
+    """0.002 + e^-12 · n · (d + d0)^0.9 · C: each row costs d0 columns' worth of its own (a
+    row's set-up in an SGD pass)."""
+    rows = [(n, d, c, 1, 0.002 + np.exp(-12) * n * (d + d0) ** 0.9 * problems(c))
+            for n, d, c in itertools.product((500, 4000, 32000), sizes, (2, 5))]
+    return np.array(rows)
+
+
+def test_fit_learns_a_rows_own_cost_as_a_column_offset():
+    (cost,) = fit({"x": offset_samples(40.0)}, source="t", regimes={"x": ()}).classifiers["x"]
+    assert cost.column_offset == pytest.approx(40.0, rel=0.05)
+    np.testing.assert_allclose(cost.exponents, (1, 0.9, 1, 0), atol=0.02)
+    # off the sampled sizes: 20,000 rows of 54 columns
+    truth = 0.002 + np.exp(-12) * 20000 * (54 + 40) ** 0.9
+    assert cost.seconds(20000, 54, 2) == pytest.approx(truth, rel=0.05)
+    (plain,) = fit({"x": offset_samples(0.0)}, source="t", regimes={"x": ()}).classifiers["x"]
+    assert plain.column_offset < 0.5  # a pure power law in d: no offset (d0 ≥ 0, bounded)
+    # three column counts cannot tell an offset from the exponent of d: none is fitted
+    (few,) = fit({"x": offset_samples(40.0, sizes=(10, 100, 1000))}, source="t",
+                 regimes={"x": ()}).classifiers["x"]
+    assert few.column_offset == 0.0
+    assert FitCost.from_dict(cost.as_dict()) == cost
+    with pytest.raises(ValueError, match="column_offset must be a number >= 0"):
+        FitCost.from_dict({**cost.as_dict(), "column_offset": -1})
 
 
 def test_two_classes_count_as_one_binary_problem():
@@ -219,6 +247,12 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
     for clf in ("lr-sgd", "svm-sgd"):
         assert all(0.6 < r.onehot_weight < 1.25 for r in shipped.classifiers[clf])
     assert all(r.onehot_weight == 1.0 for r in shipped.classifiers["mlp"])
+    # a row's own cost, in columns' worth: the SGD passes' (timed on a grid with four column
+    # counts); xgb's and the MLP's calibrations predate the offset (0)
+    for clf in ("lr-sgd", "svm-sgd"):
+        assert all(10 < r.column_offset < 100 for r in shipped.classifiers[clf])
+    assert all(r.column_offset == 0.0 for clf in ("xgb", "mlp")
+               for r in shipped.classifiers[clf])
 
 
 def _runs_table(results: Path, dataset: str, job: str, seconds: list[float]) -> str:
@@ -390,6 +424,18 @@ def test_the_calibration_knows_which_synthetic_columns_are_few_valued():
     assert all(len(np.unique(cut[:, j])) == calibrate.FEW_VALUED_K for j in range(40))
     # the cut keeps each column's order of rows (what xgb's splits see)
     assert all(np.all(np.diff(cut[np.argsort(X[:, j]), j]) >= 0) for j in range(40))
+
+
+def test_a_calibration_note_joins_the_models_source_once():
+    with_note = _calibration_script().with_note
+    note = "; lr-sgd recalibrated 2026-11-25"
+    assert with_note("grid; mlp of 2026-11-24", note) == (
+        "grid; mlp of 2026-11-24; lr-sgd recalibrated 2026-11-25")
+    assert with_note("grid; lr-sgd recalibrated 2026-11-25; xgb timed", note) == (
+        "grid; xgb timed; lr-sgd recalibrated 2026-11-25")
+    # a segment that says more than the note is another note: kept whole
+    longer = "grid; lr-sgd recalibrated 2026-11-25 (many classes) on standardised data"
+    assert with_note(longer, note) == longer + note
 
 
 def test_the_held_out_check_times_fits_and_compares_a_model_as_it_is(tmp_path, monkeypatch,

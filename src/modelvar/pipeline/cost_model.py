@@ -2,12 +2,17 @@
 
 Model (per classifier and per *regime* of it, fitted by least squares in log space)::
 
-    seconds = (t0 + exp(b0) · n_train^b1 · d_w^b2 · C^b3 · epochs^b4) · (1 + a · s)
+    seconds = (t0 + exp(b0) · n_train^b1 · (d_w + d0)^b2 · C^b3 · epochs^b4) · (1 + a · s)
               · (1 − f + φ · f)
     d_w = d · (1 − h + ρ · h)
 
 with n_train the training rows of the run, d the columns of the encoded design matrix (numeric
-features + one-hot levels), h the share of them that are one-hot levels, ρ what a one-hot column
+features + one-hot levels), d0 a row's own cost in columns' worth (fitted ≥ 0 per regime where
+the samples have at least four column counts, else 0: an SGD pass costs each row a set-up and
+each column a multiply-add, and the build machine timed binary svm-sgd at 20,000 rows at 3.9 ns
+per row, column and epoch with 10 columns against 1.5 with 50; the SGD classifiers' fitted d0 is
+25–52 columns, and without it the power law put fits of 27–60 columns at 1.5–2.0× of measured),
+h the share of them that are one-hot levels, ρ what a one-hot column
 costs against a numeric one (fitted per regime where the samples mix both kinds, else 1: xgb's
 histograms of a 0/1 column have two bins, and a grid fit on one-hot data took 0.15–0.77× the time
 of one on continuous data of the same shape; the SGD classifiers' dense passes cost every column
@@ -73,14 +78,18 @@ FEATURES = ("log_n", "log_d", "log_c", "log_epochs")
 REGIME_AXES = {"classes": (2, 2), "rows": (0, 0), "columns": (1, 0)}
 #: samples per free constant below which the fixed cost t0 is not fitted (it is 0)
 MIN_SAMPLES_PER_CONSTANT = 3
+#: distinct column counts below which the column offset d0 is not fitted (it is 0): with
+#: fewer, an offset and the exponent of d trade off against each other
+MIN_COLUMN_SIZES = 4
 
 
 @dataclass(frozen=True)
 class FitCost:
     """Constants of one classifier (in one regime): the fixed seconds ``overhead`` (t0), the
-    power law's ``intercept`` (b0), the exponents of n, d, C, epochs and ``onehot_weight`` (ρ:
-    a one-hot column's cost against a numeric one's); the regime covers C ≥ ``min_classes``,
-    n_train ≥ ``min_rows`` and d ≥ ``min_columns`` (up to the next regime's)."""
+    power law's ``intercept`` (b0), the exponents of n, d, C, epochs, ``onehot_weight`` (ρ:
+    a one-hot column's cost against a numeric one's) and ``column_offset`` (d0: a row's own
+    cost in columns' worth); the regime covers C ≥ ``min_classes``, n_train ≥ ``min_rows`` and
+    d ≥ ``min_columns`` (up to the next regime's)."""
 
     intercept: float
     exponents: tuple[float, float, float, float]
@@ -92,11 +101,12 @@ class FitCost:
     #: C counts binary problems (1 for two classes; :func:`fit` sets it); False: the classes,
     #: from 2, as constants fitted before 2026-11-25 were (a JSON without ``classes_feature``)
     binary_as_one: bool = False
+    column_offset: float = 0.0
 
     def seconds(self, n_train: float, d: float, n_classes: float, epochs: float = 1.0,
                 onehot_share: float = 0.0) -> float:
         d_w = max(d, 1) * (1.0 - onehot_share + self.onehot_weight * onehot_share)
-        logs = (math.log(max(n_train, 1)), math.log(max(d_w, 1e-9)),
+        logs = (math.log(max(n_train, 1)), math.log(max(d_w + self.column_offset, 1e-9)),
                 log_problems(n_classes, self.binary_as_one), math.log(max(epochs, 1)))
         return self.overhead + math.exp(self.intercept + sum(
             b * x for b, x in zip(self.exponents, logs, strict=True)))
@@ -105,7 +115,7 @@ class FitCost:
         return {"min_classes": self.min_classes, "min_rows": self.min_rows,
                 "min_columns": self.min_columns, "overhead": self.overhead,
                 "intercept": self.intercept, "exponents": list(self.exponents),
-                "onehot_weight": self.onehot_weight,
+                "onehot_weight": self.onehot_weight, "column_offset": self.column_offset,
                 "classes_feature": "problems" if self.binary_as_one else "classes"}
 
     @classmethod
@@ -113,10 +123,13 @@ class FitCost:
         feature = body.get("classes_feature", "classes")
         if feature not in ("problems", "classes"):
             raise ValueError(f"classes_feature must be 'problems' or 'classes', got {feature!r}")
+        offset = float(body.get("column_offset", 0.0))
+        if not offset >= 0:
+            raise ValueError(f"column_offset must be a number >= 0, got {offset!r}")
         return cls(float(body["intercept"]), tuple(float(e) for e in body["exponents"]),
                    float(body.get("overhead", 0.0)), int(body.get("min_classes", 2)),
                    int(body.get("min_rows", 0)), int(body.get("min_columns", 0)),
-                   float(body.get("onehot_weight", 1.0)), feature == "problems")
+                   float(body.get("onehot_weight", 1.0)), feature == "problems", offset)
 
 
 def log_problems(n_classes, binary_as_one: bool = True):
@@ -207,11 +220,13 @@ def onehot_share(n_numeric: int, d: int) -> float:
 
 
 def _fit_regime(rows: np.ndarray, w: np.ndarray, with_overhead: bool) -> tuple:
-    """(t0, b0, exponents, ρ) of one regime: the power law by weighted least squares in log
+    """(t0, b0, exponents, ρ, d0) of one regime: the power law by weighted least squares in log
     space, then, with ``with_overhead`` and enough samples, t0 and the power law together by
     non-linear least squares of the log residuals (scipy's trust-region solver, started from the
     power law; kept only where it fits better). ρ is fitted with them where the samples (column
-    6, the one-hot share) mix one-hot and numeric columns and d varies; else it is 1."""
+    6, the one-hot share) mix one-hot and numeric columns and d varies; else it is 1. d0 (≥ 0)
+    is fitted with them where the samples have at least :data:`MIN_COLUMN_SIZES` distinct d
+    and enough samples for one more constant; else it is 0."""
     X = np.log(np.maximum(rows[:, :4], [1, 1, 2, 1]))
     X[:, 2] = log_problems(rows[:, 2])
     y = np.log(np.maximum(rows[:, 4], 1e-6))
@@ -220,39 +235,48 @@ def _fit_regime(rows: np.ndarray, w: np.ndarray, with_overhead: bool) -> tuple:
     design = np.column_stack([np.ones(len(X)), X[:, varies]])
     sw = np.sqrt(w)
     coef, *_ = np.linalg.lstsq(design * sw[:, None], y * sw, rcond=None)
-    overhead, rho = 0.0, 1.0
+    overhead, rho, offset = 0.0, 1.0, 0.0
     mixed = bool(varies[1] and share.std() > 1e-9)
     n_free = design.shape[1] + 1 + mixed
     with_overhead = with_overhead and len(X) >= MIN_SAMPLES_PER_CONSTANT * n_free
+    with_offset = (with_overhead and len(np.unique(rows[:, 1])) >= MIN_COLUMN_SIZES
+                   and len(X) >= MIN_SAMPLES_PER_CONSTANT * (n_free + 1))
     if with_overhead or mixed:
         from scipy.optimize import least_squares
 
         d_column = int(varies[0]) + 1  # log d's column in the design
+        d = np.exp(X[:, 1])
 
         def log_seconds(p):
             t0, c = (p[0], p[1:]) if with_overhead else (None, p)
+            c, d0 = (c[:-1], c[-1]) if with_offset else (c, 0.0)
             c, log_rho = (c[:-1], c[-1]) if mixed else (c, 0.0)
             shifted = design
-            if mixed:
+            if mixed or with_offset:
                 shifted = design.copy()
-                shifted[:, d_column] += np.log1p(share * np.expm1(log_rho))
+                shifted[:, d_column] = np.log(d * (1.0 + share * np.expm1(log_rho)) + d0)
             power = shifted @ c
             return np.logaddexp(t0, power) if with_overhead else power
 
         start = np.concatenate([[y.min() - np.log(10)] if with_overhead else [], coef,
-                                [0.0] if mixed else []])
+                                [0.0] if mixed else [], [d.min()] if with_offset else []])
+        lower = np.full(len(start), -np.inf)
+        lower[-1] = 0.0 if with_offset else -np.inf  # d0 ≥ 0
         power_law = sw * (design @ coef - y)
-        result = least_squares(lambda p: sw * (log_seconds(p) - y), start)
+        result = least_squares(lambda p: sw * (log_seconds(p) - y), start,
+                               bounds=(lower, np.inf))
         if result.success and (result.fun ** 2).sum() < (power_law ** 2).sum():
             p = result.x
             if with_overhead:
                 overhead, p = float(np.exp(p[0])), p[1:]
+            if with_offset:
+                offset, p = float(p[-1]), p[:-1]
             if mixed:
                 rho, p = float(np.exp(p[-1])), p[:-1]
             coef = p
     exps = np.zeros(4)
     exps[varies] = coef[1:]
-    return overhead, float(coef[0]), tuple(float(e) for e in exps), rho
+    return overhead, float(coef[0]), tuple(float(e) for e in exps), rho, offset
 
 
 def fit(samples: dict[str, np.ndarray], *, source: str,
@@ -284,11 +308,11 @@ def fit(samples: dict[str, np.ndarray], *, source: str,
             for (column, _), (low, high) in zip(REGIME_AXES.values(), box, strict=True):
                 inside &= (rows[:, column] >= low) & (rows[:, column] < high)
             if inside.any():
-                overhead, intercept, exponents, rho = _fit_regime(rows[inside], w[inside],
-                                                                  with_overhead)
+                overhead, intercept, exponents, rho, offset = _fit_regime(
+                    rows[inside], w[inside], with_overhead)
                 fitted.append(FitCost(intercept, exponents, overhead,
                                       *(low for low, _ in box), onehot_weight=rho,
-                                      binary_as_one=True))
+                                      binary_as_one=True, column_offset=offset))
         out[clf] = tuple(fitted)
     return CostModel(out, source)
 
