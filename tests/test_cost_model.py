@@ -247,12 +247,12 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
     for clf in ("lr-sgd", "svm-sgd"):
         assert all(0.6 < r.onehot_weight < 1.25 for r in shipped.classifiers[clf])
     assert all(r.onehot_weight == 1.0 for r in shipped.classifiers["mlp"])
-    # a row's own cost, in columns' worth: the SGD passes' (timed on a grid with four column
-    # counts); xgb's and the MLP's calibrations predate the offset (0)
+    # a row's own cost, in columns' worth: the SGD passes' and xgb's narrow regime's (timed on
+    # grids with at least four column counts); the MLP's calibration predates the offset (0)
     for clf in ("lr-sgd", "svm-sgd"):
         assert all(10 < r.column_offset < 100 for r in shipped.classifiers[clf])
-    assert all(r.column_offset == 0.0 for clf in ("xgb", "mlp")
-               for r in shipped.classifiers[clf])
+    assert 10 < shipped.classifiers["xgb"][0].column_offset < 100
+    assert all(r.column_offset == 0.0 for r in shipped.classifiers["mlp"])
 
 
 def _runs_table(results: Path, dataset: str, job: str, seconds: list[float]) -> str:
