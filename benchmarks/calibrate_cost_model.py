@@ -57,7 +57,13 @@ import pandas as pd
 from modelvar.data.preprocess import apply_numeric, fit_numeric
 from modelvar.data.schema import count_few_valued
 from modelvar.models.registry import make_classifier
-from modelvar.pipeline.cost_model import SHIPPED, few_valued_factor, fit, load, onehot_share
+from modelvar.pipeline.cost_model import (
+    SHIPPED,
+    column_weight_of_ratio,
+    fit,
+    load,
+    onehot_share,
+)
 
 #: d = 30 (2026-11-25): most of the study's datasets have 10-100 encoded columns, where a row's
 #: own cost (the model's column offset d0) bends the curve; with 10, 100, 1,000 alone the fit
@@ -273,13 +279,15 @@ FEW_VALUED_SHAPES = ((2250, 200, 5), (6000, 50, 2))
 FEW_VALUED_K = 8
 
 
-def time_few_valued_factor(clf: str) -> float:
-    """φ: a fit on few-valued numeric columns against one on continuous values of the same
-    shape. Dense synthetic data (:data:`FEW_VALUED_SHAPES`) is fitted as it is and with every
-    column cut to :data:`FEW_VALUED_K` values; φ is the median time ratio (xgb's histograms have
-    a bin per distinct value; the other classifiers' passes cost every value alike)."""
+def time_few_valued_factor(clf: str, model) -> float:
+    """φ: what a few-valued numeric column costs against a continuous one. Dense synthetic data
+    (:data:`FEW_VALUED_SHAPES`) is fitted as it is and with every column cut to
+    :data:`FEW_VALUED_K` values; each time ratio gives φ beside the column offset of ``model``'s
+    regime for the shape (:func:`modelvar.pipeline.cost_model.column_weight_of_ratio`: a row's
+    own cost stays), and φ is their median (xgb's histograms have a bin per distinct value; the
+    other classifiers' passes cost every value alike)."""
     rng = np.random.default_rng(3)
-    ratios = []
+    weights = []
     for n, d, c in FEW_VALUED_SHAPES:
         X, y = synthetic("dense", n + n // 3, d, c, rng)
         epochs = 2 if clf == "mlp" else 1
@@ -287,10 +295,12 @@ def time_few_valued_factor(clf: str) -> float:
         for data in (X, cut_to_values(X, FEW_VALUED_K)):
             Xtr, Xte = as_a_fit_job_sees("dense", data, n)
             times.append(time_fit(clf, Xtr, y[:n], Xte, c, epochs, 3))
-        ratios.append(times[1] / times[0])
+        offset = model.regime(clf, n, c, d).column_offset
+        weights.append(column_weight_of_ratio(times[1] / times[0], d, offset))
         print(f"{clf} at {n} x {d} x {c}: {FEW_VALUED_K} values per column / continuous "
-              f"{ratios[-1]:.2f}", flush=True)
-    return float(np.median(ratios))
+              f"{times[1] / times[0]:.2f}; a column's weight beside d0 = {offset:.0f}: "
+              f"{weights[-1]:.2f}", flush=True)
+    return float(np.median(weights))
 
 
 def held_out_fits(clf: str, rng) -> list[tuple]:
@@ -392,7 +402,8 @@ def main() -> None:
         return
     if args.factors_only:
         shipped = load(SHIPPED)
-        shipped.few_valued.update({clf: time_few_valued_factor(clf) for clf in args.classifiers})
+        shipped.few_valued.update({clf: time_few_valued_factor(clf, shipped)
+                                   for clf in args.classifiers})
         if "xgb" in args.classifiers:
             shipped.data_noise["xgb"] = xgb_noise_factor()
         print(f"few-valued factors (phi): {shipped.few_valued}; data noise: {shipped.data_noise}")
@@ -411,14 +422,18 @@ def main() -> None:
             weights[clf] = np.array(saved[clf]["weights"])
             kinds[clf] = np.array(saved[clf]["kinds"])
             held[clf] = [tuple(r) for r in saved[clf]["held_out"]]
-    few_valued = {clf: time_few_valued_factor(clf) for clf in args.classifiers}
+    # φ beside the shipped constants' column offsets (the new ones are not fitted yet; the
+    # embedded fits it corrects are the few with few-valued columns)
+    shipped = load(SHIPPED)
+    few_valued = {clf: time_few_valued_factor(clf, shipped) for clf in args.classifiers}
+    shipped.few_valued.update(few_valued)
     for clf in [] if args.from_timings else args.classifiers:
         start = time.perf_counter()
         rows = [(n, d, c, e, synthetic_fit(clf, kind, n, d, c, e, rng), float(kind == "one-hot"))
                 for kind, n, d, c, e in grid_points(clf, args.quick)]
         # a real fit's seconds as on continuous values (its few-valued columns' share taken out)
-        real = [(*r[:4], r[4] / few_valued_factor(few_valued[clf], r[7]), r[6])
-                for r in real_fits(clf, REAL)]
+        real = [(*r[:4], r[4] / shipped.few_valued_factor(clf, r[7], r[0], r[1], r[2], r[6]),
+                 r[6]) for r in real_fits(clf, REAL)]
         samples[clf] = np.array(rows + real)
         weights[clf] = np.array([1.0] * len(rows) + [len(rows) / len(real)] * len(real))
         kinds[clf] = np.array(["synthetic"] * len(rows) + ["real"] * len(real))

@@ -12,7 +12,15 @@ import pytest
 
 from modelvar.models.classifiers import MANY_CLASSES, XGB_MANY_CLASSES, XGB_WIDE_COLUMNS
 from modelvar.models.mlp import LARGE_BATCH_ROWS
-from modelvar.pipeline.cost_model import SHIPPED, CostModel, FitCost, fit, load, log_problems
+from modelvar.pipeline.cost_model import (
+    SHIPPED,
+    CostModel,
+    FitCost,
+    column_weight_of_ratio,
+    fit,
+    load,
+    log_problems,
+)
 
 
 def problems(c):
@@ -228,6 +236,19 @@ def test_few_valued_columns_cost_phi_of_continuous_ones():
     assert model.seconds("b", 100, 10, 2, few_valued_share=1.0) == pytest.approx(100)
     assert model.seconds("a", 100, 10, 2, noisy_share=0.5,
                          few_valued_share=0.5) == pytest.approx(100 * 2 * 0.7)
+    # φ weighs the columns, not a row's own cost: with a column offset of 10 columns, 10
+    # few-valued columns cost (10 + 10 · 0.4) / (10 + 10) of continuous ones
+    offset = CostModel({"a": (FitCost(0.0, (1.0, 1.0, 0.0, 0.0), column_offset=10.0),)}, "t",
+                       few_valued={"a": 0.4})
+    assert offset.seconds("a", 100, 10, 2, few_valued_share=1.0) == pytest.approx(
+        100 * 20 * 0.7)
+    assert offset.seconds("a", 100, 10, 2, few_valued_share=0.5) == pytest.approx(
+        100 * 20 * 0.85)
+    # ... and the calibration's timed ratio gives φ back
+    assert column_weight_of_ratio(0.7, 10, 10.0) == pytest.approx(0.4)
+    assert column_weight_of_ratio(0.7, 10, 0.0) == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="below what the column offset 10.0 allows"):
+        column_weight_of_ratio(0.3, 10, 10.0)
 
 
 def test_the_shipped_model_has_the_regimes_the_classifiers_declare():

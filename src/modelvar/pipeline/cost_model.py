@@ -3,7 +3,7 @@
 Model (per classifier and per *regime* of it, fitted by least squares in log space)::
 
     seconds = (t0 + exp(b0) · n_train^b1 · (d_w + d0)^b2 · C^b3 · epochs^b4) · (1 + a · s)
-              · (1 − f + φ · f)
+              · (d0 + d_w − (1 − φ) · f · d) / (d0 + d_w)
     d_w = d · (1 − h + ρ · h)
 
 with n_train the training rows of the run, d the columns of the encoded design matrix (numeric
@@ -27,13 +27,17 @@ encoded columns that a data perturbation fills with continuous noise (0 without 
 values a feature takes: ≈ 3× slower on vehicle's noisy integer features), f the share of the
 encoded columns that are *few-valued* numeric features (at most 16 distinct values,
 :func:`modelvar.data.schema.count_few_valued`; 0 where a data perturbation adds noise) and φ a
-per-classifier factor: what a fit on few-valued columns costs against one on continuous values
-of the same shape, measured by the calibration (1 where not measured). xgb's histograms have a
-bin per distinct value (up to 256), and its fits on 3,000 × 200 × 5 data cut to k values per
-column took 0.26 (k = 2), 0.28 (8), 0.34 (16), 0.48 (64) and 0.99 (256) of the continuous fit's
-time; the SGD classifiers and the MLP took 0.99–1.07 at every k (their passes cost every value
-alike). Word counts of a bag-of-words text set are few-valued: xgb's estimate for one shaped like
-cnae-9 was 2.9× its measured time without φ.
+per-classifier weight: what a few-valued column costs against a continuous one, a row's own
+cost d0 unchanged (:func:`few_valued_factor`; 1 where not measured). The calibration times fits
+with every column cut to 8 values against continuous ones and solves for φ with the regime's d0
+(:func:`column_weight_of_ratio`). xgb's histograms have a bin per distinct value (up to 256):
+its fits on 3,000 × 200 × 5 data cut to k values per column took 0.26 (k = 2), 0.28 (8), 0.34
+(16), 0.48 (64) and 0.99 (256) of the continuous fit's time, and at 8 values 0.30 of it at 2,250
+× 200 × 5 but 0.54 at 6,000 × 50 × 2: as a share of the whole fit (1 − f + φ · f) the two
+disagree, as a weight of the columns beside xgb's d0 of 30 they agree (0.20 and 0.26). The SGD
+classifiers and the MLP took 0.97–1.07 at every k (their passes cost every value alike). Word
+counts of a bag-of-words text set are few-valued: xgb's estimate for one shaped like cnae-9 was
+2.9× its measured time without φ, 1.9–2.0× with φ as a share of the whole fit.
 
 **Regimes.** A classifier whose fit changes from some number of classes, training rows or
 encoded columns on declares those thresholds (``ClassifierSpec.cost_regimes``): the SGD
@@ -103,9 +107,13 @@ class FitCost:
     binary_as_one: bool = False
     column_offset: float = 0.0
 
+    def weighted_columns(self, d: float, onehot_share: float = 0.0) -> float:
+        """d_w = d · (1 − h + ρ · h): the encoded columns, a one-hot level counted as ρ."""
+        return max(d, 1) * (1.0 - onehot_share + self.onehot_weight * onehot_share)
+
     def seconds(self, n_train: float, d: float, n_classes: float, epochs: float = 1.0,
                 onehot_share: float = 0.0) -> float:
-        d_w = max(d, 1) * (1.0 - onehot_share + self.onehot_weight * onehot_share)
+        d_w = self.weighted_columns(d, onehot_share)
         logs = (math.log(max(n_train, 1)), math.log(max(d_w + self.column_offset, 1e-9)),
                 log_problems(n_classes, self.binary_as_one), math.log(max(epochs, 1)))
         return self.overhead + math.exp(self.intercept + sum(
@@ -179,12 +187,20 @@ class CostModel:
         base = self.regime(classifier, n_train, n_classes, d).seconds(
             n_train, d, n_classes, epochs, onehot_share)
         return (base * (1.0 + self.data_noise.get(classifier, 0.0) * noisy_share)
-                * self.few_valued_factor(classifier, few_valued_share))
+                * self.few_valued_factor(classifier, few_valued_share, n_train, d, n_classes,
+                                         onehot_share))
 
-    def few_valued_factor(self, classifier: str, few_valued_share: float) -> float:
+    def few_valued_factor(self, classifier: str, few_valued_share: float, n_train: float,
+                          d: float, n_classes: float, onehot_share: float = 0.0) -> float:
         """What few-valued columns make a fit of ``classifier`` cost against one on continuous
-        values (:func:`few_valued_factor` with its φ)."""
-        return few_valued_factor(self.few_valued.get(classifier, 1.0), few_valued_share)
+        values (:func:`few_valued_factor` with its φ and the column offset of the regime that
+        covers the fit); 1 for a classifier without φ."""
+        phi = self.few_valued.get(classifier, 1.0)
+        if phi == 1.0 or not few_valued_share:
+            return 1.0
+        regime = self.regime(classifier, n_train, n_classes, d)
+        return few_valued_factor(phi, few_valued_share, d, regime.weighted_columns(
+            d, onehot_share), regime.column_offset)
 
     def to_json(self) -> str:
         return json.dumps({"source": self.source, "classifiers": {
@@ -207,10 +223,29 @@ def load(path: str | Path | None = None) -> CostModel:
                      dict(body.get("few_valued", {})))
 
 
-def few_valued_factor(phi: float, few_valued_share: float) -> float:
-    """1 − f + φ · f: a fit whose encoded columns are few-valued numeric features in share f
-    against one on continuous values, φ the classifier's factor."""
-    return 1.0 + (phi - 1.0) * few_valued_share
+def few_valued_factor(phi: float, few_valued_share: float, d: float = 1.0,
+                      weighted_d: float | None = None, column_offset: float = 0.0) -> float:
+    """(d0 + d_w − (1 − φ) · f · d) / (d0 + d_w): a fit whose ``d`` encoded columns are
+    few-valued numeric features in share f against one on continuous values, φ what such a
+    column costs against a continuous one, d_w the weighted columns (``weighted_d``: one-hot
+    levels counted as ρ; default d) and d0 the regime's column offset (a row's own cost, which
+    few values do not lessen). Without an offset: 1 − f + φ · f."""
+    weighted_d = d if weighted_d is None else weighted_d
+    whole = column_offset + weighted_d
+    return (whole - (1.0 - phi) * few_valued_share * d) / whole
+
+
+def column_weight_of_ratio(ratio: float, d: float, column_offset: float) -> float:
+    """φ from a timed ratio (a fit with every one of its ``d`` columns few-valued over one on
+    continuous values, in a regime with ``column_offset`` d0): the φ at which
+    :func:`few_valued_factor` with f = 1 gives ``ratio``, 1 − (1 − ratio) · (d0 + d) / d. A
+    ratio that leaves φ below 0 contradicts the offset: ValueError."""
+    phi = 1.0 - (1.0 - ratio) * (column_offset + d) / d
+    if phi < 0:
+        raise ValueError(f"a few-valued time ratio of {ratio:.3f} at {d:g} columns is below "
+                         f"what the column offset {column_offset:.1f} allows "
+                         f"({column_offset / (column_offset + d):.3f}); recalibrate the model")
+    return phi
 
 
 def onehot_share(n_numeric: int, d: int) -> float:
@@ -382,8 +417,10 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
     and noisy fits into one constant, too slow for the one and too fast for the other. In the
     same way a fit with a ``few_valued_share`` f > 0 (a column of ``runs``: the share of its
     encoded columns that are few-valued numeric features,
-    :func:`modelvar.pipeline.plan.few_valued_share`) counts as ``fit_seconds / (1 − f + φ · f)``
-    (``base.few_valued``), and the model keeps φ."""
+    :func:`modelvar.pipeline.plan.few_valued_share`) counts as ``fit_seconds`` over its
+    few-valued factor (:func:`few_valued_factor` with φ, ``base.few_valued``, and the column
+    offset of the fit's regime: ``base``'s for a first fit, then that fit's for the second,
+    whose constants are kept), and the model keeps φ."""
     present = set(runs["classifier"])
     if "device" in runs.columns:
         runs = runs[runs["device"] == "cpu"]
@@ -392,18 +429,38 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
             runs = runs.assign(**{share: 0.0})
     factors = base.data_noise if base is not None else {}
     few_valued = base.few_valued if base is not None else {}
-    samples: dict[str, list] = {}
     runs = runs.assign(epochs=fit_epochs(runs, shapes))
     columns = ["dataset", "classifier", "n_train", "fit_seconds", "noisy_share",
                "few_valued_share", "epochs"]
-    for row in runs[columns].itertuples():
-        shape = shapes[row.dataset]
-        clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
-        clean /= few_valued_factor(few_valued.get(row.classifier, 1.0), row.few_valued_share)
-        onehot = onehot_share(shape["n_numeric"], shape["d"]) if "n_numeric" in shape else 0.0
-        samples.setdefault(row.classifier, []).append(
-            (row.n_train, shape["d"], shape["n_classes"], row.epochs, clean, onehot))
-    model = fit({k: np.array(v) for k, v in samples.items()}, source=source)
+    rows = list(runs[columns].itertuples())
+
+    def clean_samples(offsets: CostModel | None) -> dict[str, np.ndarray]:
+        """The fits as on clean, continuous data: the few-valued factor with the column
+        offsets of ``offsets``'s regimes (none: 1 − f + φ · f)."""
+        samples: dict[str, list] = {}
+        for row in rows:
+            shape = shapes[row.dataset]
+            clean = row.fit_seconds / (1.0 + factors.get(row.classifier, 0.0) * row.noisy_share)
+            onehot = (onehot_share(shape["n_numeric"], shape["d"]) if "n_numeric" in shape
+                      else 0.0)
+            if row.few_valued_share and row.classifier in few_valued:
+                clean /= (offsets.few_valued_factor(row.classifier, row.few_valued_share,
+                                                    row.n_train, shape["d"], shape["n_classes"],
+                                                    onehot)
+                          if offsets is not None and row.classifier in offsets.classifiers
+                          else few_valued_factor(few_valued[row.classifier],
+                                                 row.few_valued_share))
+            samples.setdefault(row.classifier, []).append(
+                (row.n_train, shape["d"], shape["n_classes"], row.epochs, clean, onehot))
+        return {k: np.array(v) for k, v in samples.items()}
+
+    samples = clean_samples(base)
+    model = fit(samples, source=source)
+    if any(row.few_valued_share for row in rows) and few_valued:
+        # again with the offsets just fitted, which the plan will use with φ
+        model.few_valued = dict(few_valued)
+        samples = clean_samples(model)
+        model = fit(samples, source=source)
     if base is None:
         return model
     kept = {clf: regimes for clf, regimes in base.classifiers.items()
