@@ -469,7 +469,7 @@ def main() -> None:
                   f"over {len(r)}")
     print_held_out(model, held.items())
     if args.write:
-        shipped = load(SHIPPED)  # the classifiers not calibrated now keep their constants
+        # the classifiers not calibrated now keep their constants
         shipped.classifiers.update(model.classifiers)
         shipped.data_noise.update(model.data_noise)
         shipped.few_valued.update(model.few_valued)

@@ -184,21 +184,24 @@ class CostModel:
         ``onehot_share``: the share that are one-hot levels of categorical features;
         ``few_valued_share``: the share that are few-valued numeric features (0 where noise
         was added to them)."""
-        base = self.regime(classifier, n_train, n_classes, d).seconds(
-            n_train, d, n_classes, epochs, onehot_share)
+        regime = self.regime(classifier, n_train, n_classes, d)
+        base = regime.seconds(n_train, d, n_classes, epochs, onehot_share)
         return (base * (1.0 + self.data_noise.get(classifier, 0.0) * noisy_share)
-                * self.few_valued_factor(classifier, few_valued_share, n_train, d, n_classes,
-                                         onehot_share))
+                * self._few_valued_factor(classifier, regime, few_valued_share, d, onehot_share))
 
     def few_valued_factor(self, classifier: str, few_valued_share: float, n_train: float,
                           d: float, n_classes: float, onehot_share: float = 0.0) -> float:
         """What few-valued columns make a fit of ``classifier`` cost against one on continuous
         values (:func:`few_valued_factor` with its φ and the column offset of the regime that
         covers the fit); 1 for a classifier without φ."""
+        return self._few_valued_factor(classifier, self.regime(classifier, n_train, n_classes, d),
+                                       few_valued_share, d, onehot_share)
+
+    def _few_valued_factor(self, classifier: str, regime: FitCost, few_valued_share: float,
+                           d: float, onehot_share: float) -> float:
         phi = self.few_valued.get(classifier, 1.0)
         if phi == 1.0 or not few_valued_share:
             return 1.0
-        regime = self.regime(classifier, n_train, n_classes, d)
         return few_valued_factor(phi, few_valued_share, d, regime.weighted_columns(
             d, onehot_share), regime.column_offset)
 
