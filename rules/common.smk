@@ -70,10 +70,11 @@ except (ConfigProblems, ConfigError, PlanError) as exc:
 if workflow.is_main_process:
     for _warning in STUDY.warnings + PLAN.warnings():
         print(f"modelvar: warning: {_warning}", file=sys.stderr)
-    # A job whose tables are not what it wrote (truncated, replaced) loses its manifest, one of
-    # its outputs, so that this run redoes it (modelvar.table_files.forget_damaged).
+    # A job whose files are not what it wrote (missing, truncated, replaced) loses its
+    # manifest, the output `all` asks for, so that this run redoes it
+    # (modelvar.table_files.forget_damaged).
     for _line in forget_damaged(config["results_dir"]):
-        print(f"modelvar: damaged table: {_line}", file=sys.stderr)
+        print(f"modelvar: missing or damaged output: {_line}", file=sys.stderr)
     forget_dry_run(config["results_dir"])
     # file times in the future (a clock skew) would hide every change (job_recipes docstring)
     _future = clamp_future_times(config["results_dir"])
@@ -544,45 +545,25 @@ FINDINGS_FIGURES = (
 )
 
 
-def planned_tables(unread_only=False):
-    """Every table and predictions file the plan's fit, metrics and grouped jobs write; with
-    ``unread_only``, those that no later job reads (see READ_TABLES)."""
+def planned_tables():
+    """Every table and predictions file the plan's fit, metrics and grouped jobs write."""
     out = []
     for ds, clf, plan in classifier_plans():
-        if not unread_only:
-            for job in plan.fit_jobs:
-                out += [
-                    predictions_file(ds, clf, job.id),
-                    table_file("runs", ds, clf, job.id),
-                ]
+        for job in plan.fit_jobs:
+            out += [
+                predictions_file(ds, clf, job.id),
+                table_file("runs", ds, clf, job.id),
+            ]
         names = tables.METRIC_TABLES + (tables.GROUPED_TABLES if ds in GROUPED else ())
-        if unread_only:
-            names = tuple(t for t in names if t not in READ_TABLES)
         out += [
             table_file(t, ds, clf, job.id) for job in plan.metrics_jobs for t in names
         ]
     return out
 
 
-def dataset_outputs(ds):
-    out = [
-        f"{RESULTS}/{ds}/figures/{fig}.{ext}"
-        for fig in FIGURES
-        for ext in ("png", "pdf")
-    ]
-    out.append(f"{RESULTS}/{ds}/summary.html")
-    if ds in GROUPED:
-        out += [
-            f"{RESULTS}/{ds}/figures/{fig}.{ext}"
-            for fig in GROUPED_FIGURES
-            for ext in ("png", "pdf")
-        ]
-    return out
-
-
 def planned_manifests():
-    """The manifest of every job that records one: requested, so that a job whose manifest is
-    gone (deleted, or forgotten as damaged by forget_damaged) runs again."""
+    """The manifest of every job (each records every output of its job but the log), in the
+    order data flows."""
     out = [
         manifest_path("prepare_dataset", "dataset").format(dataset=ds)
         for ds in DATASETS
@@ -607,6 +588,12 @@ def planned_manifests():
             )
             for rule, job in jobs
         ]
+    for ds in DATASETS:
+        out.append(manifest_path("figures", "dataset").format(dataset=ds))
+        if ds in GROUPED:
+            out.append(
+                manifest_path("group_disparities_figure", "dataset").format(dataset=ds)
+            )
     out.append(manifest_path("findings"))
     if SIMULATION.get("enabled", False):
         out += [
@@ -620,38 +607,14 @@ def planned_manifests():
     return out
 
 
-def outputs_of(rule_name):
-    """Every output path of a rule without wildcards (Snakemake's own list, so a new output
-    of the rule is asked for without a change here)."""
-    return [str(path) for path in workflow.get_rule(rule_name).output]
-
-
-#: tables that later jobs read (the figures, the findings, the disparities figure): `all` leaves
-#: them out, as it leaves out the predictions and runs tables the metrics jobs read
-READ_TABLES = frozenset((*FIGURE_TABLES, *FINDINGS_INPUT_TABLES, "disparities"))
-
-
 def get_final_outputs(wildcards):
-    """What `all` asks for: every output that no later job reads — Snakemake reruns a job
-    whose output is missing only where some job asks for that file — and none that one does
-    (the full study's dry run would list thousands twice; tests/test_workflow.py checks
-    both)."""
-    out = []
-    if TUNED:  # best.json: read by the fit jobs
-        out += [
-            f"{RESULTS}/tuning/{ds}/{clf}/trials.parquet"
-            for ds in DATASETS
-            for clf in CLASSIFIERS
-        ]
-    out += outputs_of("dataset_overview")
-    out += planned_tables(unread_only=True)
-    out += planned_manifests()
-    out += outputs_of("findings")
-    for ds in DATASETS:
-        out += dataset_outputs(ds)
-    if SIMULATION.get("enabled", False):
-        out += outputs_of("evaluate_simulation") + outputs_of("dirichlet_simulation")
-    return list(dict.fromkeys(out))
+    """What `all` asks for: the manifest of every job, the last file it writes, which records
+    every other output. Snakemake reruns a job for a missing output only where some job asks
+    for that file; a missing output that no job reads is found at the load instead
+    (modelvar.table_files.forget_damaged deletes its job's manifest, so the job runs again).
+    Asking for every output itself would cost the full study's dry run ~8 % more for 1,650
+    more files (docs/decisions.md, "Workflow load")."""
+    return planned_manifests()
 
 
 def start_run():

@@ -14,6 +14,7 @@ rule figures:
             for fig in FIGURES
         },
         **{f"{fig}_pdf": f"{RESULTS}/{{dataset}}/figures/{fig}.pdf" for fig in FIGURES},
+        manifest=manifest_path("figures", "dataset"),
     log:
         f"{RESULTS}/logs/figures/{{dataset}}.log",
     conda:
@@ -31,7 +32,8 @@ rule figures:
             "figures --dataset {wildcards.dataset:q} "
             + figure_table_args()
             + " --meta {input.meta:q} --perturbation {params.perturbation:q} --design "
-            "{params.design:q} --out-dir {params.out_dir:q} 2> {log:q}",
+            "{params.design:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} "
+            "2> {log:q}",
         )
 
 
@@ -57,6 +59,7 @@ rule group_disparities_figure:
             f"{fig}_pdf": f"{RESULTS}/{{dataset}}/figures/{fig}.pdf"
             for fig in GROUPED_FIGURES
         },
+        manifest=manifest_path("group_disparities_figure", "dataset"),
     log:
         f"{RESULTS}/logs/group_disparities_figure/{{dataset}}.log",
     conda:
@@ -73,7 +76,8 @@ rule group_disparities_figure:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} --disparities {input.disparities:q} "
             "--meta {input.meta:q} --perturbation {params.perturbation:q} --design "
-            "{params.design:q} --out-dir {params.out_dir:q} 2> {log:q}",
+            "{params.design:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} "
+            "2> {log:q}",
         )
 
 

@@ -79,15 +79,24 @@ def _job_imports(log: Path) -> tuple[str | None, set[str]]:
                                if name.split(".")[0] == "modelvar"}
 
 
+@pytest.fixture(scope="module")
+def every_rule_run(tmp_path_factory):
+    """The working folder of a finished run of every rule (tests/configs/every-rule.yaml), its
+    jobs' logs with Python's import log (PYTHONPROFILEIMPORTTIME)."""
+    work = tmp_path_factory.mktemp("every-rule")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+        snakemake(work, CONFIGS / "every-rule.yaml", "--cores", "2", timeout=900)
+    return work
+
+
 @pytest.mark.workflow
-def test_every_job_imports_only_modules_of_its_closure(tmp_path, monkeypatch):
+def test_every_job_imports_only_modules_of_its_closure(every_rule_run):
     """The oracle: Python's own import log (PYTHONPROFILEIMPORTTIME) of every job of a
     workflow that runs every rule; each job's modelvar modules lie in its job module's static
     closure (the parser modelvar.cli and modelvar.__main__ aside)."""
-    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
-    snakemake(tmp_path, CONFIGS / "every-rule.yaml", "--cores", "2", timeout=900)
     seen: dict[str, int] = {}
-    for log in (tmp_path / "results" / "logs").rglob("*.log"):
+    for log in (every_rule_run / "results" / "logs").rglob("*.log"):
         job, imported = _job_imports(log)
         if job is None:
             continue
@@ -96,6 +105,33 @@ def test_every_job_imports_only_modules_of_its_closure(tmp_path, monkeypatch):
         assert outside == set(), f"{log}: {sorted(outside)} not in the closure of {job}"
         seen[command] = seen.get(command, 0) + 1
     assert set(seen) == set(job_commands()), seen
+
+
+@pytest.mark.workflow
+def test_every_manifest_records_every_output_of_its_job(every_rule_run):
+    """`all` asks only for the jobs' manifests (tests/test_workflow.py): a job's output that
+    no later job reads is found missing through its manifest, so every job of every rule
+    records each of its outputs there, with the size it wrote."""
+    from test_workflow import MANIFESTS, dry_run_jobs
+
+    results = every_rule_run / "results"
+    listing = snakemake(every_rule_run, CONFIGS / "every-rule.yaml", "-n", "--forceall",
+                        "--cores", "1").stdout
+    rules, unrecorded = set(), {}
+    for rule, _, outputs in dry_run_jobs(listing):
+        if rule == "all":
+            continue
+        (manifest,) = [f for f in outputs if MANIFESTS in f]
+        body = json.loads((every_rule_run / manifest).read_text())
+        recorded = {record["path"]: record["bytes"] for record in body["files"]}
+        expected = {str(Path(f).relative_to("results")) for f in outputs if f != manifest}
+        if set(recorded) != expected:
+            unrecorded[manifest] = sorted(expected ^ set(recorded))
+        assert all((results / path).stat().st_size == size for path, size in recorded.items())
+        assert body["rule"] == rule
+        rules.add(rule)
+    assert unrecorded == {}
+    assert len(rules) >= 13, rules
 
 
 @pytest.fixture

@@ -139,13 +139,14 @@ def test_a_job_with_a_damaged_table_or_manifest_is_forgotten(tmp_path):
     corrupt.write_text('{"files": [')
     with open(tmp_path / "predictions/b.parquet", "r+b") as fh:
         fh.truncate(10)
-    (tmp_path / "predictions/c.parquet").unlink()  # missing: Snakemake itself reruns it
+    (tmp_path / "predictions/c.parquet").unlink()
     lines = forget_damaged(tmp_path)
     assert sorted(lines) == [
         "findings/job: its manifest cannot be read; the job runs again",
         "fit/d/k/b: predictions/b.parquet has 10 bytes, the job wrote "
-        f"{(tmp_path / 'predictions/a.parquet').stat().st_size}; the job runs again"]
-    assert ok.exists() and gone.exists() and not cut.exists() and not corrupt.exists()
+        f"{(tmp_path / 'predictions/a.parquet').stat().st_size}; the job runs again",
+        "fit/d/k/c: predictions/c.parquet is missing; the job runs again"]
+    assert ok.exists() and not gone.exists() and not cut.exists() and not corrupt.exists()
 
 
 def test_verify_lists_problems_upstream_first(tmp_path):

@@ -109,18 +109,25 @@ def dry_run_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
     return jobs
 
 
+MANIFESTS = "/.modelvar/manifests/"
+
+
 @pytest.mark.parametrize("config", ["small.yaml", "every-rule.yaml"])
-def test_every_output_of_every_job_is_requested(tmp_path, config):
+def test_all_asks_for_the_manifest_of_every_job_and_nothing_else(tmp_path, config):
     """Snakemake reruns a job whose output is missing only where some job asks for that file:
-    every output is read by a later job or named by `all` (which names no file that another job
-    already reads: the full study's dry run would list thousands twice)."""
+    every job declares one manifest, the last file it writes, and `all` asks for exactly
+    these (a missing file that no job reads loses its job's manifest at the load,
+    test_a_deleted_output_that_no_job_reads_runs_its_job_again; the manifests record every
+    output, test_every_manifest_records_every_output_of_its_job)."""
     jobs = dry_run_jobs(snakemake(tmp_path, CONFIGS / config, "-n", "--cores", "1").stdout)
-    requested = {f for rule, inputs, _ in jobs if rule != "all" for f in inputs}
     (wanted,) = [inputs for rule, inputs, _ in jobs if rule == "all"]
-    outputs = [f for rule, _, outs in jobs if rule != "all" for f in outs]
-    assert len(jobs) > 10 and outputs
-    assert [f for f in outputs if f not in requested and f not in wanted] == []
-    assert [f for f in wanted if f in requested] == []
+    manifests = []
+    for rule, _, outputs in jobs:
+        if rule != "all":
+            (manifest,) = [f for f in outputs if MANIFESTS in f]
+            manifests.append(manifest)
+    assert len(jobs) > 10
+    assert sorted(wanted) == sorted(manifests)
 
 
 @pytest.mark.parametrize(
@@ -324,23 +331,28 @@ def test_rerun_is_deterministic_and_nothing_to_do(tiny_run, tmp_path):
 
 
 def test_a_deleted_output_that_no_job_reads_runs_its_job_again(tiny_run, tmp_path):
-    """A findings figure and a study table are read by no later job: `all` asks for them, so
-    deleting one reruns the findings job (and nothing else)."""
+    """A findings figure and a study table are read by no later job: the load finds them
+    missing from the findings job's manifest and deletes it, and `all` asks for the manifest,
+    so deleting one reruns the findings job (and nothing else)."""
     import shutil
 
-    paths = [tiny_run / "findings" / "accuracy_vs_reproducibility.png",
-             tiny_run / "aggregated" / "study" / "claims.parquet"]
-    for path in paths:
-        shutil.copy2(path, tmp_path / path.name)
+    manifest = tiny_run / ".modelvar" / "manifests" / "findings" / "job.json"
+    for rel in ("findings/accuracy_vs_reproducibility.png", "aggregated/study/claims.parquet"):
+        path = tiny_run / rel
+        saved = [(p, tmp_path / p.name) for p in (path, manifest)]
+        for source, copy in saved:
+            shutil.copy2(source, copy)
         path.unlink()
-    try:
-        proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")
-        assert job_counts(proc.stdout) == {"findings": 1, "all": 1, "total": 2}
-        reason = re.search(r"rule findings:.*?reason: (.*?)$", proc.stdout, re.S | re.M)
-        assert all(str(path.relative_to(tiny_run.parent)) in reason.group(1) for path in paths)
-    finally:
-        for path in paths:
-            shutil.copy2(tmp_path / path.name, path)
+        try:
+            proc = snakemake(tiny_run.parent, CONFIGS / "tiny.yaml", "-n", "--cores", "1")
+            assert job_counts(proc.stdout) == {"findings": 1, "all": 1, "total": 2}
+            assert f"missing or damaged output: findings/job: {rel} is missing; the job runs " \
+                "again" in proc.stderr
+            reason = re.search(r"rule findings:.*?reason: (.*?)$", proc.stdout, re.S | re.M)
+            assert str(manifest.relative_to(tiny_run.parent)) in reason.group(1)
+        finally:
+            for source, copy in saved:
+                shutil.copy2(copy, source)
 
 
 def test_regrouped_jobs_replace_their_tables(tmp_path, tmp_config):
@@ -683,7 +695,7 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
         fh.truncate(100)
     next((results / ".modelvar" / "manifests" / "fit").rglob("*.json")).unlink()
     jobs, output = dry_run()
-    assert "damaged table: pairwise_metrics/mine/lr-sgd" in output
+    assert "missing or damaged output: pairwise_metrics/mine/lr-sgd" in output
     assert jobs.get("pairwise_metrics") == 1 and jobs.get("fit") == 1
     snakemake(tmp_path, config(), "--cores", "2")
     from modelvar.table_files import verify

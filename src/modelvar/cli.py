@@ -391,7 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pairwise metrics computed by group")
     _ec_local(p)
 
-    p = _command(sub, "figures", "(job) the figure set of one dataset", _job("figures"))
+    p = _command(sub, "figures", "(job) the figure set of one dataset", _job("figures"),
+                 parents=[recorded])
     p.add_argument("--dataset", required=True, help="the dataset")
     for name in ("summary", "agreement", "runs"):
         p.add_argument(f"--{name}", nargs="+", metavar="TABLE",

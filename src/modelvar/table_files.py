@@ -353,12 +353,13 @@ def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
 
 
 def forget_damaged(results_dir: str | Path) -> list[str]:
-    """Delete the manifest of every job whose tables no longer are what it wrote (a size that
-    differs from the manifest's: truncated, appended to, replaced), and every manifest that
-    cannot be read; return one line per job. Each rule declares its manifest as an output, so
-    the next run reruns exactly these jobs (and, by Snakemake's file times, what depends on
-    them) instead of skipping them as up to date. Sizes only: a stat per file, cheap enough
-    for every load of the workflow; ``modelvar verify`` also compares content."""
+    """Delete the manifest of every job whose files no longer are what it wrote (missing, or a
+    size that differs from the manifest's: truncated, appended to, replaced), and every
+    manifest that cannot be read; return one line per job. Each rule declares its manifest as
+    an output and the workflow's ``all`` asks for every manifest (not for the files they
+    record), so the next run reruns exactly these jobs (and, by Snakemake's file times, what
+    depends on them) instead of skipping them as up to date. Sizes only: a stat per file, cheap
+    enough for every load of the workflow; ``modelvar verify`` also compares content."""
     root = Path(results_dir).resolve()
     lines = []
     for manifest, body in manifests(root):
@@ -367,13 +368,15 @@ def forget_damaged(results_dir: str | Path) -> list[str]:
         else:
             reason = None
             for record in body["files"]:
-                path = recorded_path(root, record)
-                with contextlib.suppress(FileNotFoundError):  # missing: Snakemake reruns it
-                    size = path.stat().st_size
-                    if size != record["bytes"]:
-                        reason = (f"{record['path']} has {size} bytes, the job wrote "
-                                  f"{record['bytes']}")
-                        break
+                try:
+                    size = recorded_path(root, record).stat().st_size
+                except FileNotFoundError:
+                    reason = f"{record['path']} is missing"
+                    break
+                if size != record["bytes"]:
+                    reason = (f"{record['path']} has {size} bytes, the job wrote "
+                              f"{record['bytes']}")
+                    break
         if reason:
             manifest.unlink(missing_ok=True)
             lines.append(f"{manifest.relative_to(root / STATE_DIR / MANIFEST_DIR).with_suffix('')}"
@@ -384,8 +387,8 @@ def forget_damaged(results_dir: str | Path) -> list[str]:
 #: The rules in the order data flows through them: ``verify`` lists problems upstream first,
 #: so that the first fix command regenerates the cause before what was made from it.
 DATA_FLOW = ("prepare_dataset", "tune", "tune_gpu", "fit", "fit_mlp", "pairwise_metrics",
-             "grouped_metrics", "dataset_overview", "findings", "simulate_metrics",
-             "evaluate_simulation", "dirichlet_simulation")
+             "grouped_metrics", "dataset_overview", "figures", "group_disparities_figure",
+             "findings", "simulate_metrics", "evaluate_simulation", "dirichlet_simulation")
 
 
 # ----------------------------------------------------------------------------- verification

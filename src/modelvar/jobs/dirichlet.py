@@ -24,18 +24,19 @@ def run(args: argparse.Namespace) -> int:
     probs, per_sample = simulate_cases(cases, args.n, rng)
     out = Path(args.out_dir)
     table = spearman_table(per_sample)
-    manifest = job_manifest(args, "dirichlet_simulation")
-    manifest.write_parquet(per_sample, out / "per_sample.parquet")
-    manifest.write_parquet(table, out / "spearman.parquet")
-    manifest.write_text(
-        "<h3>Spearman correlation of the confusion index and normalised entropy</h3>"
-        + table.to_html(index=False, float_format="%.3f"), out / "spearman.html")
-    dirichlet_class_densities(probs, [out / f"class_densities.{e}" for e in ("png", "pdf")],
-                              cases)
-    dirichlet_h_ci_densities(per_sample, [out / f"h_ci_densities.{e}" for e in ("png", "pdf")],
-                             cases)
-    dirichlet_ci_vs_h(per_sample, [out / f"ci_vs_h.{e}" for e in ("png", "pdf")], cases)
-    manifest.close()
+    with job_manifest(args, "dirichlet_simulation") as manifest:
+        manifest.write_parquet(per_sample, out / "per_sample.parquet")
+        manifest.write_parquet(table, out / "spearman.parquet")
+        manifest.write_text(
+            "<h3>Spearman correlation of the confusion index and normalised entropy</h3>"
+            + table.to_html(index=False, float_format="%.3f"), out / "spearman.html")
+        for draw, name, data in ((dirichlet_class_densities, "class_densities", probs),
+                                 (dirichlet_h_ci_densities, "h_ci_densities", per_sample),
+                                 (dirichlet_ci_vs_h, "ci_vs_h", per_sample)):
+            paths = [out / f"{name}.{e}" for e in ("png", "pdf")]
+            draw(data, paths, cases)
+            for path in paths:
+                manifest.record(path)
     logging.getLogger("modelvar.simulation.dirichlet").info("%s", table.to_string(index=False))
     return 0
 

@@ -21,21 +21,23 @@ def run(args: argparse.Namespace) -> int:
     tidy = sims.melt(id_vars=[c for c in sims.columns if c not in metrics],
                      value_vars=metrics, var_name="metric", value_name="value")
     criteria, ranking = evaluate(sims, metrics)
-    manifest = job_manifest(args, "evaluate_simulation")
-    manifest.write_parquet(tidy, out / "simulations.parquet")
-    manifest.write_parquet(criteria, out / "criteria.parquet")
-    manifest.write_parquet(ranking, out / "ranking.parquet")
     best = best_per_criterion(criteria)
-    html = ["<h3>Reproducibility metrics scored on the seed's criteria</h3>",
-            f"<p>{len(sims)} simulations. Best per criterion: "
-            + "; ".join(f"<b>{k}</b>: {', '.join(v)}" for k, v in best.items()) + "</p>",
-            ranking.to_html(index=False, float_format="%.2f"),
-            "<h4>Criterion values</h4>", criteria.to_html(index=False, float_format="%.3f")]
-    manifest.write_text("\n".join(html), out / "ranking.html")
-    metric_vs_accuracy(sims, metrics, [out / f"metric_vs_accuracy.{e}" for e in ("png", "pdf")])
-    metric_by_distribution(sims, metrics,
-                           [out / f"metric_by_distribution.{e}" for e in ("png", "pdf")])
-    manifest.close()
+    with job_manifest(args, "evaluate_simulation") as manifest:
+        manifest.write_parquet(tidy, out / "simulations.parquet")
+        manifest.write_parquet(criteria, out / "criteria.parquet")
+        manifest.write_parquet(ranking, out / "ranking.parquet")
+        html = ["<h3>Reproducibility metrics scored on the seed's criteria</h3>",
+                f"<p>{len(sims)} simulations. Best per criterion: "
+                + "; ".join(f"<b>{k}</b>: {', '.join(v)}" for k, v in best.items()) + "</p>",
+                ranking.to_html(index=False, float_format="%.2f"),
+                "<h4>Criterion values</h4>", criteria.to_html(index=False, float_format="%.3f")]
+        manifest.write_text("\n".join(html), out / "ranking.html")
+        for draw, name in ((metric_vs_accuracy, "metric_vs_accuracy"),
+                           (metric_by_distribution, "metric_by_distribution")):
+            paths = [out / f"{name}.{e}" for e in ("png", "pdf")]
+            draw(sims, metrics, paths)
+            for path in paths:
+                manifest.record(path)
     logging.getLogger("modelvar.simulate").info("best per criterion: %s", best)
     return 0
 

@@ -8,7 +8,7 @@ import json
 import logging
 from pathlib import Path
 
-from modelvar.jobs.common import read_json
+from modelvar.jobs.common import job_manifest, read_json
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,8 +33,13 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"figures: missing --{', --'.join(missing)}")
     frames = {t: read_tables(given[t]) for t in needed}
-    for spec in specs:
-        spec.load()(*(frames[t] for t in spec.tables), roles, args.dataset,
-                    [out_dir / f"{spec.name}.{ext}" for ext in args.formats])
-        log.info("%s: %s done", args.dataset, spec.name)
+    # the group-disparities figure is a rule of its own (the workflow's manifests are per rule)
+    rule = "group_disparities_figure" if args.disparities and not args.figures else "figures"
+    with job_manifest(args, rule, dataset=args.dataset, figures=names) as manifest:
+        for spec in specs:
+            paths = [out_dir / f"{spec.name}.{ext}" for ext in args.formats]
+            spec.load()(*(frames[t] for t in spec.tables), roles, args.dataset, paths)
+            for path in paths:
+                manifest.record(path)
+            log.info("%s: %s done", args.dataset, spec.name)
     return 0
