@@ -37,6 +37,25 @@ def job_counts(output: str) -> dict[str, int]:
     return counts
 
 
+def dry_run_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
+    """(rule, inputs, outputs) of every job a Snakemake dry run lists."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
+        rule = re.match(r"(?:local)?rule (\w+):", block)
+        if rule:
+            files = {key: re.search(rf"^\s+{key}: (.*)$", block, re.M) for key in ("input",
+                                                                                  "output")}
+            jobs.append((rule.group(1), *(m.group(1).split(", ") if m else []
+                                          for m in files.values())))
+    return jobs
+
+
+def manifest_of(outputs: list[str]) -> str:
+    """The one manifest among a job's outputs (every rule declares one)."""
+    (manifest,) = [f for f in outputs if "/.modelvar/manifests/" in f]
+    return manifest
+
+
 def copy_workflow(dest: Path) -> Path:
     """A copy of the workflow and library sources, to edit without touching the repository."""
     import shutil

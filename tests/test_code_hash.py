@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CONFIGS, REPO, copy_workflow, job_counts, snakemake
+from conftest import CONFIGS, REPO, copy_workflow, dry_run_jobs, job_counts, manifest_of, snakemake
 from modelvar.pipeline.code_hash import code_version, import_closure, job_module, package_data
 
 RULES = REPO / "rules"
@@ -112,8 +112,6 @@ def test_every_manifest_records_every_output_of_its_job(every_rule_run):
     """`all` asks only for the jobs' manifests (tests/test_workflow.py): a job's output that
     no later job reads is found missing through its manifest, so every job of every rule
     records each of its outputs there, with the size it wrote."""
-    from test_workflow import MANIFESTS, dry_run_jobs
-
     results = every_rule_run / "results"
     listing = snakemake(every_rule_run, CONFIGS / "every-rule.yaml", "-n", "--forceall",
                         "--cores", "1").stdout
@@ -121,7 +119,7 @@ def test_every_manifest_records_every_output_of_its_job(every_rule_run):
     for rule, _, outputs in dry_run_jobs(listing):
         if rule == "all":
             continue
-        (manifest,) = [f for f in outputs if MANIFESTS in f]
+        manifest = manifest_of(outputs)
         body = json.loads((every_rule_run / manifest).read_text())
         recorded = {record["path"]: record["bytes"] for record in body["files"]}
         expected = {str(Path(f).relative_to("results")) for f in outputs if f != manifest}

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import CONFIGS, job_counts, snakemake
+from conftest import CONFIGS, dry_run_jobs, job_counts, manifest_of, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -96,22 +96,6 @@ def test_the_tune_job_gets_the_epochs_its_fits_train_for(tmp_path):
     assert commands and all('"epochs"' not in c for c in commands if c is not mlp)
 
 
-def dry_run_jobs(output: str) -> list[tuple[str, list[str], list[str]]]:
-    """(rule, inputs, outputs) of every job a Snakemake dry run lists."""
-    jobs = []
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
-        rule = re.match(r"(?:local)?rule (\w+):", block)
-        if rule:
-            files = {key: re.search(rf"^\s+{key}: (.*)$", block, re.M) for key in ("input",
-                                                                                  "output")}
-            jobs.append((rule.group(1), *(m.group(1).split(", ") if m else []
-                                          for m in files.values())))
-    return jobs
-
-
-MANIFESTS = "/.modelvar/manifests/"
-
-
 @pytest.mark.parametrize("config", ["small.yaml", "every-rule.yaml"])
 def test_all_asks_for_the_manifest_of_every_job_and_nothing_else(tmp_path, config):
     """Snakemake reruns a job whose output is missing only where some job asks for that file:
@@ -121,11 +105,7 @@ def test_all_asks_for_the_manifest_of_every_job_and_nothing_else(tmp_path, confi
     output, test_every_manifest_records_every_output_of_its_job)."""
     jobs = dry_run_jobs(snakemake(tmp_path, CONFIGS / config, "-n", "--cores", "1").stdout)
     (wanted,) = [inputs for rule, inputs, _ in jobs if rule == "all"]
-    manifests = []
-    for rule, _, outputs in jobs:
-        if rule != "all":
-            (manifest,) = [f for f in outputs if MANIFESTS in f]
-            manifests.append(manifest)
+    manifests = [manifest_of(outputs) for rule, _, outputs in jobs if rule != "all"]
     assert len(jobs) > 10
     assert sorted(wanted) == sorted(manifests)
 
