@@ -332,8 +332,18 @@ def test_every_classifier_predicts_the_same_bits_with_1_and_2_threads():
 
 def test_a_models_warm_up_is_not_counted_as_fit_time(vehicle, monkeypatch):
     """A model's one-time loading (``warm_up``: numba's kernels for many-class SGD) runs before
-    the fit's timed span, with the run's training rows; fit_seconds is fit + predict only."""
-    import time
+    the fit's timed span, with the run's training rows; fit_seconds (wall) and fit_cpu_seconds
+    are fit + predict only. The clocks are counters: a warm-up advances them by 1,000 s, each
+    fit, predict_proba and predict by 1 s (CPU: twice that, as two threads would)."""
+    from modelvar import timing
+    from modelvar.models import mlp
+
+    clock = {"t": 0.0}
+    monkeypatch.setattr(timing, "wall", lambda: clock["t"])
+    monkeypatch.setattr(timing, "cpu", lambda: 2 * clock["t"])
+
+    def tick(seconds):
+        clock["t"] += seconds
 
     calls = []
 
@@ -343,16 +353,19 @@ def test_a_models_warm_up_is_not_counted_as_fit_time(vehicle, monkeypatch):
 
         def warm_up(self, X, y, n_classes):
             calls.append((X.shape, len(y), n_classes))
-            time.sleep(0.5)
+            tick(1000)
 
         def fit(self, X, y, n_classes):
+            tick(1)
             self.inner.fit(X, y, n_classes)
             return self
 
         def predict_proba(self, X):
+            tick(1)
             return self.inner.predict_proba(X)
 
         def predict(self, X):
+            tick(1)
             return self.inner.predict(X)
 
     real = fitting.make_classifier
@@ -360,14 +373,25 @@ def test_a_models_warm_up_is_not_counted_as_fit_time(vehicle, monkeypatch):
                         lambda *a, **kw: SlowToWarm(real(*a, **kw)))
     _, runs = fitting.fit_repeat(vehicle, classifier="lr-sgd", cell=Cell(), repeat=0, n_runs=2,
                                  test_fraction=0.25, root_seed=2)
-    assert len(calls) == 2
+    assert len(calls) == 2 and clock["t"] == 2 * 1003
     assert [n for _, n, _ in calls] == list(runs["n_train"])
     assert {c for *_, c in calls} == {4}  # vehicle's classes
-    assert (runs["fit_seconds"] < 0.5).all()
-    # runs trained as one batched model (the MLP on a GPU): one warm-up before the batch
+    assert list(runs["fit_seconds"]) == [3.0, 3.0]
+    assert list(runs["fit_cpu_seconds"]) == [6.0, 6.0]
+    # runs trained as one batched model (the MLP on a GPU): one warm-up before the batch, whose
+    # training (10 s on the counters) the two runs share
+    real_train = mlp.train
+
+    def train(*args, **kwargs):
+        tick(10)
+        return real_train(*args, **kwargs)
+
+    monkeypatch.setattr(mlp, "train", train)
     _, runs = fitting.fit_repeat(vehicle, classifier="mlp", cell=Cell(), repeat=0, n_runs=2,
                                  test_fraction=0.25, root_seed=2, epochs=1, batch_mlp=True)
-    assert len(calls) == 3 and (runs["fit_seconds"] < 0.5).all()
+    assert len(calls) == 3
+    assert list(runs["fit_seconds"]) == [5.0, 5.0]
+    assert list(runs["fit_cpu_seconds"]) == [10.0, 10.0]
 
 
 WARM_UP_BITS = """

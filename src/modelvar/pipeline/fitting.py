@@ -38,6 +38,7 @@ from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.predictions import PROBA_PREFIX, PredictionsWriter
 from modelvar.seeding import stream
 from modelvar.table_files import Manifest, TableStream
+from modelvar.timing import Stopwatch
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -246,29 +247,31 @@ def _warmed_up(prepared: PreparedRun, classifier: str, n_classes: int, threads: 
 
 def _fit_alone(prepared: PreparedRun, classifier: str, n_classes: int, threads: int,
                epochs: int | None):
-    """(class probabilities, labels, seconds of fit + predict, realised hparams, device)."""
+    """(class probabilities, labels, the time of fit + predict (a Span), realised hparams,
+    device)."""
     model = _warmed_up(prepared, classifier, n_classes, threads, epochs)
-    t0 = time.perf_counter()
-    model.fit(prepared.X_train, prepared.y_train, n_classes)
-    proba = model.predict_proba(prepared.X_test)
-    pred = model.predict(prepared.X_test)
-    return proba, pred, time.perf_counter() - t0, model.hparams, model.device
+    with Stopwatch() as watch:
+        model.fit(prepared.X_train, prepared.y_train, n_classes)
+        proba = model.predict_proba(prepared.X_test)
+        pred = model.predict(prepared.X_test)
+    return proba, pred, watch.span, model.hparams, model.device
 
 
 def _fit_mlp_together(group: list[PreparedRun], n_classes: int,
                       epochs: int | None, device: str) -> list[tuple]:
     """The runs of ``group`` (equal widths and rows) as one batched model
-    (:mod:`modelvar.models.mlp`); each run's seconds are the group's divided among them."""
+    (:mod:`modelvar.models.mlp`); each run's seconds (wall and CPU) are the group's divided
+    among them."""
     from modelvar.models import mlp
 
-    t0 = time.perf_counter()
-    models = mlp.train([r.X_train for r in group], [r.y_train for r in group],
-                       n_classes=n_classes, hparams=[r.hparams for r in group],
-                       seeds=[r.seed for r in group], epochs=epochs or mlp.MLP_EPOCHS,
-                       device=device)
-    proba = mlp.predict_proba(models, [r.X_test for r in group], device=device)
-    seconds = (time.perf_counter() - t0) / len(group)
-    return [(proba[j], proba[j].argmax(axis=1).astype(np.int64), seconds, dict(r.hparams),
+    with Stopwatch() as watch:
+        models = mlp.train([r.X_train for r in group], [r.y_train for r in group],
+                           n_classes=n_classes, hparams=[r.hparams for r in group],
+                           seeds=[r.seed for r in group], epochs=epochs or mlp.MLP_EPOCHS,
+                           device=device)
+        proba = mlp.predict_proba(models, [r.X_test for r in group], device=device)
+    share = watch.span.per(len(group))
+    return [(proba[j], proba[j].argmax(axis=1).astype(np.int64), share, dict(r.hparams),
              device) for j, r in enumerate(group)]
 
 
@@ -339,10 +342,10 @@ def fit_repeat_arrays(
     for run in runs:
         if run in fitted:
             current = prepared[run]
-            proba, pred, fit_seconds, realised, device = fitted[run]
+            proba, pred, timed, realised, device = fitted[run]
         else:  # one at a time: prepare, fit, let go
             current = prepare_run(data, run=run, **keys)
-            proba, pred, fit_seconds, realised, device = _fit_alone(
+            proba, pred, timed, realised, device = _fit_alone(
                 current, classifier, n_classes, threads, epochs)
             if on_run_done is not None:
                 on_run_done(run)
@@ -352,7 +355,7 @@ def fit_repeat_arrays(
         run_rows.append({
             "cell": cell.id, "repeat": repeat, "run": run, "n_train": len(current.rows),
             "n_test": len(test), "accuracy": float(np.mean(pred == y_all[test])),
-            "fit_seconds": fit_seconds, "epochs": trained_epochs,
+            "fit_seconds": timed.wall, "fit_cpu_seconds": timed.cpu, "epochs": trained_epochs,
             **strength_row(perturbation),
             "perturbation": json.dumps(perturbation, sort_keys=True),
             "hparams": json.dumps(realised, sort_keys=True),
