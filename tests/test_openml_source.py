@@ -150,16 +150,27 @@ def stalled_server():
     sock.close()
 
 
-def test_stalled_server_times_out_with_bounded_retries(stalled_server, tmp_path):
+def test_stalled_server_times_out_with_bounded_retries(stalled_server, tmp_path, monkeypatch):
+    """Two tries that each time out, with the back-off between them; the whole download ends
+    (its duration bounded with a 10x margin over the ~3 s it takes: two tries of 0.5 s and the
+    2 s back-off; without a timeout it would hang on the stalled server)."""
     import time
+    import types
 
+    backoff = []
+
+    def sleep(seconds):
+        backoff.append(seconds)
+        time.sleep(seconds)
+
+    monkeypatch.setattr(openml_source, "time", types.SimpleNamespace(sleep=sleep))
     url, accepted = stalled_server
-    start = time.perf_counter()
+    start = time.monotonic()
     with pytest.raises(DatasetError, match=r"no answer from .* \(2 attempt\(s\), 0.5 s timeout"):
         openml_source.load("anneal", spec(retries=2), tmp_path / "cache", server=url,
                            timeout=0.5)
-    elapsed = time.perf_counter() - start
-    assert len(accepted) == 2 and elapsed < 10  # two tries of 0.5 s, 2 s apart
+    assert len(accepted) == 2 and backoff == [2.0]
+    assert time.monotonic() - start < 10 * (2 * 0.5 + 2.0)  # the timeout: a 10x margin
     assert_no_entry(tmp_path / "cache")
 
 
