@@ -4,8 +4,9 @@ storage within 20 %).
     python benchmarks/bench_plan.py [RESULTS] [-- SNAKEMAKE CONFIG ARGS]
 
 For every fit job of the run: the plan's estimate of its fitting time (Σ over its fits of the
-cost model's seconds) against the measured Σ fit_seconds of its runs table, and the plan's job
-estimate with start-up against the job's wall time (Snakemake's benchmark file); per dataset ×
+cost model's seconds) against the measured fitting time of its runs table (CPU seconds:
+modelvar.pipeline.result_tables.fit_cost), and the plan's job estimate with start-up against the
+job's CPU time (Snakemake's benchmark file, ``cpu_time``; its wall time beside); per dataset ×
 classifier the plan's bytes of prediction files and of metric tables against the files on disk.
 Prints the ratios (estimate / measured): min, median, max.
 """
@@ -19,7 +20,7 @@ import pandas as pd
 
 from modelvar.pipeline.plan import STARTUP_SECONDS
 from modelvar.pipeline.plan_report import plan_of_command_line, storage_on_disk
-from modelvar.pipeline.result_tables import table_path
+from modelvar.pipeline.result_tables import fit_cost, table_path
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,13 +48,14 @@ def main() -> None:
                 bench = results / "benchmarks" / "fit" / name / clf / f"{job.id}.tsv"
                 if not runs_file.is_file():
                     continue
-                runs = pd.read_parquet(runs_file, columns=["fit_seconds"])
-                wall = pd.read_csv(bench, sep="\t")["s"].iloc[0] if bench.is_file() else np.nan
+                runs = pd.read_parquet(runs_file)
+                timed = pd.read_csv(bench, sep="\t").iloc[0] if bench.is_file() else None
                 rows.append({"dataset": name, "classifier": clf, "job": job.id,
                              "fits": len(runs), "estimate_s": job.seconds,
-                             "measured_fit_s": runs["fit_seconds"].sum(),
+                             "measured_fit_s": fit_cost(runs)[0].sum(),
                              "estimate_job_s": job.seconds + STARTUP_SECONDS,
-                             "measured_job_s": wall})
+                             "measured_job_s": np.nan if timed is None else timed["cpu_time"],
+                             "job_wall_s": np.nan if timed is None else timed["s"]})
     if not rows:
         sys.exit(f"no runs tables of this plan's jobs in {results}")
     frame = pd.DataFrame(rows)
@@ -63,10 +65,10 @@ def main() -> None:
     frame["job_ratio"] = frame["estimate_job_s"] / frame["measured_job_s"]
     pd.set_option("display.width", 200)
     print(frame[["dataset", "classifier", "job", "fits", "estimate_s", "measured_fit_s",
-                 "fit_ratio", "estimate_job_s", "measured_job_s", "job_ratio"]]
+                 "fit_ratio", "estimate_job_s", "measured_job_s", "job_wall_s", "job_ratio"]]
           .round(2).to_string(index=False))
     print(ratios("fitting time per job", frame["fit_ratio"]))
-    print(ratios("job wall time", frame["job_ratio"].dropna()))
+    print(ratios("job CPU time", frame["job_ratio"].dropna()))
     print(ratios("prediction bytes per dataset x classifier",
                  storage["pred_bytes_estimate"] / storage["pred_bytes"]))
     print(ratios("metric-table bytes per dataset x classifier",

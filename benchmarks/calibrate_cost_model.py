@@ -1,7 +1,8 @@
 """Calibrate the fit cost model (modelvar.pipeline.cost_model) on this machine, one core, and
 check it on data it was not fitted on.
 
-Times fit + predict (what the runs table's fit_seconds measures) of every classifier
+Times fit + predict in CPU seconds (what the runs table's fit_cpu_seconds measures) of every
+classifier
 
 * on synthetic data over a grid of training rows n, encoded columns d (10 to 1,000; xgb's to
   4,000, whose time per column grows from ``XGB_WIDE_COLUMNS`` on) and classes C (2 to 1,000 for
@@ -64,6 +65,7 @@ from modelvar.pipeline.cost_model import (
     load,
     onehot_share,
 )
+from modelvar.timing import Stopwatch
 
 #: d = 30 (2026-11-25): most of the study's datasets have 10-100 encoded columns, where a row's
 #: own cost (the model's column offset d0) bends the curve; with 10, 100, 1,000 alone the fit
@@ -155,14 +157,16 @@ def cut_to_values(X: np.ndarray, k: int) -> np.ndarray:
 
 
 def time_fit(clf, Xtr, ytr, Xte, c, epochs, repeats=2) -> float:
+    """CPU seconds of fit + predict (modelvar.timing: what the runs table's fit_cpu_seconds
+    measures, and what the plan estimates), the faster of ``repeats``."""
     best = np.inf
     for _ in range(repeats):
         model = make_classifier(clf, seed=1, threads=1, epochs=epochs if clf == "mlp" else None)
-        start = time.perf_counter()
-        model.fit(Xtr, ytr, c)
-        model.predict_proba(Xte)
-        model.predict(Xte)
-        best = min(best, time.perf_counter() - start)
+        with Stopwatch() as watch:
+            model.fit(Xtr, ytr, c)
+            model.predict_proba(Xte)
+            model.predict(Xte)
+        best = min(best, watch.span.cpu)
         if best > 5:  # one is enough for a slow fit
             break
     return best

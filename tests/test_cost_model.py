@@ -276,13 +276,18 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
     assert all(r.column_offset == 0.0 for r in shipped.classifiers["mlp"])
 
 
-def _runs_table(results: Path, dataset: str, job: str, seconds: list[float]) -> str:
+def _runs_table(results: Path, dataset: str, job: str, seconds: list[float],
+                wall: list[float] | None = None, device: str = "cpu") -> str:
+    """A runs table of fits that took ``seconds`` of CPU (and ``wall``: by default 3x that,
+    as on a machine whose other work slows every fit)."""
     from modelvar.pipeline.result_tables import table_path
 
     path = Path(table_path(results, "runs", dataset, "lr-sgd", job))
     path.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame({"cell": ["a"] * len(seconds), "repeat": [0] * len(seconds),
-                  "accuracy": [0.5] * len(seconds), "fit_seconds": seconds}).to_parquet(path)
+                  "accuracy": [0.5] * len(seconds),
+                  "fit_seconds": wall if wall is not None else [3 * s for s in seconds],
+                  "fit_cpu_seconds": seconds, "device": device}).to_parquet(path)
     return str(path)
 
 
@@ -304,7 +309,30 @@ def test_the_run_summary_names_jobs_the_plan_missed_by_more_than_2x(tmp_path):
     assert f"modelvar plan --calibrate {results}" in note
     assert "j0: estimated 5.0" not in note and "j1: estimated 30.0" not in note
     within = study_summary([right, short], results, estimates)
-    assert "note:" not in within and "total: 4 fits" in within
+    assert "note:" not in within
+    assert "total: 4 fits, 4.2 s of fitting in CPU time (12.6 s wall)" in within
+
+
+def test_the_run_summary_judges_the_plan_by_cpu_time_and_gpu_fits_by_wall_time(tmp_path):
+    """On a busy machine every fit's wall time grows, its CPU time does not: the plan is judged
+    by CPU time. A fit on a GPU shows its work in wall time only (the plan's estimate for it is
+    GPU seconds). Runs tables without fit_cpu_seconds fall back to wall time, and say so."""
+    from modelvar.pipeline.result_tables import study_summary
+
+    results = tmp_path / "results"
+    busy = _runs_table(results, "a", "j0", [2.0, 2.0], wall=[9.0, 9.0])     # 4 s CPU, 18 wall
+    gpu = _runs_table(results, "b", "j0", [1.0, 1.0], wall=[6.0, 6.0], device="cuda:0")
+    estimates = {busy: ("a lr-sgd j0", 5.0), gpu: ("b lr-sgd j0", 11.0)}
+    summary = study_summary([busy, gpu], results, estimates)
+    assert "note:" not in summary, summary
+    assert "in CPU time (GPU fits: wall time)" in summary
+    # judged by wall time, the busy job would be off (18 s against 5 s)
+    old = tmp_path / "old"
+    path = Path(_runs_table(old, "a", "j0", [2.0, 2.0], wall=[9.0, 9.0]))
+    pd.read_parquet(path).drop(columns=["fit_cpu_seconds"]).to_parquet(path)
+    summary = study_summary([str(path)], old, {str(path): ("a lr-sgd j0", 5.0)})
+    assert "wall time (runs tables without fit_cpu_seconds)" in summary
+    assert "a lr-sgd j0: estimated 5.0 s, measured 18.0 s (0.28x)" in summary
 
 
 def test_calibration_fits_the_cpu_fits_and_leaves_out_the_gpu_ones():
@@ -384,7 +412,8 @@ def test_calibrating_from_a_run_says_which_fits_it_left_out(tmp_path, monkeypatc
         pd.DataFrame({"dataset": "a", "classifier": "mlp", "n_train": n, "fit_seconds": 0.5,
                       "device": "cuda"})], ignore_index=True)
     summary = _calibrate_from(runs, tmp_path, monkeypatch)
-    assert summary.startswith(f"cost model of 40 fits written to {tmp_path / 'cost.json'}; "
+    assert summary.startswith(f"cost model of 40 fits (wall time (runs tables without "
+                              f"fit_cpu_seconds)) written to {tmp_path / 'cost.json'}; "
                               "predicted / measured fit seconds: median 1.0")
     assert summary.splitlines()[1] == (
         "left out 40 fits that ran on a GPU (mlp 40): the constants are one CPU core's, which "
@@ -562,3 +591,17 @@ def test_calibrating_a_run_with_a_classifier_of_your_own(tmp_path, monkeypatch):
     assert "median 1.00" in summary, summary
     model = load(tmp_path / "cost.json")
     assert model.seconds("my-rf", 20_000, 10, 2) == pytest.approx(4.0, rel=0.01)
+
+
+def test_calibrating_from_a_busy_run_fits_its_cpu_time(tmp_path, monkeypatch):
+    """A run on a machine whose other work tripled every fit's wall time: the calibration fits
+    the fits' CPU seconds, so the busy machine does not enter the next plan."""
+    n = np.arange(1_000, 41_000, 1_000)
+    cpu = 1e-4 * n ** 0.9
+    runs = pd.DataFrame({"dataset": "a", "classifier": "xgb", "n_train": n,
+                         "fit_seconds": 3 * cpu, "fit_cpu_seconds": cpu, "device": "cpu"})
+    summary = _calibrate_from(runs, tmp_path, monkeypatch)
+    assert summary.startswith("cost model of 40 fits (CPU time) written to"), summary
+    model = load(tmp_path / "cost.json")
+    for rows in (2_000, 30_000):
+        assert model.seconds("xgb", rows, 10, 2) == pytest.approx(1e-4 * rows ** 0.9, rel=0.02)

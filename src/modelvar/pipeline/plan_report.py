@@ -329,11 +329,15 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
 
     from modelvar.data.schema import count_few_valued
     from modelvar.pipeline.cost_model import calibrate, fit_epochs, load
-    from modelvar.pipeline.result_tables import read_table
+    from modelvar.pipeline.result_tables import fit_cost, read_table
     from modelvar.table_files import write_text
 
     results = Path(results)
     runs = read_table(results, "runs")
+    # each fit's CPU seconds, which a busy machine barely changes (wall time where a runs
+    # table predates them); the GPU's fits are left out below
+    seconds, clock = fit_cost(runs)
+    runs = runs.assign(fit_seconds=seconds)
     shapes = {}
     for name in runs["dataset"].unique():
         meta = json.loads((results / "datasets" / f"{name}.json").read_text())
@@ -370,7 +374,7 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
             noisy_share=row.noisy_share, onehot_share=onehot_share(shape["n_numeric"], shape["d"]),
             few_valued_share=row.few_valued_share)
             / max(row.fit_seconds, 1e-6))
-    summary = f"cost model of {len(on_cpu)} fits written to {out}"
+    summary = f"cost model of {len(on_cpu)} fits ({clock}) written to {out}"
     if ratios:
         q = np.quantile(ratios, [0.05, 0.5, 0.95])
         summary += (f"; predicted / measured fit seconds: median {q[1]:.2f}, 90 % between "

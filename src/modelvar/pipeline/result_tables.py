@@ -198,14 +198,30 @@ def _prepared_warnings(results_dir: str | Path, datasets) -> list[str]:
 PLAN_OFF_FACTOR = 2.0
 
 
+def fit_cost(runs: pd.DataFrame) -> tuple[pd.Series, str]:
+    """What each run's fit cost, as the plan counts it: its CPU seconds (``fit_cpu_seconds``,
+    :mod:`modelvar.timing`) on a CPU, its wall seconds where it ran on a GPU (``device``
+    ``cuda…``: the plan divides those fits by the GPU's speed-up), and a word saying which. Runs
+    tables written before ``fit_cpu_seconds`` give wall seconds, which a busy machine inflates:
+    the word says so."""
+    if "fit_cpu_seconds" not in runs.columns:
+        return runs["fit_seconds"], "wall time (runs tables without fit_cpu_seconds)"
+    seconds = runs["fit_cpu_seconds"]
+    if "device" in runs.columns:
+        on_gpu = runs["device"].astype(str).str.startswith("cuda")
+        if on_gpu.any():
+            return seconds.where(~on_gpu, runs["fit_seconds"]), "CPU time (GPU fits: wall time)"
+    return seconds, "CPU time"
+
+
 def plan_off(runs: pd.DataFrame, estimates: Mapping[str | Path, tuple[str, float]],
              paths: Sequence[str | Path]) -> list[str]:
-    """The fit jobs whose measured fitting time (Σ ``fit_seconds`` of their runs table) is more
+    """The fit jobs whose measured fitting time (Σ of their runs' :func:`fit_cost`) is more
     than :data:`PLAN_OFF_FACTOR` × off the plan's estimate; ``estimates``: runs table path →
     (job name, estimated seconds), ``paths`` the tables of ``runs`` in the order read (their
     ``_file`` column indexes them). Jobs of under a second measured are left out (start-up
     noise)."""
-    measured = runs.groupby("_file")["fit_seconds"].sum()
+    measured = fit_cost(runs)[0].groupby(runs["_file"]).sum()
     off = []
     for index, seconds in measured.items():
         name, estimate = estimates.get(str(paths[index]), (None, None))
@@ -221,8 +237,9 @@ def plan_off(runs: pd.DataFrame, estimates: Mapping[str | Path, tuple[str, float
 def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path,
                   estimates: Mapping[str | Path, tuple[str, float]] | None = None) -> str:
     """A short text summary of a finished run from its runs tables (printed on success; a run
-    of chosen targets may not have made them all). With the plan's ``estimates`` (runs table
-    path → (job name, estimated fitting seconds)), it names the jobs whose fitting time the plan
+    of chosen targets may not have made them all). Fitting time is CPU time
+    (:func:`fit_cost`; wall time beside it). With the plan's ``estimates`` (runs table path →
+    (job name, estimated fitting seconds)), it names the jobs whose fitting time the plan
     missed by more than :data:`PLAN_OFF_FACTOR` × and suggests recalibrating."""
     present = [p for p in runs_tables if Path(p).is_file()]
     lines = ["modelvar run summary" + (f" ({len(present)} of the study's {len(runs_tables)} "
@@ -230,25 +247,33 @@ def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path,
                                        else "")]
     if not present:
         return "\n".join(lines)
-    runs = read_tables(present, columns=["cell", "repeat", "accuracy", "fit_seconds"],
-                       file_index=True)
+    import pyarrow.parquet as pq
+
+    columns = ["cell", "repeat", "accuracy", "fit_seconds"]
+    recorded = set.intersection(*(set(pq.read_schema(p).names) for p in present))
+    columns += [c for c in ("fit_cpu_seconds", "device") if c in recorded]
+    runs = read_tables(present, columns=columns, file_index=True)
+    cost, clock = fit_cost(runs)
+    runs = runs.assign(_cost=cost)
     for dataset, part in runs.groupby("dataset", sort=False):
         by_clf = part.groupby("classifier")["accuracy"].mean()
         lines.append(
             f"  {dataset}: {len(part)} fits ({part['cell'].nunique()} cells × "
-            f"{part['repeat'].nunique()} repeats), fit time {part['fit_seconds'].sum():.1f} s; "
-            "mean accuracy " + ", ".join(f"{c} {a:.3f}" for c, a in by_clf.items()))
-    lines.append(f"  total: {len(runs)} fits, {runs['fit_seconds'].sum():.1f} s of fitting")
+            f"{part['repeat'].nunique()} repeats), fitting {part['_cost'].sum():.1f} s "
+            f"({part['fit_seconds'].sum():.1f} s wall); mean accuracy "
+            + ", ".join(f"{c} {a:.3f}" for c, a in by_clf.items()))
+    lines.append(f"  total: {len(runs)} fits, {runs['_cost'].sum():.1f} s of fitting in "
+                 f"{clock} ({runs['fit_seconds'].sum():.1f} s wall)")
     lines += [f"  warning: {w}" for w in _prepared_warnings(results_dir, runs["dataset"].unique())]
     off = plan_off(runs, {str(k): v for k, v in (estimates or {}).items()},
                    [str(p) for p in present])
     if off:
         shown = "; ".join(off[:3]) + (f"; and {len(off) - 3} more" if len(off) > 3 else "")
         lines.append(
-            f"  note: the plan's fitting time was off by more than {PLAN_OFF_FACTOR:g}x for "
-            f"{len(off)} of {len(present)} fit jobs ({shown}). Fit the cost model to this run "
-            f"for the next plan: modelvar plan --calibrate {results_dir} --out cost-model.json, "
-            "then jobs.cost_model: cost-model.json in the config")
+            f"  note: the plan's fitting time ({clock}) was off by more than "
+            f"{PLAN_OFF_FACTOR:g}x for {len(off)} of {len(present)} fit jobs ({shown}). Fit the "
+            f"cost model to this run for the next plan: modelvar plan --calibrate {results_dir} "
+            "--out cost-model.json, then jobs.cost_model: cost-model.json in the config")
     lines.append(f"  report: {results_dir}/report.html (scripts/run.sh makes it); tables: "
                  f"{results_dir}/aggregated/")
     return "\n".join(lines)
