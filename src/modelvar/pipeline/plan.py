@@ -49,7 +49,7 @@ import math
 from dataclasses import dataclass, field
 
 from modelvar.data.schema import DatasetSchema
-from modelvar.models.registry import classifier_names, on_gpu
+from modelvar.models.registry import classifier_names, fit_rule, on_gpu
 from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline import families
 from modelvar.pipeline.cells import Cell
@@ -506,10 +506,23 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
             notes[clf] = f"declared seconds_per_fit {spec.seconds_per_fit:g} s"
             continue
         probed, notes[clf] = probe_cost.probed_cost(
-            clf, spec.settings, [(s.n_rows * (1 - test_fraction), s.d, s.n_classes)
-                                 for s in shapes.values()],
-            config.get("results_dir", "results"))
+            clf, spec.settings,
+            [probe_cost.ProbeShape(int(s.n_rows * (1 - test_fraction)), s.d, s.n_classes,
+                                   (name,)) for name, s in shapes.items()],
+            config.get("results_dir", "results"),
+            budget=config.get("jobs", {}).get("probe_budget_seconds",
+                                              probe_cost.BUDGET_SECONDS),
+            threads=fit_threads(config, clf))
         cost.classifiers[clf] = (probed,)
+
+
+def fit_threads(config: dict, classifier: str) -> int:
+    """The threads of a classifier's fit jobs: ``resources.<its fit rule>.threads``
+    (``fit_mlp`` falls back to ``fit``'s), else 1."""
+    configured = config.get("resources", {})
+    rule = fit_rule(classifier, config.get("classifier_settings"))
+    return int(configured.get(rule, {}).get("threads",
+                                            configured.get("fit", {}).get("threads", 1)))
 
 
 def seedless_cells(classifier: str, cells: list[Cell], config: dict,

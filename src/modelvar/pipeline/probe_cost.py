@@ -1,17 +1,31 @@
 """What a declared classifier's fit costs, for the plan, when the cost model has no constants
-for it: its declared ``seconds_per_fit``, else a few probe fits when the plan is first made.
+for it: its declared ``seconds_per_fit``, else probe fits when the plan is first made.
 
-**Probes.** For each dataset shape of the study (d encoded columns, C classes; training rows n),
-the classifier is fitted on synthetic data of that shape at n₁ = min(n, 250) and
-n₂ = min(n, 1,000) rows (the best of two fits each); the cost model's power law
-(:func:`modelvar.pipeline.cost_model.fit`: seconds = e^b0 · n^b1 · d^b2 · C^b3) is fitted to
-those times. The data: X standard normal, y the argmax of X·W plus noise (W standard normal, d × C),
-from the stream ``(cost-probe, classifier)``, so that trees and margins have something to learn.
+**Probes.** For each dataset shape of the study (d encoded columns, C classes; n training rows),
+the classifier is fitted on synthetic data of d columns and C classes at growing row counts
+(:data:`FIRST_ROWS` (at least 2·C), doubling, up to min(n, :data:`MAX_ROWS`)), and the cost
+model's power law (:func:`modelvar.pipeline.cost_model.fit`: seconds = e^b0 · n^b1 · d^b2 · C^b3)
+is fitted to those times, which extrapolates to the study's n. Each fit is timed in **CPU
+seconds** (:mod:`modelvar.timing`: all the process's threads, so an estimator that runs several
+threads is charged for each, and a busy machine does not inflate the estimate); a fit under
+:data:`REPEAT_BELOW` CPU seconds is timed twice and the faster kept.
+
+**A budget.** The probes of one classifier stop at ``budget`` CPU seconds (config
+``jobs.probe_budget_seconds``): each shape, cheapest first, gets an equal share of what is left,
+and the next (doubled) row count is fitted only if its expected cost — the last fit's, times the
+growth seen between the last two — fits in that share. A shape whose first fit already used its
+share keeps that one row count; if no shape got two, the cost is taken as linear in the rows.
+Each fit prints a line as it goes (``probing …: fit 2 of ≤ 5 …``), and the note in the plan says
+what was probed and points at ``seconds_per_fit``, the way to skip probing.
+
+The data: X standard normal, y the argmax of X·W plus noise (W standard normal, d × C), from the
+stream ``(cost-probe, classifier)``, so that trees and margins have something to learn.
 
 **Cached**, because every load of the workflow (a SLURM job step too) must make the same plan:
-the fitted constants go to ``RESULTS/.modelvar/probe-costs.json``, keyed by the declaration and
-the shapes probed; a changed declaration or new shapes are probed again. Measured on the machine
-that makes the plan (the head node): recalibrate from a finished run for the cluster's own times
+the fitted constants go to ``RESULTS/.modelvar/probe-costs.json``, keyed by the declaration, the
+shapes probed, the budget and the fit jobs' threads (the probes run with as many, as a fit job
+runs the estimator); a change of any of them is probed again. Measured on the machine that makes
+the plan (the head node): recalibrate from a finished run for the cluster's own times
 (``modelvar plan --calibrate``).
 """
 
@@ -19,7 +33,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,9 +45,42 @@ import numpy as np
 from modelvar.pipeline.cost_model import FitCost, fit
 from modelvar.seeding import stream
 from modelvar.table_files import write_text
+from modelvar.timing import Stopwatch
 
-PROBE_ROWS = (250, 1000)
+#: CPU seconds the probes of one classifier may take (config ``jobs.probe_budget_seconds``)
+BUDGET_SECONDS = 60.0
+#: the smallest row count probed (at least 2·C, so that every class has rows)
+FIRST_ROWS = 64
+#: the largest row count probed; the power law extrapolates beyond it
+MAX_ROWS = 2048
+#: a fit cheaper than this (CPU seconds) is timed twice and the faster kept
+REPEAT_BELOW = 0.5
 CACHE = Path(".modelvar", "probe-costs.json")
+
+
+@dataclass(frozen=True)
+class ProbeShape:
+    """A shape the study fits: ``rows`` training rows of ``d`` encoded columns and
+    ``n_classes`` classes, for the datasets ``names``."""
+
+    rows: int
+    d: int
+    n_classes: int
+    names: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        where = f" of {', '.join(self.names)}" if self.names else ""
+        return f"the shape{where} ({self.rows:,} rows × {self.d:,} × {self.n_classes:,} classes)"
+
+    def sizes(self) -> list[int]:
+        """The row counts to probe, smallest first."""
+        top = max(min(self.rows, MAX_ROWS), 2 * self.n_classes)
+        first = min(max(FIRST_ROWS, 2 * self.n_classes), top)
+        out = [first]
+        while out[-1] * 2 < top:
+            out.append(out[-1] * 2)
+        return out if out[-1] == top else [*out, top]
 
 
 def declared_cost(seconds_per_fit: float) -> FitCost:
@@ -37,43 +88,98 @@ def declared_cost(seconds_per_fit: float) -> FitCost:
     return FitCost(float(np.log(seconds_per_fit)), (0.0, 0.0, 0.0, 0.0))
 
 
-def _best_seconds(model_of, X, y, n_classes: int, repeats: int = 2) -> float:
-    best = float("inf")
-    for _ in range(repeats):
+def _say(line: str) -> None:
+    print(f"modelvar: {line}", file=sys.stderr, flush=True)
+
+
+def _cpu_seconds(model_of, X, y, n_classes: int) -> tuple[float, float]:
+    """(CPU seconds of one fit + predict, the CPU seconds spent timing it): the faster of two
+    fits where one is under :data:`REPEAT_BELOW`."""
+    best, spent = math.inf, 0.0
+    for _ in range(2):
         model = model_of()
-        start = time.perf_counter()
-        model.fit(X, y, n_classes)
-        model.predict(X)
-        best = min(best, time.perf_counter() - start)
-    return best
+        with Stopwatch() as watch:
+            model.fit(X, y, n_classes)
+            model.predict(X)
+        best, spent = min(best, watch.span.cpu), spent + watch.span.cpu
+        if watch.span.cpu >= REPEAT_BELOW:
+            break
+    return best, spent
 
 
-def probe(name: str, shapes: list[tuple[int, int, int]]) -> FitCost:
-    """Fit the registered classifier ``name`` on synthetic data of each (n_train, d, C) shape
-    (module docstring) and return the fitted power law."""
+def probe(name: str, shapes: list[ProbeShape], *, budget: float, threads: int = 1,
+          say: Callable[[str], None] = _say) -> tuple[FitCost, str]:
+    """Fit the registered classifier ``name`` on synthetic data of each shape (module docstring)
+    within ``budget`` CPU seconds, with the fit jobs' ``threads`` (its ``threads_param`` and
+    the OpenMP and BLAS pools, as a fit job runs it); returns the fitted power law and a note on
+    what was probed."""
+    from threadpoolctl import threadpool_limits
+
     from modelvar.models.registry import make_classifier
 
+    with threadpool_limits(limits=threads):
+        return _probe(name, shapes, budget, say,
+                      lambda: make_classifier(name, seed=0, threads=threads))
+
+
+def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
+
     rng = stream(0, "cost-probe", classifier=name).generator()
-    samples = []
-    for n_train, d, n_classes in shapes:
-        W = rng.standard_normal((d, n_classes))
-        for rows in sorted({min(n_train, r) for r in PROBE_ROWS}):
-            rows = max(rows, 2 * n_classes)
-            X = rng.standard_normal((rows, d))
-            y = np.argmax(X @ W + rng.standard_normal((rows, n_classes)), axis=1)
-            y[:n_classes] = np.arange(n_classes)  # every class present
-            seconds = _best_seconds(lambda: make_classifier(name, seed=0), X, y, n_classes)
-            samples.append((rows, d, n_classes, 1, seconds))
-    return fit({name: np.array(samples)}, source="probe fits", regimes={name: ()},
+    shapes = sorted(shapes, key=lambda s: (s.d * max(s.n_classes - 1, 1), s.rows))
+    samples, spent, sizes_probed, skipped = [], 0.0, [], 0
+    for i, shape in enumerate(shapes):
+        share = (budget - spent) / (len(shapes) - i)
+        if share <= 0 and samples:  # the budget is spent: the power law extrapolates
+            skipped += 1
+            continue
+        sizes = shape.sizes()
+        W = rng.standard_normal((shape.d, shape.n_classes))
+        X_all = rng.standard_normal((sizes[-1], shape.d))
+        y_all = np.argmax(X_all @ W + rng.standard_normal((sizes[-1], shape.n_classes)), axis=1)
+        used, times = 0.0, []
+        for j, rows in enumerate(sizes):
+            if times:
+                growth = times[-1] / times[-2] if len(times) > 1 and times[-2] > 0 else 2.0
+                expected = times[-1] * min(max(growth, 1.0), 8.0)
+                if used + expected > share:
+                    break
+            say(f"probing {name} on {shape.label}: fit {j + 1} of ≤ {len(sizes)}, "
+                f"{rows:,} rows ({spent + used:.1f} of {budget:g} s CPU used)")
+            X, y = X_all[:rows], y_all[:rows].copy()
+            y[:shape.n_classes] = np.arange(shape.n_classes)  # every class present
+            seconds, cost = _cpu_seconds(model_of, X, y, shape.n_classes)
+            used += cost
+            times.append(seconds)
+            samples.append((rows, shape.d, shape.n_classes, 1, max(seconds, 1e-6)))
+        spent += used
+        sizes_probed.append(len(times))
+    note = (f"{len(samples)} probe fits on {len(shapes) - skipped} shape(s), {spent:.1f} s "
+            f"CPU of a {budget:g} s budget (jobs.probe_budget_seconds)")
+    if skipped:
+        note += f"; {skipped} shape(s) extrapolated (the budget was spent)"
+    linear = max(sizes_probed) < 2  # nothing says how the time grows with the rows
+    if linear:  # seconds per row, fitted on d and C, times n
+        samples = [(1, d, c, e, t / rows) for rows, d, c, e, t in samples]
+        note += "; one row count each, so the cost is taken as linear in the rows"
+    cost = fit({name: np.array(samples)}, source="probe fits", regimes={name: ()},
                with_overhead=False).classifiers[name][0]
+    if linear:
+        cost = replace(cost, exponents=(1.0, *cost.exponents[1:]))
+    return cost, note
 
 
-def probed_cost(name: str, declaration: dict, shapes: list[tuple[int, int, int]],
-                results_dir: str | Path) -> tuple[FitCost, str]:
-    """The cached probe of ``name`` for these shapes, else a new one (written to the cache);
-    with a note for the plan saying where the cost comes from."""
-    shapes = sorted({(int(n), int(d), int(c)) for n, d, c in shapes})
-    key = hashlib.sha256(json.dumps([declaration, shapes], sort_keys=True).encode()).hexdigest()
+def probed_cost(name: str, declaration: dict, shapes: list[ProbeShape],
+                results_dir: str | Path, *, budget: float, threads: int = 1,
+                say: Callable[[str], None] = _say) -> tuple[FitCost, str]:
+    """The cached probe of ``name`` for these shapes and budget, else a new one (written to the
+    cache); with a note for the plan saying where the cost comes from."""
+    merged: dict[tuple[int, int, int], list[str]] = {}
+    for s in shapes:
+        merged.setdefault((int(s.rows), int(s.d), int(s.n_classes)), []).extend(s.names)
+    shapes = [ProbeShape(*key, tuple(dict.fromkeys(names))) for key, names in
+              sorted(merged.items())]
+    key = hashlib.sha256(json.dumps([declaration, sorted(merged), budget, threads],
+                                    sort_keys=True).encode()).hexdigest()
     path = Path(results_dir) / CACHE
     try:
         cache = json.loads(path.read_text())
@@ -81,11 +187,17 @@ def probed_cost(name: str, declaration: dict, shapes: list[tuple[int, int, int]]
         cache = {}
     cache = cache if isinstance(cache, dict) else {}
     entry = cache.get(name)
+    hint = f"declare {name}'s seconds_per_fit to skip probing"
     if isinstance(entry, dict) and entry.get("key") == key:
         cost = FitCost.from_dict(entry)
-        return cost, f"probe fits of {entry['when']}, cached in {path}"
-    cost = probe(name, shapes)
+        return cost, f"probe fits of {entry['when']} ({entry.get('note', '')}), cached in " \
+                     f"{path}; {hint}"
+    say(f"{name} declares no seconds_per_fit: timing probe fits of it on synthetic data of "
+        f"the study's shapes, within {budget:g} s of CPU (jobs.probe_budget_seconds); the "
+        "plan is cached once made")
+    cost, note = probe(name, shapes, budget=budget, threads=threads, say=say)
     when = time.strftime("%Y-%m-%d %H:%M")
-    cache[name] = {"key": key, **cost.as_dict(), "when": when, "shapes": shapes}
+    cache[name] = {"key": key, **cost.as_dict(), "when": when, "note": note,
+                   "shapes": sorted(merged)}
     write_text(json.dumps(cache, sort_keys=True, indent=1) + "\n", path)
-    return cost, f"probe fits made now ({when}), cached in {path}"
+    return cost, f"probe fits made now ({when}: {note}), cached in {path}; {hint}"
