@@ -6,12 +6,15 @@ storage within 20 %).
 For every fit job of the run: the plan's estimate of its fitting time (Σ over its fits of the
 cost model's seconds) against the measured fitting time of its runs table (CPU seconds:
 modelvar.pipeline.result_tables.fit_cost), and the plan's job estimate with start-up against the
-job's CPU time (Snakemake's benchmark file, ``cpu_time``; its wall time beside); per dataset ×
+job's CPU time (its log's last line: the process's CPU, start-up and imports included; Snakemake's
+benchmark ``cpu_time`` samples too rarely for jobs of a minute) and wall time (the benchmark
+file); per dataset ×
 classifier the plan's bytes of prediction files and of metric tables against the files on disk.
 Prints the ratios (estimate / measured): min, median, max.
 """
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -50,11 +53,14 @@ def main() -> None:
                     continue
                 runs = pd.read_parquet(runs_file)
                 timed = pd.read_csv(bench, sep="\t").iloc[0] if bench.is_file() else None
+                log = results / "logs" / "fit" / name / clf / f"{job.id}.log"
+                cpu = re.findall(r"the job's CPU so far ([0-9.]+) s",
+                                 log.read_text() if log.is_file() else "")
                 rows.append({"dataset": name, "classifier": clf, "job": job.id,
                              "fits": len(runs), "estimate_s": job.seconds,
                              "measured_fit_s": fit_cost(runs)[0].sum(),
                              "estimate_job_s": job.seconds + STARTUP_SECONDS,
-                             "measured_job_s": np.nan if timed is None else timed["cpu_time"],
+                             "measured_job_s": float(cpu[-1]) if cpu else np.nan,
                              "job_wall_s": np.nan if timed is None else timed["s"]})
     if not rows:
         sys.exit(f"no runs tables of this plan's jobs in {results}")
