@@ -49,7 +49,7 @@ bench-xgb-gpu: setup
 # one within 0.5-2x; ~10 minutes)
 bench-cost-model: setup
 	$(PY) benchmarks/calibrate_cost_model.py --held-out-only
-# re-fit the shipped cost model on this machine (writes src/modelvar/pipeline/cost_model.json)
+# re-fit the shipped cost model on this machine (writes src/modelvar/planning/cost_model.json)
 calibrate: setup
 	$(PY) benchmarks/calibrate_cost_model.py --write
 # a new user's first hour in a fresh clone of HEAD: the README's commands timed, what test.sh

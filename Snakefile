@@ -16,7 +16,7 @@ gc.freeze()
 
 # The embedded default study, unless config files are given (--configfile a.yaml [b.yaml]):
 # then only those are read, so a study config never inherits the default's datasets.
-# --config KEY=VALUE entries apply on top either way (modelvar.pipeline.workflow_config mirrors this).
+# --config KEY=VALUE entries apply on top either way (modelvar.planning.workflow_config mirrors this).
 if not workflow.overwrite_configfiles:
 
     configfile: f"{workflow.current_basedir}/config/config.yaml"

@@ -28,8 +28,8 @@ from modelvar.data.preprocess import transform_run
 from modelvar.data.splits import downsample, split_test_set
 from modelvar.models.classifiers import torch_device
 from modelvar.models.registry import make_classifier
-from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.fitting import fit_job, model_stream
+from modelvar.study.cells import Cell
 
 REPEATS, RUNS, ROOT = 10, 10, 1
 CELL = Cell(downsample=0.75, model_seed="per-run")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from modelvar.pipeline.plan import Shape, _mem_metrics
 from modelvar.pipeline.predictions import PredictionsWriter
+from modelvar.planning.plan import Shape, _mem_metrics
 
 RUNS = 10
 GOAL_MB = 2048

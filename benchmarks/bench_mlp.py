@@ -41,7 +41,7 @@ from modelvar.data.preprocess import transform_run
 from modelvar.data.splits import downsample, split_test_set
 from modelvar.models import mlp
 from modelvar.models.hparams import defaults
-from modelvar.pipeline.cost_model import load as load_cost_model
+from modelvar.planning.cost_model import load as load_cost_model
 
 RUNS = 10
 

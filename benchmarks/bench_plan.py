@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.pipeline.plan import STARTUP_SECONDS
-from modelvar.pipeline.plan_report import plan_of_command_line, storage_on_disk
 from modelvar.pipeline.result_tables import fit_cost, table_path
+from modelvar.planning.plan import STARTUP_SECONDS
+from modelvar.planning.plan_report import plan_of_command_line, storage_on_disk
 
 REPO = Path(__file__).resolve().parents[1]
 

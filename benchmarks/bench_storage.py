@@ -5,7 +5,7 @@
 
 Fits real fit jobs (lr-sgd and xgb, 3 cells x 2 repeats x 10 runs) on the embedded datasets and
 writes their predictions in both forms, then reports bytes per row against the plan's constants
-(``modelvar.pipeline.plan``: ids + labels, one float32 column per class but one, or the compact
+(``modelvar.planning.plan``: ids + labels, one float32 column per class but one, or the compact
 statistics). For many classes, where the dense form would cost ≈ 4.3·(C − 1) bytes a row, the
 compact form is measured on synthetic peaked probabilities (C = 100, 355, 1000). Last, the plan's
 storage estimate of the full-study config, as a ratio of the goal.
@@ -22,11 +22,11 @@ import numpy as np
 
 from modelvar.data import load
 from modelvar.data.arrays import DataArrays
-from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.fitting import fit_job
-from modelvar.pipeline.plan import bytes_per_row
-from modelvar.pipeline.plan_report import dataset_totals, plan_of_command_line
 from modelvar.pipeline.predictions import PredictionsWriter
+from modelvar.planning.plan import bytes_per_row
+from modelvar.planning.plan_report import dataset_totals, plan_of_command_line
+from modelvar.study.cells import Cell
 
 REPO = Path(__file__).resolve().parents[1]
 CELLS = [Cell(model_seed="per-run"), Cell(data=("rel", 0.2), model_seed="per-run"),

@@ -21,9 +21,9 @@ import yaml
 from modelvar.data import load
 from modelvar.data.arrays import DataArrays
 from modelvar.data.splits import split_test_set
-from modelvar.pipeline import families
-from modelvar.pipeline.cells import Cell, level_label
 from modelvar.pipeline.fitting import perturb_training_rows
+from modelvar.study import families
+from modelvar.study.cells import Cell, level_label
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = ("anneal", "vehicle", "credit-g", "car", "blood-transfusion-service-center")

@@ -29,7 +29,7 @@ import numpy as np
 
 from modelvar.models.classifiers import XGB_TREES, XGBModel
 from modelvar.models.hparams import defaults
-from modelvar.pipeline.cost_model import load
+from modelvar.planning.cost_model import load
 
 sys.path.insert(0, str(Path(__file__).parent))
 from calibrate_cost_model import synthetic

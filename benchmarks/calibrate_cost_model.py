@@ -1,4 +1,4 @@
-"""Calibrate the fit cost model (modelvar.pipeline.cost_model) on this machine, one core, and
+"""Calibrate the fit cost model (modelvar.planning.cost_model) on this machine, one core, and
 check it on data it was not fitted on.
 
 Times fit + predict in CPU seconds (what the runs table's fit_cpu_seconds measures) of every
@@ -22,7 +22,7 @@ dilbert, one-hot data like kr-vs-kp, small counts, dense data like adult and jan
 many-class data like helena, dionis and aloi at a fraction of their rows) and the other two
 embedded datasets — predicted against measured, per classifier and data, with the share within
 0.5–2× (the goal of issue 23). ``--write`` stores the constants as the shipped
-src/modelvar/pipeline/cost_model.json.
+src/modelvar/planning/cost_model.json.
 
     python benchmarks/calibrate_cost_model.py [--write] [--quick] [--classifiers xgb …]
         [--save-timings timings.json | --from-timings timings.json]
@@ -58,7 +58,7 @@ import pandas as pd
 from modelvar.data.preprocess import apply_numeric, fit_numeric
 from modelvar.data.schema import count_few_valued
 from modelvar.models.registry import make_classifier
-from modelvar.pipeline.cost_model import (
+from modelvar.planning.cost_model import (
     SHIPPED,
     column_weight_of_ratio,
     fit,
@@ -291,7 +291,7 @@ def time_few_valued_factor(clf: str, model) -> float:
     """φ: what a few-valued numeric column costs against a continuous one. Dense synthetic data
     (:data:`FEW_VALUED_SHAPES`) is fitted as it is and with every column cut to
     :data:`FEW_VALUED_K` values; each time ratio gives φ beside the column offset of ``model``'s
-    regime for the shape (:func:`modelvar.pipeline.cost_model.column_weight_of_ratio`: a row's
+    regime for the shape (:func:`modelvar.planning.cost_model.column_weight_of_ratio`: a row's
     own cost stays), and φ is their median (xgb's histograms have a bin per distinct value; the
     other classifiers' passes cost every value alike)."""
     rng = np.random.default_rng(3)

@@ -16,28 +16,28 @@ import modelvar  # noqa: E402
 SRC = Path(modelvar.__file__).parent
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
-from modelvar.pipeline.code_hash import code_version
-from modelvar.pipeline.config_check import (
+from modelvar.planning.code_hash import code_version
+from modelvar.planning.config_check import (
     ConfigProblems,
     check_config,
     fill_schema_defaults,
     min_class_size,
     read_schema,
 )
-from modelvar.pipeline.job_recipes import (
+from modelvar.planning.job_recipes import (
     clamp_future_times,
     forget_dry_run,
     record_recipe,
     source_digest,
 )
-from modelvar.pipeline.plan import (
+from modelvar.planning.plan import (
     SPEEDUP_SETTINGS,
     PlanError,
     plan_study,
     runtime_minutes,
 )
-from modelvar.pipeline.run_lock import hold_activity_lock
-from modelvar.pipeline.workflow_config import ConfigError, check_config_file
+from modelvar.planning.run_lock import hold_activity_lock
+from modelvar.planning.workflow_config import ConfigError, check_config_file
 from modelvar.table_files import forget_damaged, write_text
 
 try:  # the attribute Snakemake reads a function's parameters from (with_known_signature)
@@ -46,18 +46,18 @@ except ImportError:  # a Snakemake without it inspects every function, as before
     FUNC_OVERWRITE_PARAMS_ATTR = None
 
 # While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
-# Snakemake's locks alone (modelvar.pipeline.run_lock).
+# Snakemake's locks alone (modelvar.planning.run_lock).
 hold_activity_lock(Path.cwd())
 
 # Every problem of the config and its datasets at once, before any job (dry runs too); then the
 # schema's defaults are filled in (as Snakemake's validate() does), and the plan
-# (modelvar.pipeline.plan) makes the jobs: which cells, repeats and runs each fit job holds, and
+# (modelvar.planning.plan) makes the jobs: which cells, repeats and runs each fit job holds, and
 # its resources. Every load of the workflow (SLURM job steps too) makes the same plan: it reads
 # only the config and the datasets' shapes (peeked from the data, or the profiles of OpenML
 # datasets).
 SCHEMA_PATH = WORKFLOW_DIR / "workflow" / "schemas" / "config.schema.yaml"
 try:
-    # duplicate keys, aliases, templating: refused (modelvar.pipeline.workflow_config)
+    # duplicate keys, aliases, templating: refused (modelvar.planning.workflow_config)
     _DEFAULT_CONFIG = WORKFLOW_DIR / "config" / "config.yaml"
     for _file in workflow.overwrite_configfiles or [_DEFAULT_CONFIG]:
         check_config_file(_file)
@@ -113,7 +113,7 @@ wildcard_constraints:
 
 # Each rule's code version (a params entry, so that editing the library reruns the rule:
 # Snakemake does not notice changes inside an imported package) is a hash of the import closure
-# of its job's module, computed from the code (modelvar.pipeline.code_hash), never listed here.
+# of its job's module, computed from the code (modelvar.planning.code_hash), never listed here.
 JOB_COMMANDS = (
     "prepare",
     "dataset-overview",
@@ -252,7 +252,7 @@ def with_known_signature(function):
 
 
 def recipe_of(rule_name):
-    """The input function of a job's recipe (modelvar.pipeline.job_recipes): the rule's params
+    """The input function of a job's recipe (modelvar.planning.job_recipes): the rule's params
     that do not derive from input or output paths (those files are inputs themselves), and a
     file dataset's content digest, recorded in the results folder so that a change reruns the
     job even where Snakemake's metadata is gone."""
@@ -416,7 +416,7 @@ def get_dataset_files(wildcards):
     return {"data": f"{base}.parquet", "meta": f"{base}.json"}
 
 
-from modelvar.pipeline import figures as figure_registry  # noqa: E402
+from modelvar.study import figures as figure_registry  # noqa: E402
 
 DESIGN = config.get("design", "both")
 # the registry, not the plotting stack: loading the workflow imports no matplotlib
@@ -622,7 +622,7 @@ def start_run():
     directory; the invocation is recorded for `modelvar verify`'s regenerate commands; tables
     of jobs that a changed config removed from the plan are deleted once their replacements
     exist (result_tables docstring)."""
-    from modelvar.pipeline.run_lock import start_run as start
+    from modelvar.planning.run_lock import start_run as start
 
     start(
         RESULTS, sys.argv[1:], workflow.main_snakefile, workflow.overwrite_configfiles

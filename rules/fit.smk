@@ -1,4 +1,4 @@
-# One fit job = the cells, repeats and runs that the plan (modelvar.pipeline.plan) gives it: one
+# One fit job = the cells, repeats and runs that the plan (modelvar.planning.plan) gives it: one
 # predictions file and one runs table. CPU classifiers here; GPU-tagged classifiers' fits (the
 # MLP's: its spec says `gpu`; xgb's where the config's classifier_settings say so) use the copy
 # `fit_mlp` below, so that cluster profiles can map them onto GPU partitions by rule name.

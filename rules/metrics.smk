@@ -1,4 +1,4 @@
-# One metrics job per group of fit jobs (modelvar.pipeline.plan): it reads their predictions one
+# One metrics job per group of fit jobs (modelvar.planning.plan): it reads their predictions one
 # repeat at a time and writes the metric tables straight into the aggregated dataset
 # (modelvar.pipeline.result_tables).
 rule pairwise_metrics:

@@ -25,7 +25,7 @@ BLOCK = re.compile(r"(<!-- plan: (?P<name>[\w-]+) -->\n)(.*?)(<!-- /plan -->)", 
 
 
 def plan_text(files: list[str]) -> str:
-    from modelvar.pipeline.plan_report import format_plan, plan_of_command_line
+    from modelvar.planning.plan_report import format_plan, plan_of_command_line
 
     cwd = os.getcwd()
     os.chdir(REPO)  # the config files name paths relative to the repository

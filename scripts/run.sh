@@ -16,7 +16,7 @@ export PATH="$VENV/bin:$PATH"
 # or a profile of the caller's still wins.
 workflow=(-s "$REPO/Snakefile" --workflow-profile "$REPO/profiles/local")
 # A run killed earlier (kill -9, power loss) leaves Snakemake's lock behind: remove it when no
-# other run of this workflow is alive in the working directory (modelvar.pipeline.run_lock).
+# other run of this workflow is alive in the working directory (modelvar.planning.run_lock).
 python -m modelvar unlock-stale -- "${workflow[@]}" "$@"
 report="$(python -m modelvar config --report-path -- "${workflow[@]}" "$@")"
 if [ -z "$report" ]; then  # a dry run, a listing, --lint, --unlock, …: nothing to report

@@ -14,7 +14,7 @@ from conftest import CONFIGS, REPO, job_counts, snakemake
 from modelvar.data import DatasetError, load
 from modelvar.data.readers import file_format
 from modelvar.data.schema import peek
-from modelvar.pipeline.config_check import (
+from modelvar.planning.config_check import (
     ConfigProblems,
     check_config,
     coerce_integers,
@@ -289,9 +289,9 @@ def test_a_phantom_class_from_a_cut_file_stops_prepare_or_is_kept_and_reported(t
     from modelvar.cli import main
     from modelvar.data import read
     from modelvar.data.splits import RareClassWarning
-    from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.dataset_overview import overview_html
     from modelvar.pipeline.fitting import fit_repeat
+    from modelvar.study.cells import Cell
 
     text = VEHICLE.read_text().rstrip("\n")
     cut = tmp_path / "cut.csv"
@@ -317,7 +317,7 @@ def test_a_phantom_class_from_a_cut_file_stops_prepare_or_is_kept_and_reported(t
 
 
 def test_tuned_studies_need_a_class_per_fold(tmp_path):
-    from modelvar.pipeline.config_check import min_class_size
+    from modelvar.planning.config_check import min_class_size
 
     assert min_class_size(tiny()) == 2
     assert min_class_size(tiny(hparams="tuned", tuning={"folds": 5})) == 7
@@ -403,8 +403,8 @@ def test_schema_defaults_are_filled_as_snakemake_validate_fills_them(files):
     it gets is the one Snakemake's validate(set_default=True) gives, for every shipped config."""
     from snakemake.utils import validate
 
-    from modelvar.pipeline.config_check import fill_schema_defaults, read_schema
-    from modelvar.pipeline.workflow_config import resolve
+    from modelvar.planning.config_check import fill_schema_defaults, read_schema
+    from modelvar.planning.workflow_config import resolve
 
     schema_path = REPO / "workflow/schemas/config.schema.yaml"
     schema = read_schema(schema_path)
@@ -419,7 +419,7 @@ def test_schema_defaults_are_filled_as_snakemake_validate_fills_them(files):
 
 
 def test_schema_defaults_fill_nested_sections_and_keep_given_values():
-    from modelvar.pipeline.config_check import fill_schema_defaults
+    from modelvar.planning.config_check import fill_schema_defaults
 
     schema = {"type": "object", "properties": {
         "split": {"type": "object", "default": {},

@@ -1,4 +1,4 @@
-"""The fit cost model (modelvar.pipeline.cost_model): regimes, the fixed cost per fit, its file
+"""The fit cost model (modelvar.planning.cost_model): regimes, the fixed cost per fit, its file
 format, and the run summary's note when the plan missed a job's time."""
 
 import itertools
@@ -12,7 +12,7 @@ import pytest
 
 from modelvar.models.classifiers import MANY_CLASSES, XGB_MANY_CLASSES, XGB_WIDE_COLUMNS
 from modelvar.models.mlp import LARGE_BATCH_ROWS
-from modelvar.pipeline.cost_model import (
+from modelvar.planning.cost_model import (
     SHIPPED,
     CostModel,
     FitCost,
@@ -338,7 +338,7 @@ def test_the_run_summary_judges_the_plan_by_cpu_time_and_gpu_fits_by_wall_time(t
 def test_calibration_fits_the_cpu_fits_and_leaves_out_the_gpu_ones():
     """A run on a GPU cluster: its MLP fits' seconds are the GPU's, which the plan would divide
     by jobs.gpu_speedup again; they are left out, and the MLP keeps the shipped constants."""
-    from modelvar.pipeline.cost_model import calibrate
+    from modelvar.planning.cost_model import calibrate
 
     rng = np.random.default_rng(0)
     n = rng.integers(1_000, 50_000, 40)
@@ -363,7 +363,8 @@ def _calibrate_from(runs: pd.DataFrame, results: Path, monkeypatch,
     """`modelvar plan --calibrate RESULTS` on ``runs`` (its runs tables) of dataset "a" (two
     classes; ``features``, else ten numeric ones, of which the first ``few_valued`` take 3
     values and the others 100); the model goes to RESULTS/cost.json."""
-    from modelvar.pipeline import plan_report, result_tables
+    from modelvar.pipeline import result_tables
+    from modelvar.planning import plan_report
 
     monkeypatch.setattr(result_tables, "read_table", lambda results, table: runs)
     (results / "datasets").mkdir(parents=True)

@@ -10,8 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from modelvar.pipeline import families
-from modelvar.pipeline.cells import Cell, cell_label, grid, level_value
+from modelvar.study import families
+from modelvar.study.cells import Cell, cell_label, grid, level_value
 
 
 @pytest.mark.parametrize("name,entry,level_id,words", [
@@ -92,7 +92,7 @@ def label_noise():
 
 
 def test_a_new_family_gets_its_config_key_and_its_part_of_every_cell_id(label_noise):
-    from modelvar.pipeline.config_check import schema_problems
+    from modelvar.planning.config_check import schema_problems
 
     assert families.names() == ("data", "categorical", "label", "hparam", "downsample",
                                 "model_seed")
@@ -120,12 +120,12 @@ def test_a_new_family_declared_once_reaches_the_runs_table_findings_and_figures(
     from modelvar.data.canonical import write
     from modelvar.findings.report import findings_html
     from modelvar.findings.study import compute_findings
-    from modelvar.pipeline.design import cell_roles, dataset_cells, reach_of
     from modelvar.pipeline.fitting import fit_job
     from modelvar.pipeline.metric_tables import TABLES, metrics_job
     from modelvar.pipeline.result_tables import partition, read_tables
     from modelvar.plots.findings import sources_figure
     from modelvar.plots.study import sources_of_variance
+    from modelvar.study.design import cell_roles, dataset_cells, reach_of
 
     perturbation = {"label": [{"flip": 0.3}], "model_seed": ["fixed"]}
     meta = write(load("vehicle", {"source": "embedded"}), tmp_path / "vehicle.parquet",

@@ -17,8 +17,8 @@ from modelvar.findings.claims import (
 )
 from modelvar.findings.components import variance_components
 from modelvar.findings.sources import no_effect, sources_of_variance, study_sources
-from modelvar.pipeline.cells import Cell, cell_label, level_label
-from modelvar.pipeline.design import cell_roles
+from modelvar.study.cells import Cell, cell_label, level_label
+from modelvar.study.design import cell_roles
 
 
 # ------------------------------------------------------------------ variance components
@@ -278,9 +278,9 @@ def test_paired_interval_is_the_student_t_interval_of_the_differences():
 @pytest.mark.parametrize("classifier", ["lr-sgd", "svm-sgd", "xgb"])
 def test_a_deterministic_classifiers_control_gives_percent_agreement_exactly_one(classifier):
     from modelvar.data import load
-    from modelvar.pipeline.design import control
     from modelvar.pipeline.fitting import fit_repeat
     from modelvar.pipeline.metric_tables import repeat_tables
+    from modelvar.study.design import control
 
     preds, _ = fit_repeat(load("vehicle", {"source": "embedded"}), classifier=classifier,
                           cell=control(), repeat=0, n_runs=4, test_fraction=0.25,

@@ -143,8 +143,8 @@ def test_groups_and_refusals():
 
 def test_a_fit_job_gives_the_same_mlp_runs_batched_or_one_at_a_time():
     from modelvar.data import load
-    from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.fitting import fit_repeat
+    from modelvar.study.cells import Cell
 
     ds = load("vehicle", {"source": "embedded"})
     kw = dict(classifier="mlp", repeat=1, n_runs=4, test_fraction=0.25, root_seed=3, epochs=2,

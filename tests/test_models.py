@@ -12,7 +12,7 @@ from modelvar.data.preprocess import fit_transform
 from modelvar.models import hparams, tuning
 from modelvar.models.registry import built_in_names, make_classifier
 from modelvar.pipeline import fitting
-from modelvar.pipeline.cells import Cell
+from modelvar.study.cells import Cell
 
 
 @pytest.fixture(scope="module")
@@ -294,7 +294,7 @@ import hashlib, json, sys
 import numpy as np
 from modelvar.data import load
 from modelvar.models.registry import built_in_names
-from modelvar.pipeline.cells import Cell
+from modelvar.study.cells import Cell
 from modelvar.pipeline.fitting import fit_repeat
 
 threads = int(sys.argv[1])

@@ -19,8 +19,8 @@ from modelvar.data.perturb import (
 )
 from modelvar.data.preprocess import EncodedDataset
 from modelvar.pipeline import fitting
-from modelvar.pipeline.cells import Cell, grid
 from modelvar.seeding import stream
+from modelvar.study.cells import Cell, grid
 
 
 def rng(name="t", **kw):

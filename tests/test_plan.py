@@ -9,10 +9,10 @@ import pytest
 
 from conftest import REPO
 from modelvar.data.schema import profile_problems
-from modelvar.pipeline.cells import Cell
-from modelvar.pipeline.design import Reach, active_sources, control, dataset_cells
-from modelvar.pipeline.plan import PlanError, gpu_speedup_at, plan_study, probability_form
-from modelvar.pipeline.plan_report import dataset_totals, format_plan, job_counts
+from modelvar.planning.plan import PlanError, gpu_speedup_at, plan_study, probability_form
+from modelvar.planning.plan_report import dataset_totals, format_plan, job_counts
+from modelvar.study.cells import Cell
+from modelvar.study.design import Reach, active_sources, control, dataset_cells
 
 GRID = {"data": ["none", {"rel": 0.2}], "categorical": ["none", {"label": 0.1}],
         "hparam": ["none", {"rel": 0.1}], "downsample": [0.5, 1.0], "model_seed": ["per-run"]}
@@ -155,8 +155,8 @@ def test_few_valued_columns_cost_xgb_less_unless_noise_fills_them():
     """A profile's ``few_valued`` numeric features (word counts, flags: at most 16 distinct
     values) cost xgb φ of continuous ones (its histograms have a bin per value), the others
     alike; a data-noise cell gives them continuous values, so its fits cost as before."""
-    from modelvar.pipeline import plan as plan_module
-    from modelvar.pipeline.cost_model import load
+    from modelvar.planning import plan as plan_module
+    from modelvar.planning.cost_model import load
 
     few = openml(3000, 30, 0, 2)
     few["profile"]["few_valued"] = 30
@@ -279,7 +279,7 @@ def test_the_mlp_tuning_one_fit_at_a_time_takes_its_own_gpu_speedup():
     """The MLP's gpu_speedup is that of its batched fit jobs; its tuning fits one trial at a
     time, at classifier_settings.mlp.gpu_speedup_alone (default 1: one core's speed), which
     divides exactly its tuning hours; the report says which speed-up its tuning took."""
-    from modelvar.pipeline.plan_report import tuning_seconds
+    from modelvar.planning.plan_report import tuning_seconds
 
     def mlp_hours(**settings):
         config = study(hparams="tuned", tuning={"trials": 4, "folds": 3},
@@ -338,7 +338,7 @@ def test_noop_families_collapse_on_vehicle_and_on_all_categorical_car(tmp_path):
     cells, no fits, and one warning each; anneal (both kinds) keeps every cell."""
     import yaml
 
-    from modelvar.pipeline.config_check import check_config
+    from modelvar.planning.config_check import check_config
 
     config = {"root_seed": 1, "datasets": {n: {"source": "embedded"}
                                            for n in ("vehicle", "car", "anneal")},

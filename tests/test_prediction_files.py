@@ -84,7 +84,7 @@ def test_storage_types_and_size(tmp_path):
 def test_the_plan_prices_compact_rows_of_one_hot_probabilities_as_written(tmp_path, c):
     """svm-sgd's hinge loss gives the predicted class's one-hot vector: its compact statistics
     are nearly constant and compress to ~2 bytes a row, not the ~16 of peaked probabilities."""
-    from modelvar.pipeline.plan import bytes_per_row
+    from modelvar.planning.plan import bytes_per_row
 
     rng = np.random.default_rng(c)
     k, n = 10, 5000

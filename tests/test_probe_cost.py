@@ -12,8 +12,8 @@ import pytest
 
 from modelvar import timing
 from modelvar.models import registry
-from modelvar.pipeline import probe_cost
-from modelvar.pipeline.probe_cost import ProbeShape
+from modelvar.planning import probe_cost
+from modelvar.planning.probe_cost import ProbeShape
 
 # a slow estimator whose fit costs 2e-5 CPU seconds per row × column × class, on a counter that
 # stands in for the CPU clock (so the test measures nothing and takes no time)

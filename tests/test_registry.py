@@ -70,8 +70,8 @@ def test_every_built_in_is_a_complete_spec():
 
 # ------------------------------------------------------------------ the figure registry
 def test_every_registered_figure_has_its_function_and_caption():
-    from modelvar.pipeline import figures
     from modelvar.plots import study
+    from modelvar.study import figures
 
     for spec in figures.DATASET_FIGURES:
         assert callable(getattr(study, spec.name, None)), spec.name
@@ -100,7 +100,7 @@ def test_loading_the_workflow_imports_no_plotting_library(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
                 if line.startswith("import time:")}
-    assert "modelvar.pipeline.figures" in imported  # the trace covers the workflow's imports
+    assert "modelvar.study.figures" in imported  # the trace covers the workflow's imports
     plotting = sorted(m for m in imported if m.split(".")[0] in ("matplotlib", "seaborn"))
     assert plotting == []
 

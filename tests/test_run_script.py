@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import CONFIGS, REPO, job_counts
-from modelvar.pipeline.workflow_config import ConfigError, get_key, resolve
+from modelvar.planning.workflow_config import ConfigError, get_key, resolve
 
 pytestmark = pytest.mark.workflow
 
@@ -130,7 +130,7 @@ def test_a_config_file_is_read_safely_before_snakemake_reads_it(tmp_path, text, 
 
 @pytest.mark.parametrize("results_dir", [".", "/", ".."])
 def test_a_results_dir_that_holds_the_working_directory_is_refused(tmp_path, results_dir):
-    from modelvar.pipeline.config_check import results_dir_problems
+    from modelvar.planning.config_check import results_dir_problems
 
     work = tmp_path / "work"
     work.mkdir()

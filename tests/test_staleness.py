@@ -9,7 +9,8 @@ import time
 import pandas as pd
 import pytest
 
-from modelvar.pipeline import job_recipes, result_tables
+from modelvar.pipeline import result_tables
+from modelvar.planning import job_recipes
 from modelvar.table_files import (
     MANIFEST_DIR,
     STATE_DIR,

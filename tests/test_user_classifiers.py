@@ -16,7 +16,7 @@ import yaml
 from conftest import CONFIGS, REPO, job_counts, snakemake
 from modelvar.models import registry
 from modelvar.models.hparams import HParam, perturb_numeric
-from modelvar.pipeline.config_check import ConfigProblems, check_config
+from modelvar.planning.config_check import ConfigProblems, check_config
 
 SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
 RF = {"name": "rf", "estimator": "sklearn.ensemble.RandomForestClassifier",
@@ -199,8 +199,8 @@ def test_declared_classifiers_run_through_every_stage(tmp_path):
 
 
 def test_the_plan_says_where_a_declared_classifiers_cost_comes_from(tmp_path, monkeypatch):
-    from modelvar.pipeline.plan import plan_study
-    from modelvar.pipeline.plan_report import format_plan
+    from modelvar.planning.plan import plan_study
+    from modelvar.planning.plan_report import format_plan
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my_models.py").write_text(CENTROID_SOURCE)
@@ -226,8 +226,8 @@ def test_the_plan_says_where_a_declared_classifiers_cost_comes_from(tmp_path, mo
 def test_a_classifier_without_a_seed_gets_no_per_run_seed_cells(tmp_path, monkeypatch):
     """Model seed per run cannot act on a classifier that takes no seed: its cells collapse to
     a fixed seed (no duplicate fits), the others keep theirs, and the plan says so."""
-    from modelvar.pipeline.plan import plan_study
-    from modelvar.pipeline.plan_report import format_plan
+    from modelvar.planning.plan import plan_study
+    from modelvar.planning.plan_report import format_plan
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my_models.py").write_text(CENTROID_SOURCE)

@@ -36,8 +36,8 @@ def test_a_study_puts_xgb_on_a_gpu(tmp_path):
     gpu=1), lr-sgd's stay on the CPU; the plan counts the same jobs."""
     import yaml
 
-    from modelvar.pipeline.plan_report import job_counts as planned_counts
-    from modelvar.pipeline.plan_report import plan_of_command_line
+    from modelvar.planning.plan_report import job_counts as planned_counts
+    from modelvar.planning.plan_report import plan_of_command_line
 
     config = yaml.safe_load((CONFIGS / "small.yaml").read_text())
     config.update(classifiers=["lr-sgd", "xgb"], hparams="tuned",
@@ -212,7 +212,7 @@ def test_prediction_files_are_compact(tiny_run):
 def test_plan_storage_matches_the_files_of_a_run(tiny_run):
     """The plan's storage estimate (issue 13: within 20 %) against the tiny run's files: lr-sgd's
     dense probabilities and svm-sgd's one-hot ones, small row groups, streamed metric tables."""
-    from modelvar.pipeline.plan_report import plan_of_command_line, storage_on_disk
+    from modelvar.planning.plan_report import plan_of_command_line, storage_on_disk
 
     plan, _ = plan_of_command_line(["--configfile", str(CONFIGS / "tiny.yaml")])
     rows = pd.DataFrame(storage_on_disk(plan, tiny_run))
@@ -482,8 +482,8 @@ def test_preliminary_and_full_study_configs_dry_run(tmp_path):
     assert counts["tune"] == 37 * 2 and counts["tune_gpu"] == 37 * 2  # xgb and mlp on GPUs
     assert counts["total"] <= 5_000
     # `modelvar plan` counts the same jobs as the workflow makes
-    from modelvar.pipeline.plan_report import job_counts as planned_counts
-    from modelvar.pipeline.plan_report import plan_of_command_line
+    from modelvar.planning.plan_report import job_counts as planned_counts
+    from modelvar.planning.plan_report import plan_of_command_line
 
     plan, config = plan_of_command_line(["--configfile", str(REPO / "config/full-study.yaml"),
                                          str(REPO / "config/openml/seed-study.yaml")])

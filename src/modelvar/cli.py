@@ -108,8 +108,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_unlock_stale(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.run_lock import unlock_if_stale
-    from modelvar.pipeline.workflow_config import resolve, workflow_options
+    from modelvar.planning.run_lock import unlock_if_stale
+    from modelvar.planning.workflow_config import resolve, workflow_options
 
     argv = _snakemake_argv(args)
     message = unlock_if_stale(resolve(argv).workdir, workflow_options(argv))
@@ -124,7 +124,7 @@ def _snakemake_argv(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.plan_report import (
+    from modelvar.planning.plan_report import (
         calibrate_from_results,
         format_jobs,
         format_plan,
@@ -144,7 +144,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_config(args: argparse.Namespace) -> int:
     import yaml
 
-    from modelvar.pipeline.workflow_config import get_key, resolve
+    from modelvar.planning.workflow_config import get_key, resolve
 
     resolved = resolve(_snakemake_argv(args))
     if args.report_path:
@@ -317,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--meta", required=True, help="its JSON metadata")
     p.add_argument("--classifier", required=True, type=_classifier_name, help=classifier_help)
     p.add_argument("--cells", nargs="+", required=True,
-                   help="perturbation cell ids (modelvar.pipeline.cells)")
+                   help="perturbation cell ids (modelvar.study.cells)")
     p.add_argument("--repeats", type=int, nargs="+", required=True, help="repeat indices")
     p.add_argument("--runs", type=int, required=True, help="runs per repeat")
     p.add_argument("--run-block", type=int, nargs=2, metavar=("START", "STOP"),

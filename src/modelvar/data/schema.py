@@ -11,7 +11,7 @@ A non-numeric value beyond the sampled rows is found by the prepare job.
 
 It also counts the *few-valued* numeric features (:func:`count_few_valued`: at most
 :data:`FEW_VALUES` distinct values, as counts, flags and rating scales have), for the plan's cost
-estimates (:mod:`modelvar.pipeline.cost_model`); in a delimited-text file's sample and a parquet
+estimates (:mod:`modelvar.planning.cost_model`); in a delimited-text file's sample and a parquet
 file's first row group, and not at all for an ARFF file (``None``: treated as none).
 """
 

@@ -31,7 +31,7 @@ class RareClassWarning(UserWarning):
 
 def rare_classes(class_counts: dict[str, int], need: int) -> dict[str, int]:
     """The classes (label: samples) with fewer than ``need`` samples, the fewest a class needs
-    for the split (:func:`modelvar.pipeline.config_check.min_class_size`)."""
+    for the split (:func:`modelvar.planning.config_check.min_class_size`)."""
     return {label: n for label, n in class_counts.items() if n < need}
 
 

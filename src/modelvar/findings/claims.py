@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from modelvar.metrics.student_t import t_quantile
-from modelvar.pipeline.cells import Cell
+from modelvar.study.cells import Cell
 
 CLAIMS = {
     "sig0_data": "Data perturbation at the zeroth significant digit moves accuracy most.",

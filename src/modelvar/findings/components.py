@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from modelvar.pipeline import families
+from modelvar.study import families
 
 REPEAT = "repeat (test set)"
 INTERACTIONS, RUNS, REST = "interactions", "runs (seed, draws)", "interactions and residual"

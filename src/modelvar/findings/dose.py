@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from modelvar.pipeline.cells import Cell
+from modelvar.study.cells import Cell
 
 #: the sources-table columns each point carries
 MEASURE_COLUMNS = ["accuracy_sd", "accuracy_sd_low", "accuracy_sd_high", "disagreement",

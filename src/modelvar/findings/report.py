@@ -396,7 +396,7 @@ def dataset_summary_html(dataset: str, summary: pd.DataFrame, agreement: pd.Data
     """Per cell and classifier: accuracy, within-repeat SD, global EC and percent agreement,
     each the mean over repeats with a 95 % t-interval, and identical repeats."""
     from modelvar.findings.sources import mean_ci
-    from modelvar.pipeline.cells import cell_label
+    from modelvar.study.cells import cell_label
 
     rows = []
     s = summary[summary["subset"] == "all"]

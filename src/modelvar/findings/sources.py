@@ -1,7 +1,7 @@
 """Sources of variance, one at a time: each source alone against the control (seed 004's
 question: *which source changes accuracy and predictions most?*).
 
-For one dataset × classifier, the one-at-a-time cells (:mod:`modelvar.pipeline.design`) are the
+For one dataset × classifier, the one-at-a-time cells (:mod:`modelvar.study.design`) are the
 control — nothing perturbed, 100 % of the training pool, one fixed model seed — and each level
 of each family alone. For each such cell, over its R repeats:
 
@@ -26,7 +26,7 @@ of each family alone. For each such cell, over its R repeats:
   not move the predictions at all: a deterministic classifier's control, or a model seed that
   the classifier ignores);
 * the realised strength of the perturbation in the runs beside its nominal level: each
-  family's summarised strength columns (:class:`modelvar.pipeline.families.Strength`; for the
+  family's summarised strength columns (:class:`modelvar.study.families.Strength`; for the
   built-ins ``data_changed_frac``, ``cat_changed_frac``: shares of cells changed;
   ``data_shift_sd``: mean |Δx| in training SDs), NaN on other sources' rows.
 
@@ -49,9 +49,9 @@ import pandas as pd
 
 from modelvar.metrics import registry as metric_registry
 from modelvar.metrics.student_t import t_quantile
-from modelvar.pipeline import families
-from modelvar.pipeline.cells import Cell, level_label
-from modelvar.pipeline.design import active_sources
+from modelvar.study import families
+from modelvar.study.cells import Cell, level_label
+from modelvar.study.design import active_sources
 
 
 def source_names() -> tuple[str, ...]:
@@ -128,7 +128,7 @@ def _put(row: dict, name: str, triple) -> None:
 def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
                         roles: dict[str, dict[str, tuple]]) -> pd.DataFrame:
     """The sources table (module docstring) of every dataset × classifier in the tables;
-    ``roles[dataset]``: cell id → its parts of the design (:func:`~modelvar.pipeline.design.
+    ``roles[dataset]``: cell id → its parts of the design (:func:`~modelvar.study.design.
     cell_roles`)."""
     rows = []
     summary = summary[summary["subset"] == "all"]

@@ -3,7 +3,7 @@
 Reads the summary, agreement and runs tables of every dataset (only the columns and rows it
 needs, file by file, so that the full study's tables fit in memory: the predictions are never
 read), works out each dataset's design (which cells are the factorial grid and which the
-one-at-a-time cells, :func:`modelvar.pipeline.design.cell_roles`), and writes
+one-at-a-time cells, :func:`modelvar.study.design.cell_roles`), and writes
 
 * ``aggregated/study/{sources,study_sources,margins,comparison,study_comparison,dose_response,
   dose_summary,components,study_components,claims,strength}.parquet`` (docs/results.md);
@@ -31,9 +31,9 @@ from modelvar.findings.components import grid_components, study_components
 from modelvar.findings.dose import dose_response, dose_summary
 from modelvar.findings.report import answer_rst, dataset_summary_html, findings_html
 from modelvar.findings.sources import sources_of_variance, study_sources
-from modelvar.pipeline import families
-from modelvar.pipeline.design import cell_roles, collapsed_families, reach_of
 from modelvar.pipeline.result_tables import read_tables, study_table_path
+from modelvar.study import families
+from modelvar.study.design import cell_roles, collapsed_families, reach_of
 
 SUMMARY_METRICS = ("accuracy", "churn", "ec_global", "ec_local", "kappa", "pa")
 AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac", "n", "bias_01",

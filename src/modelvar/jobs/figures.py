@@ -1,5 +1,5 @@
 """The ``figures`` job: one dataset's figure set (or its group-disparities figure), each figure's
-function looked up in the figure registry (:mod:`modelvar.pipeline.figures`)."""
+function looked up in the figure registry (:mod:`modelvar.study.figures`)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from modelvar.jobs.common import job_manifest, read_json
 
 
 def run(args: argparse.Namespace) -> int:
-    from modelvar.pipeline import figures as registry
-    from modelvar.pipeline.design import cell_roles, reach_of
     from modelvar.pipeline.result_tables import read_tables
+    from modelvar.study import figures as registry
+    from modelvar.study.design import cell_roles, reach_of
 
     out_dir = Path(args.out_dir)
     roles = cell_roles(json.loads(args.perturbation), args.design,

@@ -53,8 +53,8 @@ def _warn_changed_below(args: argparse.Namespace) -> float:
 def run(args: argparse.Namespace) -> int:
     from modelvar.data.arrays import read_arrays
     from modelvar.models.registry import fit_rule, register_from_settings
-    from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.fitting import fit_job
+    from modelvar.study.cells import Cell
 
     settings = json.loads(args.settings) if args.settings else {}
     register_from_settings(args.classifier, settings)

@@ -64,7 +64,7 @@ MANY_CLASSES = 20
 #: xgb's boosting rounds (trees per class), the original study's
 XGB_TREES = 100
 #: encoded columns from which xgb's time per column grows (its own cost regime:
-#: modelvar.pipeline.cost_model)
+#: modelvar.planning.cost_model)
 XGB_WIDE_COLUMNS = 1000
 #: classes from which xgb's fit has cost constants of its own: it grows a tree per class per
 #: round, each on every row, with few rows of its class (a 5-fold cross-validation of the

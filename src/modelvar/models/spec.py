@@ -44,7 +44,7 @@ class ClassifierSpec:
     ``seconds_per_fit``: a declared cost of one fit, used by the plan instead of the cost model.
     ``cost_regimes``: ``("classes" | "rows" | "columns", threshold)`` pairs from which its fit takes
     another algorithm or grows otherwise (the cost model fits each range apart:
-    :mod:`modelvar.pipeline.cost_model`). ``gpu``: its fits and tuning run in the GPU-tagged rules;
+    :mod:`modelvar.planning.cost_model`). ``gpu``: its fits and tuning run in the GPU-tagged rules;
     ``gpu_capable``: it fits on a GPU when one is visible, so a study may tag it
     (``classifier_settings.NAME.gpu``, either way). ``origin``: "built-in", or what a user spec came
     from (its estimator's class path). ``settings``: the config entry a user spec was made from

@@ -33,10 +33,10 @@ from modelvar.data.splits import downsample, split_test_set
 from modelvar.metrics.probabilistic import probability_stats
 from modelvar.models import hparams as hp
 from modelvar.models.registry import make_classifier, spec
-from modelvar.pipeline import families
-from modelvar.pipeline.cells import Cell
 from modelvar.pipeline.predictions import PROBA_PREFIX, PredictionsWriter
 from modelvar.seeding import stream
+from modelvar.study import families
+from modelvar.study.cells import Cell
 from modelvar.table_files import Manifest, TableStream
 from modelvar.timing import Stopwatch
 
@@ -126,7 +126,7 @@ def perturb_training_rows(
     ds, enc: EncodedDataset, rows: np.ndarray, cell: Cell, *, root_seed: int,
     repeat: int, run: int, y: np.ndarray | None = None, n_classes: int | None = None,
 ) -> tuple[families.TrainingRows, dict, dict]:
-    """Apply the cell's training-rows families (:func:`modelvar.pipeline.families.
+    """Apply the cell's training-rows families (:func:`modelvar.study.families.
     training_rows_families`: data, categorical, and any registered one) to the training rows
     only, in the registry's order; a family whose reach the dataset lacks is skipped.
 

@@ -192,8 +192,8 @@ def grouped_job(prediction_paths, data_path, meta: dict, out_paths: dict, *, gro
                 manifest=None) -> dict[str, int]:
     """Every repeat of the prediction files, one at a time, into the grouped and disparities
     tables (with the cells' levels)."""
-    from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.predictions import iter_repeats
+    from modelvar.study.cells import Cell
     from modelvar.table_files import TableStream
 
     categorical = {f["name"] for f in meta["features"] if f["type"] == "categorical"}

@@ -129,8 +129,8 @@ def metrics_job(prediction_paths: Sequence[str | Path], out_paths: dict[str, Pat
     """Every repeat of the prediction files through :func:`repeat_columns`, one at a time,
     each table streamed into ``out_paths[table]`` with the cell's perturbation levels as
     columns. Returns the rows written per table."""
-    from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.predictions import iter_repeats
+    from modelvar.study.cells import Cell
     from modelvar.table_files import TableStream
 
     streams = {t: TableStream(out_paths[t], manifest=manifest) for t in TABLES}

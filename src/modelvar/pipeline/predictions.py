@@ -10,7 +10,7 @@ column              type           meaning
 ==================  =============  ===========================================================
 (dataset,           partition      the dataset and classifier: in the path (hive partitions),
 classifier)                        and in the file's metadata
-cell                dictionary     perturbation cell id (:mod:`modelvar.pipeline.cells`)
+cell                dictionary     perturbation cell id (:mod:`modelvar.study.cells`)
                     string
 repeat, run         int16          repeat index (one test set each), run index within the repeat
 sample              int32 / int64  row id in the canonical dataset

@@ -81,9 +81,9 @@ def refit_run(results_dir: str | Path, path: Path, row_group: int, cell: str, re
               run: int, *, data=None) -> RefitResult:
     """Fit one recorded run again and compare it with its stored rows (module docstring);
     ``data``: the prepared dataset's arrays when the caller has read them already."""
-    from modelvar.pipeline.cells import Cell
     from modelvar.pipeline.fitting import fit_repeat_arrays
     from modelvar.pipeline.predictions import PredictionsWriter, file_metadata
+    from modelvar.study.cells import Cell
 
     head, _ = file_metadata(path)
     fit = head.get("fit")

@@ -15,7 +15,7 @@ gathers them afterwards, so no table is written twice):
 
 ``dataset`` and ``classifier`` are in the path, not in the files (their partition keys):
 ``pandas.read_parquet("RESULTS/aggregated/summary")`` (or pyarrow, polars, duckdb) gives them back
-as columns. JOB names the job (:mod:`modelvar.pipeline.plan`). When a changed config (e.g.
+as columns. JOB names the job (:mod:`modelvar.planning.plan`). When a changed config (e.g.
 ``jobs.target_minutes``) regroups the fits of a dataset × classifier into other jobs, the run
 removes the files of jobs that are no longer in the plan from that partition once every
 replacement exists (:func:`stale_files`), so a finished folder never mixes two plans' tables

@@ -3,13 +3,13 @@
 Every figure says what it shows and what each mark pools: its title names the panels' families,
 and where a violin or a point pools several levels of a family that varies in the grid, a line
 under the title lists them with the number of values per mark. Cells carry readable labels
-(``data rel 0.2 · hparam none · 50 % train · seed per run``, :func:`modelvar.pipeline.cells.
+(``data rel 0.2 · hparam none · 50 % train · seed per run``, :func:`modelvar.study.cells.
 cell_label`), metrics their names, classifiers one fixed colour each. Figures are at most
 9.3 inches (1,400 px at 150 dpi) wide, and no panel holds more than :data:`MAX_PER_PANEL`
 violins or rows.
 
 Each figure takes the dataset's tables and ``roles`` (cell → its parts of the design,
-:func:`modelvar.pipeline.design.cell_roles`): the seed's figures (gross accuracy grid, accuracy
+:func:`modelvar.study.design.cell_roles`): the seed's figures (gross accuracy grid, accuracy
 by data perturbation, repeat accuracy ranges, EC distributions, per-sample instability) show the
 **factorial** cells, where every family's levels are crossed; the sources figures show the
 **one-at-a-time** cells (the control and each source alone).
@@ -28,9 +28,9 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
-from modelvar.pipeline import families
-from modelvar.pipeline.cells import cell_label, level_value
 from modelvar.plots.common import classifier_colours, metric_name, save_figure
+from modelvar.study import families
+from modelvar.study.cells import cell_label, level_value
 
 MAX_WIDTH_IN = 9.3
 MAX_PER_PANEL = 20
@@ -149,7 +149,7 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
 
 def _cell_key(cell_id: str, families) -> tuple:
     """Sort key of a cell by its levels of the given families (none first, then numerically)."""
-    from modelvar.pipeline.cells import Cell
+    from modelvar.study.cells import Cell
 
     levels = Cell.parse(cell_id).levels()
     return tuple(_level_key(level_value(levels[f])) for f in families)

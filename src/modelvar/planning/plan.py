@@ -10,9 +10,9 @@ scikit-learn and file datasets, cheaply: :mod:`modelvar.data.schema`), and from 
 checks a profile against the data. The plan never depends on files the run itself writes, so every
 load of the workflow in one run (dry runs, SLURM job steps) makes the same jobs.
 
-**Fit jobs.** The cells of a dataset (:mod:`modelvar.pipeline.design`) form *chunks* of cells that
+**Fit jobs.** The cells of a dataset (:mod:`modelvar.study.design`) form *chunks* of cells that
 share their data, categorical and hparam levels. Each fit's cost comes from the cost model
-(:mod:`modelvar.pipeline.cost_model`: training rows, d, C, epochs, the shares of d that are
+(:mod:`modelvar.planning.cost_model`: training rows, d, C, epochs, the shares of d that are
 one-hot levels, noisy and few-valued numeric features, the last from the profile's
 ``few_valued`` or counted in the data; plus the nearest-neighbour search of ``nn`` levels). A
 chunk whose repeats fit in ``jobs.target_minutes`` is one job (id: the chunk, e.g.
@@ -51,12 +51,12 @@ from dataclasses import dataclass, field
 from modelvar.data.schema import DatasetSchema
 from modelvar.models.registry import classifier_names, fit_rule, on_gpu
 from modelvar.models.registry import spec as classifier_spec
-from modelvar.pipeline import families
-from modelvar.pipeline.cells import Cell
-from modelvar.pipeline.cost_model import CostModel, onehot_share
-from modelvar.pipeline.cost_model import load as load_cost_model
-from modelvar.pipeline.design import Reach, dataset_cells
 from modelvar.pipeline.result_tables import METRIC_TABLES
+from modelvar.planning.cost_model import CostModel, onehot_share
+from modelvar.planning.cost_model import load as load_cost_model
+from modelvar.study import families
+from modelvar.study.cells import Cell
+from modelvar.study.design import Reach, dataset_cells
 
 TARGET_MINUTES = 60.0
 MAX_DENSE_CLASSES = 10
@@ -489,8 +489,8 @@ def _cell_blocks(cells: list[tuple[Cell, float]], target: float) -> list[list]:
 def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
                       notes: dict[str, str]) -> None:
     """Constants for each declared classifier the cost model lacks: its ``seconds_per_fit``,
-    else probe fits (:mod:`modelvar.pipeline.probe_cost`); ``notes`` says which."""
-    from modelvar.pipeline import probe_cost
+    else probe fits (:mod:`modelvar.planning.probe_cost`); ``notes`` says which."""
+    from modelvar.planning import probe_cost
 
     test_fraction = config["split"].get("test_fraction", 0.25)
     for clf in classifier_names(config):

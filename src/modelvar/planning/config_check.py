@@ -9,7 +9,7 @@ bad dataset stops the run before its first job, with one message listing everyth
    ``source``, or by its key such as ``sig``), and that alternative's errors are reported.
    Whole numbers written as floats where an integer is expected (``repeats: 2.0``) become ints.
    The ``perturbation`` families' levels are checked against their grammars in
-   :mod:`modelvar.pipeline.families` (:func:`workflow_schema`), and a family the config leaves
+   :mod:`modelvar.study.families` (:func:`workflow_schema`), and a family the config leaves
    out gets its control level.
 2. **The study**: each dataset is peeked (:mod:`modelvar.data.schema`: missing or unreadable
    files, unsupported types, absent target or categorical columns, undeclared non-numeric columns,
@@ -32,7 +32,7 @@ from modelvar.data.canonical import DatasetError
 from modelvar.data.errors import not_found_message
 from modelvar.data.schema import DatasetSchema, peek
 from modelvar.data.splits import kept_rare_classes_warning, rare_classes
-from modelvar.pipeline.plan import SPEEDUP_SETTINGS
+from modelvar.planning.plan import SPEEDUP_SETTINGS
 
 CLASS_GROUPING = "@class"
 #: below these sizes results are warned about (too few rows to learn from or to measure on)
@@ -120,11 +120,11 @@ def _describe(error) -> list[str]:
 
 def workflow_schema(schema: dict) -> dict:
     """The config schema with every perturbation family's level grammar
-    (:func:`modelvar.pipeline.families.schema_properties`) under ``perturbation``, whose other
+    (:func:`modelvar.study.families.schema_properties`) under ``perturbation``, whose other
     keys are then unknown. The schema file holds the rest; applying this twice is harmless."""
     import copy
 
-    from modelvar.pipeline import families
+    from modelvar.study import families
 
     out = copy.deepcopy(schema)
     section = out["properties"]["perturbation"]
@@ -136,7 +136,7 @@ def workflow_schema(schema: dict) -> dict:
 def fill_family_defaults(config: dict) -> None:
     """Give every family that the config's ``perturbation`` does not list its control level
     (:func:`fill_schema_defaults` does it for the schema file's own defaults)."""
-    from modelvar.pipeline import families
+    from modelvar.study import families
 
     section = config.setdefault("perturbation", {})
     for name, levels in families.defaults().items():
@@ -144,12 +144,12 @@ def fill_family_defaults(config: dict) -> None:
 
 
 def read_schema(path: str | Path) -> dict:
-    """The config schema file (YAML), read with :func:`~modelvar.pipeline.workflow_config.
+    """The config schema file (YAML), read with :func:`~modelvar.planning.workflow_config.
     safe_yaml_loader` (libyaml: 0.005 s instead of 0.038 s for the workflow's schema, paid by
     every load of the workflow: each dry run and each job step)."""
     import yaml
 
-    from modelvar.pipeline.workflow_config import safe_yaml_loader
+    from modelvar.planning.workflow_config import safe_yaml_loader
 
     return yaml.load(Path(path).read_text(), Loader=safe_yaml_loader())
 
@@ -315,7 +315,7 @@ def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
 def unseeded_warnings(config: dict) -> list[str]:
     """A classifier that takes no model seed (a declared one without ``seed_param``) is the
     same model with a seed per run as with a fixed one: say so when the study varies it (the
-    plan collapses its per-run cells, :func:`modelvar.pipeline.plan.seedless_cells`)."""
+    plan collapses its per-run cells, :func:`modelvar.planning.plan.seedless_cells`)."""
     from modelvar.models import registry
 
     levels = config.get("perturbation", {}).get("model_seed", ["per-run"])

@@ -414,13 +414,13 @@ def calibrate(runs, shapes: dict[str, dict], *, source: str,
 
     Continuous data noise slows some classifiers (``base.data_noise``, e.g. xgb's histograms
     fill up): a fit with a ``noisy_share`` > 0 (a column of ``runs``: the share of its encoded
-    columns that its data perturbation gave new values, :func:`modelvar.pipeline.plan.noisy_share`)
+    columns that its data perturbation gave new values, :func:`modelvar.planning.plan.noisy_share`)
     counts as ``fit_seconds / (1 + a · noisy_share)`` of clean data, and the model keeps ``a``,
     by which the plan multiplies again; without it, a run with noisy cells would average clean
     and noisy fits into one constant, too slow for the one and too fast for the other. In the
     same way a fit with a ``few_valued_share`` f > 0 (a column of ``runs``: the share of its
     encoded columns that are few-valued numeric features,
-    :func:`modelvar.pipeline.plan.few_valued_share`) counts as ``fit_seconds`` over its
+    :func:`modelvar.planning.plan.few_valued_share`) counts as ``fit_seconds`` over its
     few-valued factor (:func:`few_valued_factor` with φ, ``base.few_valued``, and the column
     offset of the fit's regime: ``base``'s for a first fit, then that fit's for the second,
     whose constants are kept), and the model keeps φ."""

@@ -142,7 +142,7 @@ def start_run(results_dir: str | Path, argv: list[str], snakefile: str | Path,
     """What the workflow does when jobs start (its onstart; not for dry runs): hold the results
     lock, keep the folder out of git, and record the invocation for ``modelvar verify``'s
     regenerate commands."""
-    from modelvar.pipeline.workflow_config import record_invocation
+    from modelvar.planning.workflow_config import record_invocation
     from modelvar.table_files import remove_stray_temporaries
 
     hold_results_lock(results_dir, working_dir=Path.cwd())

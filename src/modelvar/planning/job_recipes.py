@@ -91,7 +91,7 @@ def new_in_dry_run(results_dir: str | Path) -> Path:
     if path not in _MADE_IN_DRY_RUN:  # one check per process, not per job
         if not path.is_file():
             _create(path, "Jobs new to this results folder: a dry run writes no recipe of "
-                    "theirs (modelvar.pipeline.job_recipes); they run in any case.\n")
+                    "theirs (modelvar.planning.job_recipes); they run in any case.\n")
         _MADE_IN_DRY_RUN.add(path)
     return path
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-#: the parts of the design a figure can need (:mod:`modelvar.pipeline.design`)
+#: the parts of the design a figure can need (:mod:`modelvar.study.design`)
 PARTS = ("one-at-a-time", "factorial", "grouped")
 #: the tables a dataset figure can read (``RESULTS/aggregated/<table>/dataset=D/…``)
 TABLES = ("summary", "agreement", "runs", "disparities")

@@ -14,7 +14,7 @@ The one-at-a-time cells answer "how much does this source alone move accuracy an
 predictions", against the control's zero; the factorial grid shows interactions.
 
 **No-op families.** A family that cannot act on a dataset collapses to ``none`` for it: one
-whose reach (:mod:`modelvar.pipeline.families`) the dataset lacks — the categorical family on
+whose reach (:mod:`modelvar.study.families`) the dataset lacks — the categorical family on
 a dataset without categorical features, the data family on one without numeric features. Its
 levels would only give byte-identical copies of the ``none`` cells (wasted fits, and pooled
 figures counting each repeat twice). :func:`dataset_cells` returns the collapsed families so
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modelvar.pipeline import families
-from modelvar.pipeline.cells import Cell, grid
+from modelvar.study import families
+from modelvar.study.cells import Cell, grid
 
 DESIGNS = ("factorial", "one-at-a-time", "both")
 

@@ -1,5 +1,5 @@
 """Perturbation cells: one combination of a level from every perturbation family
-(:mod:`modelvar.pipeline.families`, the registry this module reads).
+(:mod:`modelvar.study.families`, the registry this module reads).
 
 A repeat's runs all share one cell; the runs differ because each draws its perturbations from its
 own streams. Every family has a "none" level. A cell has a readable, parseable id — the
@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import itertools
 
-from modelvar.pipeline import families as registry
+from modelvar.study import families as registry
 
 
 class Cell:

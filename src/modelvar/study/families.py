@@ -8,13 +8,13 @@ says everything the pipeline needs to know about it:
 * its **config key** ``perturbation.<name>``, which is also its column in every table and its
   part of a cell id (in the registry's order: families cheap to vary last);
 * its **level grammar**: the JSON Schema of one config entry (checked with every other config
-  problem before any job, :mod:`modelvar.pipeline.config_check`), how an entry becomes a level,
+  problem before any job, :mod:`modelvar.planning.config_check`), how an entry becomes a level,
   how a level is checked, written as an id (``rel0p2``) and read back, and said in words
   (``rel 0.2``);
 * its **control** level (``none``, a fraction of 1, a fixed seed) and its config default;
 * its **reach**: the feature type it needs on a dataset (``numeric``, ``categorical``; ``None``:
   any dataset). Where a dataset lacks it, the family collapses to its control
-  (:mod:`modelvar.pipeline.design`);
+  (:mod:`modelvar.study.design`);
 * for a family that perturbs the **training rows**, its ``perturb`` function
   (:class:`TrainingRows`, level, random generator) → (rows, record), drawn from the stream
   ``<name>-perturbation`` of (dataset, level, repeat, run); and its **realised-strength**

@@ -4,7 +4,7 @@ for it: its declared ``seconds_per_fit``, else probe fits when the plan is first
 **Probes.** For each dataset shape of the study (d encoded columns, C classes; n training rows),
 the classifier is fitted on synthetic data of d columns and C classes at growing row counts
 (:data:`FIRST_ROWS` (at least 2·C), doubling, up to min(n, :data:`MAX_ROWS`)), and the cost
-model's power law (:func:`modelvar.pipeline.cost_model.fit`: seconds = e^b0 · n^b1 · d^b2 · C^b3)
+model's power law (:func:`modelvar.planning.cost_model.fit`: seconds = e^b0 · n^b1 · d^b2 · C^b3)
 is fitted to those times, which extrapolates to the study's n. Each fit is timed in **CPU
 seconds** (:mod:`modelvar.timing`: all the process's threads, so an estimator that runs several
 threads is charged for each, and a busy machine does not inflate the estimate); a fit under
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from modelvar.pipeline.cost_model import FitCost, fit
+from modelvar.planning.cost_model import FitCost, fit
 from modelvar.seeding import stream
 from modelvar.table_files import write_text
 from modelvar.timing import Stopwatch

@@ -1,6 +1,6 @@
 """``modelvar plan``: the study's compute plan as text, before anything runs.
 
-For the jobs that :mod:`modelvar.pipeline.plan` makes, it prints the jobs per rule; per dataset
+For the jobs that :mod:`modelvar.planning.plan` makes, it prints the jobs per rule; per dataset
 its shape, cells, fits, estimated CPU core-hours (fits, tuning and metrics) and MLP hours, storage
 (prediction files and metric tables), the largest declared memory of a job and the longest job;
 the totals; and the biggest items (the datasets that cost most time and storage, the longest jobs).
@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from modelvar.models.registry import classifier_names, fit_rule, spec
-from modelvar.pipeline import families
-from modelvar.pipeline.cost_model import onehot_share
-from modelvar.pipeline.plan import (
+from modelvar.planning.cost_model import onehot_share
+from modelvar.planning.plan import (
     STARTUP_SECONDS,
     StudyPlan,
     epochs_of,
@@ -25,6 +24,7 @@ from modelvar.pipeline.plan import (
     noisy_share,
     speedup_setting,
 )
+from modelvar.study import families
 
 #: rules besides the plan's fit and metrics jobs: one job per dataset (or per study)
 PER_DATASET_RULES = ("prepare_dataset", "figures")
@@ -107,7 +107,7 @@ def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str)
     time; on a GPU at the classifier's speed-up, or for one whose fit jobs train their runs
     together (the MLP), whose ``gpu_speedup`` is that of a batch, at its ``gpu_speedup_alone``
     (default 1: one core's speed)."""
-    from modelvar.pipeline.cost_model import load
+    from modelvar.planning.cost_model import load
 
     if config.get("hparams") != "tuned":
         return 0.0
@@ -299,12 +299,12 @@ def format_jobs(plan: StudyPlan, config: dict) -> str:
 
 def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
     """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
-    does (:mod:`modelvar.pipeline.workflow_config`), checked and completed with the schema's
+    does (:mod:`modelvar.planning.workflow_config`), checked and completed with the schema's
     defaults as the workflow does, then planned."""
     import modelvar
-    from modelvar.pipeline.config_check import check_config, fill_schema_defaults, read_schema
-    from modelvar.pipeline.plan import plan_study
-    from modelvar.pipeline.workflow_config import resolve
+    from modelvar.planning.config_check import check_config, fill_schema_defaults, read_schema
+    from modelvar.planning.plan import plan_study
+    from modelvar.planning.workflow_config import resolve
 
     workflow_dir = Path(modelvar.__file__).resolve().parents[2]
     resolved = resolve(argv, snakefile_dir=None)
@@ -328,8 +328,8 @@ def calibrate_from_results(results: str | Path, out: str | Path) -> str:
     import pandas as pd
 
     from modelvar.data.schema import count_few_valued
-    from modelvar.pipeline.cost_model import calibrate, fit_epochs, load
     from modelvar.pipeline.result_tables import fit_cost, read_table
+    from modelvar.planning.cost_model import calibrate, fit_epochs, load
     from modelvar.table_files import write_text
 
     results = Path(results)
