@@ -40,7 +40,7 @@ from modelvar.data.arrays import DataArrays
 from modelvar.data.preprocess import transform_run
 from modelvar.data.splits import downsample, split_test_set
 from modelvar.models import mlp
-from modelvar.models.hparams import defaults
+from modelvar.models.registry import spec
 from modelvar.planning.cost_model import load as load_cost_model
 
 RUNS = 10
@@ -111,7 +111,7 @@ def time_shape(shape: Shape, devices, rounds: int) -> dict:
     """{device: (batched seconds per fit or None, sequential seconds per fit)}, medians over
     rounds."""
     X, y, Xt, c = runs_of_vehicle() if shape.n_train == 0 else synthetic_runs(shape)
-    h = defaults("mlp")
+    h = spec("mlp").defaults()
     print(f"{shape.name}: {len(y[0]):,} training rows, {X[0].shape[1]} columns, {c} classes, "
           f"{len(Xt[0]):,} test rows; widths {h['width1']}/{h['width2']}, {shape.epochs} "
           f"epoch(s), fit + predict", flush=True)

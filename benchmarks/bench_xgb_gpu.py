@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from modelvar.models.classifiers import XGB_TREES, XGBModel
-from modelvar.models.hparams import defaults
+from modelvar.models.registry import spec
 from modelvar.planning.cost_model import load
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -46,7 +46,7 @@ SHAPES = {
 
 def timed_fit(device: str, rounds: int, data) -> tuple[float, np.ndarray]:
     X, y, Xt, c = data
-    model = XGBModel(hparams=defaults("xgb"), seed=1, threads=1, device=device, trees=rounds)
+    model = XGBModel(hparams=spec("xgb").defaults(), seed=1, threads=1, device=device, trees=rounds)
     start = time.perf_counter()
     model.fit(X, y, c)
     proba = model.predict_proba(Xt)

@@ -10,7 +10,7 @@ import pytest
 from modelvar.data import load
 from modelvar.data.preprocess import fit_transform
 from modelvar.models import hparams, tuning
-from modelvar.models.registry import built_in_names, make_classifier
+from modelvar.models.registry import built_in_names, make_classifier, spec
 from modelvar.pipeline import fitting
 from modelvar.study.cells import Cell
 
@@ -44,7 +44,7 @@ def test_classifiers_fit_with_sensible_accuracy(request, name, dataset, floor):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
     assert np.mean(model.predict(Xte) == yte) >= floor
     np.testing.assert_array_equal(model.predict(Xte), proba.argmax(axis=1))
-    assert model.hparams == {**hparams.defaults(name)}
+    assert model.hparams == {**spec(name).defaults()}
 
 
 def test_hinge_svm_probability_columns_are_one_hot(vehicle):
@@ -105,7 +105,7 @@ def draws(h, value, scheme, p, n=2000):
 @pytest.mark.parametrize("classifier", built_in_names())
 @pytest.mark.parametrize(("scheme", "p"), [("sig", 0), ("sig", 1), ("rel", 0.1), ("abs", 0.2)])
 def test_perturbed_values_stay_in_range_and_ordinals_are_integers(classifier, scheme, p):
-    for h in hparams.space(classifier):
+    for h in spec(classifier).space:
         if h.kind == "categorical":
             continue
         values = draws(h, h.default, scheme, p, n=300)
@@ -144,11 +144,11 @@ def test_categorical_resampling_is_scaled_to_runs(k, p):
     for _ in range(20):
         chosen = hparams.categorical_runs(k, p, rng)
         assert len(chosen) == min(k, max(1, math.ceil(p * k)))
-    base = hparams.defaults("svm-sgd")
-    out = hparams.perturb("svm-sgd", base, "rel", 0.1, rng, resample_categorical=True)
-    cats = [h.name for h in hparams.space("svm-sgd") if h.kind == "categorical"]
+    base = spec("svm-sgd").defaults()
+    out = hparams.perturb(spec("svm-sgd").space, base, "rel", 0.1, rng, resample_categorical=True)
+    cats = [h.name for h in spec("svm-sgd").space if h.kind == "categorical"]
     assert sum(out[c] != base[c] for c in cats) == 1
-    same = hparams.perturb("svm-sgd", base, "rel", 0.1, rng, resample_categorical=False)
+    same = hparams.perturb(spec("svm-sgd").space, base, "rel", 0.1, rng, resample_categorical=False)
     assert all(same[c] == base[c] for c in cats)
 
 
@@ -158,7 +158,7 @@ def test_realised_hparams_vary_within_a_repeat_and_are_recorded(vehicle):
                                  test_fraction=0.25, root_seed=2)
     hps = [json.loads(h) for h in runs["hparams"]]
     assert len({h["alpha"] for h in hps}) == 10
-    base = hparams.defaults("svm-sgd")
+    base = spec("svm-sgd").defaults()
     changed = [r for r, h in enumerate(hps)
                if any(h[c] != base[c] for c in ("penalty", "average", "loss"))]
     assert len(changed) == 1  # ceil(0.1 * 10) runs resample one categorical
@@ -185,7 +185,7 @@ def test_tuning_never_touches_its_held_out_rows(vehicle, monkeypatch):
     used = np.unique(np.concatenate(seen))
     assert len(np.intersect1d(used, held_out)) == 0 and len(used) == len(vehicle.y) - len(held_out)
     assert len(trials) == 3 and json.loads(trials["hparams"].iloc[0]) == \
-        hparams.defaults("lr-sgd")
+        spec("lr-sgd").defaults()
     assert best["cv_accuracy"] == trials["cv_accuracy"].max()
     assert best["held_out_rows"] == len(held_out)
 
@@ -246,8 +246,8 @@ def test_hparam_perturbation_reflects_at_bounds_and_moves_every_hparam(classifie
     every numeric hyperparameter moves, also from zero (max_delta_step) and by less than one
     ordinal step."""
     rng = np.random.default_rng(17)
-    base = hparams.defaults(classifier)
-    for h in hparams.space(classifier):
+    base = spec(classifier).defaults()
+    for h in spec(classifier).space:
         if h.kind == "categorical":
             continue
         draws = np.array([hparams.perturb_numeric(h, base[h.name], scheme, p, rng)

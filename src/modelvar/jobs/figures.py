@@ -1,5 +1,6 @@
-"""The ``figures`` job: one dataset's figure set (or its group-disparities figure), each figure's
-function looked up in the figure registry (:mod:`modelvar.study.figures`)."""
+"""The ``figures`` job: one dataset's figure set (or its group-disparities figure): the figures
+and the tables they read from the figure registry (:mod:`modelvar.study.figures`), each drawn by
+the function of its name in :mod:`modelvar.plots.study`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from modelvar.jobs.common import job_manifest, read_json
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.pipeline.result_tables import read_tables
+    from modelvar.plots import study as draw
     from modelvar.study import figures as registry
     from modelvar.study.design import cell_roles, reach_of
 
@@ -38,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     with job_manifest(args, rule, dataset=args.dataset, figures=names) as manifest:
         for spec in specs:
             paths = [out_dir / f"{spec.name}.{ext}" for ext in args.formats]
-            spec.load()(*(frames[t] for t in spec.tables), roles, args.dataset, paths)
+            getattr(draw, spec.name)(*(frames[t] for t in spec.tables), roles, args.dataset,
+                                     paths)
             for path in paths:
                 manifest.record(path)
             log.info("%s: %s done", args.dataset, spec.name)

@@ -26,9 +26,9 @@ def _base_hparams(args: argparse.Namespace, settings: dict) -> dict | None:
         raise ValueError(f"classifier settings: unknown key(s) {unknown} (hparams, epochs, gpu, "
                          "declared)")
     if settings.get("hparams"):
-        from modelvar.models.hparams import space
+        from modelvar.models.registry import spec
 
-        names = {h.name for h in space(args.classifier)}
+        names = {h.name for h in spec(args.classifier).space}
         bad = sorted(set(settings["hparams"]) - names)
         if bad:
             raise ValueError(f"{args.classifier}: unknown hyperparameter(s) {bad} in "

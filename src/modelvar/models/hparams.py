@@ -105,18 +105,9 @@ class HParam:
         return float(rng.uniform(self.low, self.high))
 
 
-def defaults(classifier: str) -> dict:
-    """A registered classifier's default hyperparameters (:mod:`modelvar.models.registry`)."""
-    from modelvar.models.registry import spec
-
-    return spec(classifier).defaults()
-
-
-def space(classifier: str) -> tuple[HParam, ...]:
-    """A registered classifier's hyperparameter space (:mod:`modelvar.models.registry`)."""
-    from modelvar.models.registry import spec
-
-    return spec(classifier).space
+def defaults(space: tuple[HParam, ...]) -> dict:
+    """The base hyperparameters of a space: each one's default."""
+    return {h.name: h.default for h in space}
 
 
 def reflect(value: float, low: float, high: float) -> float:
@@ -170,7 +161,7 @@ def categorical_runs(n_runs: int, p: float, rng) -> np.ndarray:
 
 
 def perturb(
-    classifier: str,
+    space: tuple[HParam, ...],
     base: dict,
     scheme: str,
     p: float,
@@ -178,11 +169,12 @@ def perturb(
     *,
     resample_categorical: bool,
 ) -> dict:
-    """Perturb every numeric hparam of ``base``; if ``resample_categorical``, also change one
-    uniformly chosen categorical hparam to a different choice."""
+    """Perturb every numeric hparam of ``base`` (values of ``space``); if
+    ``resample_categorical``, also change one uniformly chosen categorical hparam to a different
+    choice."""
     out = dict(base)
     cats = []
-    for h in space(classifier):
+    for h in space:
         if h.kind == "categorical":
             cats.append(h)
         else:

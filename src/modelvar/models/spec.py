@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from modelvar.models.hparams import HParam
+from modelvar.models.hparams import HParam, defaults
 
 
 def _never_one_hot(_base: dict) -> bool:
@@ -71,7 +71,7 @@ class ClassifierSpec:
 
     def defaults(self) -> dict:
         """The base hyperparameters: each of the space's default."""
-        return {h.name: h.default for h in self.space}
+        return defaults(self.space)
 
     @property
     def built_in(self) -> bool:

@@ -28,8 +28,7 @@ from sklearn.model_selection import StratifiedKFold
 from modelvar.data.canonical import Dataset
 from modelvar.data.preprocess import fit_transform
 from modelvar.data.splits import split_test_set
-from modelvar.models.hparams import defaults, space
-from modelvar.models.registry import make_classifier
+from modelvar.models.registry import make_classifier, spec
 from modelvar.seeding import stream
 
 log = logging.getLogger("modelvar.tune")
@@ -58,11 +57,12 @@ def tune(
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=cv_seed)
     fold_rows = [(pool[a], pool[b]) for a, b in splitter.split(pool, y[pool])]
     rng = stream(root_seed, "tuning-sample", dataset=ds.name, classifier=classifier).generator()
-    hp_space = space(classifier)
+    hp_space = spec(classifier).space
     model_seed = stream(root_seed, "model", dataset=ds.name, classifier=classifier).int_seed()
     rows = []
     for trial in range(n_trials):
-        hp = defaults(classifier) if trial == 0 else {h.name: h.sample(rng) for h in hp_space}
+        hp = spec(classifier).defaults() if trial == 0 else \
+            {h.name: h.sample(rng) for h in hp_space}
         start = time.perf_counter()
         scores = []
         for train_rows, val_rows in fold_rows:

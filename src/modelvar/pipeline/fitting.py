@@ -109,7 +109,7 @@ def run_hparams(
     run_stream = stream(root_seed, "hparam-perturbation", run=run, **keys)
     frac = 10.0 ** (-value) if kind == "sig" else value
     chosen = hp.categorical_runs(n_runs, frac, cat_stream.generator())
-    realised = hp.perturb(classifier, base, kind, value, run_stream.generator(),
+    realised = hp.perturb(spec(classifier).space, base, kind, value, run_stream.generator(),
                           resample_categorical=run in chosen)
     return realised, {"hparam-perturbation": str(run_stream),
                       "hparam-categorical": str(cat_stream)}
@@ -308,7 +308,7 @@ def fit_repeat_arrays(
     :func:`batch_mlp_runs`); every run gets the same model either way. In the ``compact`` form
     each run's probabilities are reduced to their per-sample statistics as soon as it is
     predicted, so a job holds one run's n × C probabilities, not k of them."""
-    base = {**hp.defaults(classifier), **(base_hparams or {})}
+    base = {**spec(classifier).defaults(), **(base_hparams or {})}
     y_all = data.y
     n_classes = len(data.classes)
     pool, test = split_test_set(y_all, test_fraction, root_seed=root_seed, dataset=data.name,

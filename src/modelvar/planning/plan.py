@@ -234,11 +234,6 @@ class StudyPlan:
         return self._job("metrics", dataset, classifier, job_id)
 
 
-def chunk_of(cell: Cell) -> str:
-    """The data, categorical and hparam levels of a cell: what a fit job's cells share."""
-    return "_".join(cell.id.split("_")[:3])
-
-
 def probability_form(n_classes: int, config: dict) -> str:
     settings = config.get("predictions", {})
     mode = settings.get("probabilities", "auto")
@@ -387,7 +382,7 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
     plan = ClassifierPlan(classifier)
     chunks: dict[str, list[Cell]] = {}
     for cell in cells:
-        chunks.setdefault(chunk_of(cell), []).append(cell)
+        chunks.setdefault(cell.chunk, []).append(cell)
     # a fit's seconds depend on its cell's downsampling and data level only (the full study's
     # plan asks for 4,228, of which 1,260 differ)
     seconds_of: dict[tuple, float] = {}

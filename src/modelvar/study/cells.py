@@ -35,12 +35,16 @@ import itertools
 from modelvar.study import families as registry
 
 
+#: the stages (:attr:`modelvar.study.families.Family.stage`) of the families in a cell's chunk
+CHUNK_STAGES = ("training rows", "hparams")
+
+
 class Cell:
     """One level per family: ``Cell(data=("rel", 0.2), downsample=0.5)``; a family not given is
     at its control level. Levels are read as attributes (``cell.data``) or by
     ``cell[family]``; cells are immutable and hashable."""
 
-    __slots__ = ("_levels", "_id")
+    __slots__ = ("_levels", "_id", "_chunk")
 
     def __init__(self, **levels) -> None:
         unknown = sorted(set(levels) - set(registry.names()))
@@ -94,6 +98,20 @@ class Cell:
             ident = "_".join(self.levels().values())
             object.__setattr__(self, "_id", ident)
             return ident
+
+    @property
+    def chunk(self) -> str:
+        """The levels that a fit job's cells share: those of the families that change the
+        training rows or the hyperparameters (:data:`CHUNK_STAGES`), joined by ``_``; the
+        training fraction and the model seed, cheap to vary, are the rest of the id. Worked out
+        once per cell, as the id."""
+        try:
+            return object.__getattribute__(self, "_chunk")
+        except AttributeError:
+            chunk = "_".join(level for name, level in self.levels().items()
+                             if registry.family(name).stage in CHUNK_STAGES)
+            object.__setattr__(self, "_chunk", chunk)
+            return chunk
 
     @classmethod
     def parse(cls, cell_id: str) -> Cell:

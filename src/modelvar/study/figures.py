@@ -3,15 +3,14 @@ stack.
 
 The workflow reads this registry while it loads (which figures a design draws, their report
 titles and order, the tables the ``figures`` rule needs), so loading it costs no matplotlib or
-seaborn import; the ``figures`` job imports the figure functions' module,
-:mod:`modelvar.plots.study`, when it draws. A figure is one :class:`FigureSpec` in
+seaborn import; the ``figures`` job (:mod:`modelvar.jobs.figures`) draws each with the function
+of its name in :mod:`modelvar.plots.study`. A figure is one :class:`FigureSpec` in
 :data:`DATASET_FIGURES` plus its function ``name(*tables, roles, dataset, out_paths)`` there
 and a caption ``workflow/report/<name>.rst`` (docs/developing.md, "Add a figure").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 #: the parts of the design a figure can need (:mod:`modelvar.study.design`)
@@ -40,12 +39,6 @@ class FigureSpec:
         unknown = sorted(set(self.tables) - set(TABLES))
         if unknown:
             raise ValueError(f"figure {self.name!r}: unknown table(s) {unknown}; known: {TABLES}")
-
-    def load(self) -> Callable:
-        """The figure's function (this imports the plotting stack)."""
-        from modelvar.plots import study
-
-        return getattr(study, self.name)
 
 
 #: every dataset figure, in the report's reading order

@@ -1,0 +1,141 @@
+"""The library's rooms follow the data flow (issue 48): no module imports a later stage, no
+import cycle, no room holds most of the library. Imports are read from the source (lazy ones
+inside functions too), so a cycle that only a late import keeps from failing still counts."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+SRC = REPO / "src" / "modelvar"
+#: the rooms in the order data flows; a module may import its own room and the ones before it.
+#: Utilities (modules at the top of the package) come first; the entry points last.
+LAYERS = (
+    ("labels", "seeding", "table_files", "timing", "extras", "__init__"),
+    ("data",),
+    ("study",),
+    ("models",),
+    ("metrics",),
+    ("simulation",),
+    ("pipeline",),
+    ("findings",),
+    ("plots",),
+    ("planning",),
+    ("jobs",),
+    ("cli", "__main__"),
+)
+ROOM_OF = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
+
+
+def module_name(path: Path, root: Path = SRC) -> str:
+    parts = ("modelvar", *path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules(root: Path = SRC) -> dict[str, Path]:
+    return {module_name(p, root): p for p in root.rglob("*.py")}
+
+
+def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The modelvar modules a module imports anywhere in its source."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                out.add(full if full in known else target)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return {m for m in out if m in known and m != name}
+
+
+def room(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def graph(root: Path = SRC) -> dict[str, set[str]]:
+    known = modules(root)
+    return {name: imports_of(name, path, known) for name, path in known.items()}
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{a} -> {b}" for a, targets in edges.items() for b in targets
+                  if ROOM_OF[room(b)] > ROOM_OF[room(a)])
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of the import graph with more than one module."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_room_has_a_place_in_the_data_flow():
+    assert {room(m) for m in modules()} <= set(ROOM_OF)
+
+
+def test_no_module_imports_a_later_stage():
+    assert upward_imports(graph()) == []
+
+
+def test_no_import_cycle():
+    assert cycles(graph()) == []
+
+
+def test_no_room_holds_a_fifth_of_the_library():
+    lines = {}
+    for name, path in modules().items():
+        lines[room(name)] = lines.get(room(name), 0) + len(path.read_text().splitlines())
+    total = sum(lines.values())
+    assert {r: n for r, n in lines.items() if n > 0.2 * total} == {}
+
+
+def test_the_guard_sees_a_cycle_and_an_upward_import(tmp_path):
+    """The checks above can fail: a copy of the library with hparams importing the registry
+    (the cycle of before) and the figure registry importing the plots."""
+    import shutil
+
+    copy = tmp_path / "modelvar"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__", "embedded"))
+    hparams = copy / "models" / "hparams.py"
+    hparams.write_text(hparams.read_text() + "\n\ndef _spec(name):\n"
+                       "    from modelvar.models.registry import spec\n    return spec(name)\n")
+    figures = copy / "study" / "figures.py"
+    figures.write_text(figures.read_text() + "\n\ndef _load():\n"
+                       "    from modelvar.plots import study\n    return study\n")
+    edges = graph(copy)
+    assert any("modelvar.models.hparams" in cycle for cycle in cycles(edges))
+    assert "modelvar.study.figures -> modelvar.plots.study" in upward_imports(edges)
