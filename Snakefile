@@ -8,10 +8,9 @@ import gc
 
 # What is loaded (Snakemake's modules here) lives as long as this process. gc.freeze() takes it
 # out of the garbage collector's passes, each of which would scan it all again: here while our
-# load runs (0.30 -> 0.23 s of CPU for the full study's), and at the end of this file while
-# Snakemake builds and runs the DAG (the full study's dry run ~0.6 s less of ~3.9; make
-# bench-dryrun times a bare DAG with the same freezes too). Objects made later are collected as
-# before; results do not change.
+# load runs, and at the end of this file while Snakemake builds and runs the DAG (make
+# bench-dryrun times a bare DAG with the same freezes too; docs/measurements/design-choices.md).
+# Objects made later are collected as before; results do not change.
 gc.freeze()
 
 # The embedded default study, unless config files are given (--configfile a.yaml [b.yaml]):

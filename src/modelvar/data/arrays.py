@@ -4,8 +4,8 @@ A fit job needs the class index of every row and the encoded features (numeric v
 categorical codes, :class:`~modelvar.data.preprocess.EncodedDataset`). :func:`read_arrays` reads
 them from the canonical parquet with pyarrow (numeric columns as float64 with NaN, categorical
 columns as codes into the metadata's levels, −1 for missing), after the same sha256 check as
-:func:`modelvar.data.canonical.read`: importing pandas would cost a fit job ≈ 0.3 s of CPU more
-than its classifier library's own import.
+:func:`modelvar.data.canonical.read`: a fit job does not import pandas, a start-up cost beside
+its classifier library's own import (docs/measurements/design-choices.md).
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ The categorical part fits nothing (its levels come from the schema, its imputati
 so :class:`EncodedDataset` encodes every row once per job as integer codes; per run only the
 numeric statistics are computed, from the training rows. This is numerically identical to
 sklearn's ``ColumnTransformer`` of ``SimpleImputer`` + ``StandardScaler`` / ``OneHotEncoder``
-(``tests/test_preprocess.py`` checks it against that oracle) and ≈ 30–60× faster per run on
-anneal and vehicle (``make bench-fit``), which is what keeps the per-fit overhead small.
+(``tests/test_preprocess.py`` checks it against that oracle) and much faster per run
+(``make bench-fit``; docs/measurements/design-choices.md), which keeps the per-fit overhead
+small.
 """
 
 from __future__ import annotations

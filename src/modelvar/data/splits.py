@@ -5,8 +5,8 @@
   that repeat uses it. The test set has ⌈f·n⌉ rows; each class gets its share f·n_c rounded by the
   largest-remainder method (the rounding up going to the classes with the largest fractional
   parts, ties to the earlier class), at least one test and one training row, and its rows are
-  picked from one permutation per class (numpy only: sklearn's ``model_selection`` would cost an
-  MLP fit job ≈ 0.5 s of start-up). Rare-class rule: a class with fewer than 2 samples cannot be
+  picked from one permutation per class (numpy only: sklearn's ``model_selection`` would add to
+  an MLP fit job's start-up). Rare-class rule: a class with fewer than 2 samples cannot be
   stratified into both parts; its rows stay in the training pool and a
   :class:`RareClassWarning` is issued.
 * :func:`downsample`: for (repeat, run), a stratified subset of the repeat's training pool of

@@ -1,7 +1,7 @@
 """Student's t quantiles without scipy, for the jackknife intervals of every metrics job.
 
-``scipy.stats`` costs ≈ 0.8 s of CPU to import (``scipy.special`` alone ≈ 0.4 s), more than
-the whole start-up budget of a metrics job (0.3 s), for one quantile per summary row. Here:
+Importing ``scipy.stats`` costs a metrics job more CPU than its whole start-up
+(docs/measurements/design-choices.md), for one quantile per summary row. Here:
 
 * the t CDF from the regularised incomplete beta function, F(t) = 1 − ½·I_x(ν/2, ½) with
   x = ν/(ν + t²) for t ≥ 0 (Abramowitz & Stegun 26.7.1), I_x evaluated by its continued

@@ -11,8 +11,9 @@ absent from a run's training rows (its column is then 0).
 * ``lr-sgd``: ``SGDClassifier(loss="log_loss", learning_rate="adaptive")``. From
   :data:`MANY_CLASSES` classes on, both SGD classifiers fit the same one-vs-rest model with
   :class:`~modelvar.models.ovr_sgd.OvRSGDClassifier`, which advances all binary problems in one
-  pass over the rows per epoch (about 8× less CPU at 100 classes and more, issue 23; the rows'
-  order is shared by the problems instead of drawn per problem, ``docs/decisions.md``).
+  pass over the rows per epoch (much less CPU at 100 classes and more: ``make bench-sgd``,
+  docs/measurements/design-choices.md; the rows' order is shared by the problems instead of
+  drawn per problem, ``docs/decisions.md``).
 * ``svm-sgd``: ``SGDClassifier`` with ``loss`` ∈ {hinge, modified_huber}. **Probabilities**:
   modified_huber has sklearn's ``predict_proba``; the hinge loss has none, so the probability
   columns hold the one-hot vector of the predicted class (1 for it, 0 elsewhere) — degenerate,
@@ -108,11 +109,10 @@ class SGDModel:
     def warm_up(self, X, y, n_classes):
         """Load what this process's first fit would load inside its timed span, by fitting and
         predicting a copy of this model on 2 rows per class of the path the fit will take:
-        scikit-learn's ``SGDClassifier`` below :data:`MANY_CLASSES` classes (its import: 1.8 s
-        against 0.03 s for a vehicle fit), else numba and the compiled kernels of
-        :mod:`modelvar.models.ovr_sgd` (about 2 s from numba's cache, 10–15 s where a machine
-        compiles them first, against 0.07 s for a 1,500-row 30-class fit; the fit takes any X as
-        float64, so the kernels' types are the real fit's). Once per process, path and
+        scikit-learn's ``SGDClassifier`` below :data:`MANY_CLASSES` classes (its import), else
+        numba and the compiled kernels of :mod:`modelvar.models.ovr_sgd` (the fit takes any X
+        as float64, so the kernels' types are the real fit's); each costs many fits' time
+        (docs/measurements/design-choices.md). Once per process, path and
         hyperparameters; nothing of this model or of any random stream changes."""
         classes = MANY_CLASSES if len(np.unique(y)) >= MANY_CLASSES else 2
         key = (classes, self.loss, tuple(sorted((k, repr(v)) for k, v in self.hparams.items())))
@@ -177,9 +177,9 @@ class XGBModel:
         return self.predict_proba(X).argmax(axis=1).astype(np.int64)
 
     def warm_up(self, X, y, n_classes):
-        """Import xgboost (1.2–1.5 s, against 0.07 s for a vehicle fit) and fit a one-tree
-        model of 4 rows on this model's device (a GPU's context starts there), once per process
-        and device, before the fit job times the first fit."""
+        """Import xgboost (many small fits' time: docs/measurements/design-choices.md) and fit a
+        one-tree model of 4 rows on this model's device (a GPU's context starts there), once per
+        process and device, before the fit job times the first fit."""
         if ("xgb", self.device) in _WARMED:
             return
         from xgboost import XGBClassifier

@@ -23,8 +23,8 @@ widths train in another group), and one ``torch.Generator`` seeded with the run'
 from which it draws — in this order — its initial weights, then per epoch its batch order and per
 batch its dropout masks. On a GPU the masks come instead from a generator on the GPU, one per
 model, seeded by one draw from the model's generator right after its weights: drawn on the CPU
-and copied over they held the GPU at ≈ 6× one core (``make bench-mlp`` on an H100: ≈ 0.2 s of
-each 1,024-row step went to the CPU's Bernoulli draws for ten models). A model therefore trains
+and copied over, the masks held the GPU back (the CPU's Bernoulli draws took much of each step:
+docs/measurements/design-choices.md). A model therefore trains
 the same whether alone or with others (on the CPU bit for bit; on a GPU from the same draws, but
 the device's kernels for k stacked models sum in other orders than for one): the
 test (``tests/test_mlp.py``) compares batched with one-at-a-time training (and k = 1 with
@@ -220,7 +220,7 @@ def _dropout_masks(generators, dropout: np.ndarray, batch: int, widths, device,
 
 def _deterministic(torch) -> None:
     """``torch.use_deterministic_algorithms(True)`` without its import of the compiler
-    (``torch._inductor``, whose config it also sets: ≈ 0.8 s of CPU in every MLP job, for a
+    (``torch._inductor``, whose config it also sets: a start-up cost in every MLP job, for a
     compiler we never use)."""
     setter = getattr(torch._C, "_set_deterministic_algorithms", None)
     if setter is None:  # another torch: the public function

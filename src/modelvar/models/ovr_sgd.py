@@ -11,9 +11,8 @@ one pass over the weights applies two rows' updates and sums the next two rows' 
 second row of a pair adds the first row's step times the two rows' product to its sums), and the
 log loss needs one ``exp`` per row and class (its ``log`` terms are summed as the log of a
 product); exp, log and the probabilities' expit are the kernels' own, not libm's, which differs
-by CPU. ``make bench-sgd``: 11–16× less time per fit than scikit-learn at 100 classes (the
-hinge loss 11×, the log loss 16×), 14–16× at 355, 14–18× at 1,000 (128 columns;
-``docs/decisions.md``).
+by CPU. ``make bench-sgd`` measures the time per fit against scikit-learn's
+(docs/measurements/design-choices.md, ``docs/decisions.md``).
 
 The model is ``SGDClassifier(loss, penalty, alpha, l1_ratio, learning_rate="adaptive", eta0,
 average, tol=1e-3, n_iter_no_change=5, max_iter=1000, fit_intercept=True, shuffle=True)`` as

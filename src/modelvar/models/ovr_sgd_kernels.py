@@ -109,16 +109,15 @@ def expit_each(scores):
 #: then a pass summing the next decisions) while fewer than 1 / SPARSE_SHARE of them moved, else
 #: to all columns in one pass. The two give the same bits (an unmoved column adds ``x · 0``, which
 #: changes no weight but a −0, and a weight is −0 only after an L2 decay factor of exactly 0,
-#: η·α ≥ 1, folded a negative weight: then only the sign of that zero differs). Which is faster:
-#: at d = 128, C = 100 a pair with 5 % of the problems moved per row takes 0.8× the time on the
-#: strided path, with 20 % 1.7× (C = 30 … 1,000, d = 20 … 500: break-even at 5–10 %).
+#: η·α ≥ 1, folded a negative weight: then only the sign of that zero differs). The strided path
+#: is faster below a share of moved problems of 5–10 % (docs/measurements/design-choices.md).
 SPARSE_SHARE = 16
 
 #: The passes over the weights (:func:`pair_dots`, :func:`apply_pair_steps`, :func:`row_dots`,
 #: :func:`apply_step`) run over the active columns rounded up to a multiple of COLUMN_BLOCK:
 #: their loop over columns is vectorised in blocks, and a count that is not a multiple of the
-#: block leaves a remainder done one column at a time (at d = 128 the decision sums of a pair of
-#: rows took 1.60 µs over 100 columns, 1.45 µs over 104 and 1.39 µs over 96). The columns behind
+#: block leaves a remainder done one column at a time, slower than a whole block
+#: (docs/measurements/design-choices.md). The columns behind
 #: the active ones are stopped problems or the zero columns ``fit`` pads the weights with; their
 #: sums are never read, and their coefficients are 0 (``x · 0`` added, as for an unmoved column).
 COLUMN_BLOCK = 8

@@ -278,7 +278,7 @@ def _fit_mlp_together(group: list[PreparedRun], n_classes: int,
 def batch_mlp_runs(device: str | None = None) -> bool:
     """Whether the MLP's runs train as one batched model: on a GPU (where one small network
     leaves the device idle); on the CPU, which the arithmetic already saturates, one at a time
-    (``make bench-mlp``: batched 0.9× sequential on one core; the results are identical)."""
+    (batching gains nothing there: ``make bench-mlp``; the results are identical)."""
     from modelvar.models.classifiers import torch_device
 
     return (device or torch_device()) == "cuda"

@@ -149,8 +149,8 @@ def facts_cache_file() -> Path | None:
 class _FactsCache:
     """sha256 of a source's bytes → its :func:`source_facts`, read from
     :func:`facts_cache_file` once per process and written back (atomically) when a closure
-    needed new ones. Parsing the package's ~80 modules is most of the workflow's code versions
-    (0.45 s of CPU at every load); a digest is what the code version hashes anyway, so an entry
+    needed new ones. Parsing the package's modules is most of the cost of the workflow's code
+    versions at every load; a digest is what the code version hashes anyway, so an entry
     can only be used for the very text it was read from. A file that cannot be read, or an entry
     of the wrong shape, counts as absent; one that cannot be written leaves parsing to the next
     process."""

@@ -1,4 +1,4 @@
-"""What a fit costs: seconds per fit as a function of the data's shape, per classifier.
+"""What a fit costs: CPU seconds per fit as a function of the data's shape, per classifier.
 
 Model (per classifier and per *regime* of it, fitted by least squares in log space)::
 
@@ -6,61 +6,43 @@ Model (per classifier and per *regime* of it, fitted by least squares in log spa
               · (d0 + d_w − (1 − φ) · f · d) / (d0 + d_w)
     d_w = d · (1 − h + ρ · h)
 
-with n_train the training rows of the run, d the columns of the encoded design matrix (numeric
-features + one-hot levels), d0 a row's own cost in columns' worth (fitted ≥ 0 per regime where
-the samples have at least four column counts, else 0: an SGD pass costs each row a set-up and
-each column a multiply-add, and the build machine timed binary svm-sgd at 20,000 rows at 3.9 ns
-per row, column and epoch with 10 columns against 1.5 with 50; the SGD classifiers' fitted d0 is
-25–52 columns, and without it the power law put fits of 27–60 columns at 1.5–2.0× of measured),
-h the share of them that are one-hot levels, ρ what a one-hot column
-costs against a numeric one (fitted per regime where the samples mix both kinds, else 1: xgb's
-histograms of a 0/1 column have two bins, and a grid fit on one-hot data took 0.15–0.77× the time
-of one on continuous data of the same shape; the SGD classifiers' dense passes cost every column
-alike, ρ fitted at 0.96–1.16), C the binary problems of the fit (the classes, but 1 for two
-classes: scikit-learn's SGD and xgboost fit one binary model there, not two; a 5-fold
-cross-validation of the calibration grid: rms log error 0.412 → 0.343 for lr-sgd, 0.485 → 0.421
-for svm-sgd, 0.348 → 0.308 for xgb, against C counted from 2), and epochs the MLP's training
-length (1 for the others); t0 a fixed cost per fit (set-up, prediction of a small test set:
-what dominates small fits and flattens a pure power law's exponents); s the share of the
-encoded columns that a data perturbation fills with continuous noise (0 without one, and for
-``sig`` levels, which round), a a per-classifier constant (xgb's trees grow with the distinct
-values a feature takes: ≈ 3× slower on vehicle's noisy integer features), f the share of the
-encoded columns that are *few-valued* numeric features (at most 16 distinct values,
-:func:`modelvar.data.schema.count_few_valued`; 0 where a data perturbation adds noise) and φ a
-per-classifier weight: what a few-valued column costs against a continuous one, a row's own
-cost d0 unchanged (:func:`few_valued_factor`; 1 where not measured). The calibration times fits
-with every column cut to 8 values against continuous ones and solves for φ with the regime's d0
-(:func:`column_weight_of_ratio`). xgb's histograms have a bin per distinct value (up to 256):
-its fits on 3,000 × 200 × 5 data cut to k values per column took 0.26 (k = 2), 0.28 (8), 0.34
-(16), 0.48 (64) and 0.99 (256) of the continuous fit's time, and at 8 values 0.30 of it at 2,250
-× 200 × 5 but 0.54 at 6,000 × 50 × 2: as a share of the whole fit (1 − f + φ · f) the two
-disagree, as a weight of the columns beside xgb's d0 of 30 they agree (0.20 and 0.26). The SGD
-classifiers and the MLP took 0.97–1.07 at every k (their passes cost every value alike). Word
-counts of a bag-of-words text set are few-valued: xgb's estimate for one shaped like cnae-9 was
-2.9× its measured time without φ, 1.9–2.0× with φ as a share of the whole fit.
+* n_train: the training rows of the run; d: the columns of the encoded design matrix (numeric
+  features + one-hot levels); C: the binary problems of the fit (the classes, but 1 for two
+  classes: scikit-learn's SGD and xgboost fit one binary model there); epochs: the MLP's
+  training length (1 for the others).
+* d0: a row's own cost in columns' worth (a row's set-up beside each column's multiply-add),
+  fitted ≥ 0 per regime where the samples have at least :data:`MIN_COLUMN_SIZES` column counts,
+  else 0.
+* h: the share of d that are one-hot levels; ρ: what a one-hot column costs against a numeric
+  one, fitted per regime where the samples mix both kinds, else 1.
+* t0: a fixed cost per fit (set-up, prediction of a small test set), fitted where the samples
+  allow (:data:`MIN_SAMPLES_PER_CONSTANT`).
+* s: the share of the encoded columns a data perturbation fills with continuous noise (0
+  without one, and for ``sig`` levels, which round); a: a per-classifier constant (xgb's trees
+  grow with the distinct values a feature takes).
+* f: the share of the encoded columns that are *few-valued* numeric features (at most 16
+  distinct values, :func:`modelvar.data.schema.count_few_valued`; 0 where a data perturbation
+  adds noise); φ: what a few-valued column costs against a continuous one beside the row's own
+  cost d0 (:func:`few_valued_factor`; 1 where not measured). The calibration times fits with
+  every column cut to 8 values against continuous ones and solves for φ with the regime's d0
+  (:func:`column_weight_of_ratio`).
 
 **Regimes.** A classifier whose fit changes from some number of classes, training rows or
 encoded columns on declares those thresholds (``ClassifierSpec.cost_regimes``): the SGD
-classifiers fit scikit-learn's per-class passes below ``MANY_CLASSES`` classes and one joint pass
-over the rows from it on (:mod:`modelvar.models.ovr_sgd`), whose cost grows differently with C;
-the MLP trains on batches of 64 rows below 10,000 training rows and of 1,024 from there on; xgb's
-time per column grows from about 1,000 columns on (3,000 rows, 5 classes, one core of the build
-machine: 500 → 1,000 columns 1.3× the time, 1,000 → 2,000 3.5×; one power law fitted across
-both underestimated a 2,000-column fit 4–9×). Each range (and each combination of ranges) gets
-its own constants, fitted to the samples in it.
+classifiers' joint pass over the rows from ``MANY_CLASSES`` classes on
+(:mod:`modelvar.models.ovr_sgd`), the MLP's larger batches from 10,000 training rows on, xgb's
+growing time per column from about 1,000 columns on. Each range (and each combination of
+ranges) gets its own constants, fitted to the samples in it.
 
-The shipped constants (``cost_model.json`` next to this module) were measured on one core of our
-2-core build machine by ``benchmarks/calibrate_cost_model.py``: synthetic data over a grid of n, d
-(10 to 1,000 columns, dense and one-hot; xgb's dense to 4,000) and C (2 to 1,000), and the embedded
-real datasets (whose fits can cost other than synthetic ones of their shape: xgb's trees stop early
-on anneal's one-hot columns), weighted equally; checked on held-out shapes and datasets it was not
-fitted on. The MLP's constants are for the CPU — ``gpu_speedup`` (config ``jobs.gpu_speedup``,
-default 1: no speed-up assumed, an upper bound; a number, or one per size of fit in one core's
-seconds; ``classifier_settings.NAME.gpu_speedup`` for one classifier) divides them for GPU jobs'
-fits.
+The shipped constants (``cost_model.json`` next to this module) are one core's, fitted by
+``benchmarks/calibrate_cost_model.py`` to synthetic data over a grid of n, d and C and to the
+embedded real datasets, weighted equally, and checked on held-out shapes (``make
+bench-cost-model``). What was measured for each term: docs/measurements/cost-model.md. A GPU
+job's fits are divided by the GPU's speed-up (config ``jobs.gpu_speedup``, or
+``classifier_settings.NAME.gpu_speedup``; default 1: no speed-up assumed, an upper bound).
 
 Recalibrate from any finished run: :func:`calibrate` fits the same model to the runs tables'
-``fit_seconds`` (``modelvar plan --calibrate RESULTS --out my-cost.json``, then
+CPU seconds (``modelvar plan --calibrate RESULTS --out my-cost.json``, then
 ``jobs.cost_model: my-cost.json``), so the plan of the next, larger study uses the cluster's own
 timings.
 """
@@ -103,7 +85,7 @@ class FitCost:
     min_columns: int = 0
     onehot_weight: float = 1.0
     #: C counts binary problems (1 for two classes; :func:`fit` sets it); False: the classes,
-    #: from 2, as constants fitted before 2026-11-25 were (a JSON without ``classes_feature``)
+    #: from 2, as older constants were (a JSON without ``classes_feature``)
     binary_as_one: bool = False
     column_offset: float = 0.0
 
