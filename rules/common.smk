@@ -1,4 +1,6 @@
-# Config validation, wildcard constraints, and the input functions of every rule.
+# Snakemake glue: the config's load and check, the wildcard constraints, the rules' resources
+# and the `get_*` input functions. What the workflow makes and what each rule may use are
+# decided in the library (modelvar.planning.outputs), which the jobs ask too.
 import functools
 import inspect
 import json
@@ -16,17 +18,16 @@ import modelvar  # noqa: E402
 SRC = Path(modelvar.__file__).parent
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
+from modelvar.planning import outputs
 from modelvar.planning.code_hash import code_version
 from modelvar.planning.config_check import (
     ConfigProblems,
     check_config,
-    fill_schema_defaults,
     min_class_size,
     read_schema,
 )
 from modelvar.planning.job_recipes import (
-    clamp_future_times,
-    forget_dry_run,
+    check_results_at_load,
     record_recipe,
     source_digest,
 )
@@ -38,7 +39,8 @@ from modelvar.planning.plan import (
 )
 from modelvar.planning.run_lock import hold_activity_lock
 from modelvar.planning.workflow_config import ConfigError, check_config_file
-from modelvar.table_files import forget_damaged, write_text
+from modelvar.simulation import FIGURES as SIMULATION_FIGURES
+from modelvar.study import figures as figure_registry
 
 try:  # the attribute Snakemake reads a function's parameters from (with_known_signature)
     from snakemake.common import FUNC_OVERWRITE_PARAMS_ATTR
@@ -49,41 +51,24 @@ except ImportError:  # a Snakemake without it inspects every function, as before
 # Snakemake's locks alone (modelvar.planning.run_lock).
 hold_activity_lock(Path.cwd())
 
-# Every problem of the config and its datasets at once, before any job (dry runs too); then the
-# schema's defaults are filled in (as Snakemake's validate() does), and the plan
-# (modelvar.planning.plan) makes the jobs: which cells, repeats and runs each fit job holds, and
-# its resources. Every load of the workflow (SLURM job steps too) makes the same plan: it reads
-# only the config and the datasets' shapes (peeked from the data, or the profiles of OpenML
-# datasets).
+# Every problem of the config and its datasets at once, before any job (dry runs too); the check
+# fills in the schema's defaults, so what follows reads config[...]. Then the plan makes the
+# jobs, the same at every load (SLURM job steps too): it reads only the config and the datasets'
+# shapes. Duplicate keys, aliases, templating in a config file: refused (workflow_config).
 SCHEMA_PATH = WORKFLOW_DIR / "workflow" / "schemas" / "config.schema.yaml"
 try:
-    # duplicate keys, aliases, templating: refused (modelvar.planning.workflow_config)
     _DEFAULT_CONFIG = WORKFLOW_DIR / "config" / "config.yaml"
     for _file in workflow.overwrite_configfiles or [_DEFAULT_CONFIG]:
         check_config_file(_file)
-    SCHEMA = read_schema(SCHEMA_PATH)
-    STUDY = check_config(config, SCHEMA)
-    fill_schema_defaults(config, SCHEMA)
+    STUDY = check_config(config, read_schema(SCHEMA_PATH))
     PLAN = plan_study(config, STUDY.schemas)
 except (ConfigProblems, ConfigError, PlanError) as exc:
     sys.exit(f"modelvar: {exc}")
 if workflow.is_main_process:
     for _warning in STUDY.warnings + PLAN.warnings():
         print(f"modelvar: warning: {_warning}", file=sys.stderr)
-    # A job whose files are not what it wrote (missing, truncated, replaced) loses its
-    # manifest, the output `all` asks for, so that this run redoes it
-    # (modelvar.table_files.forget_damaged).
-    for _line in forget_damaged(config["results_dir"]):
-        print(f"modelvar: missing or damaged output: {_line}", file=sys.stderr)
-    forget_dry_run(config["results_dir"])
-    # file times in the future (a clock skew) would hide every change (job_recipes docstring)
-    _future = clamp_future_times(config["results_dir"])
-    if _future:
-        print(
-            f"modelvar: warning: {len(_future)} file(s) of {config['results_dir']} were dated "
-            f"in the future (clock skew?), e.g. {_future[0]}; set to the present",
-            file=sys.stderr,
-        )
+    for _line in check_results_at_load(config["results_dir"]):
+        print(f"modelvar: {_line}", file=sys.stderr)
 
 
 # Downloads need the internet, which cluster compute nodes often lack: run them on the head node.
@@ -95,13 +80,11 @@ localrules:
 RESULTS = config["results_dir"]
 DATASETS = list(config["datasets"])
 CLASSIFIERS = registry.classifier_names(config)
-SETTINGS = config.get("classifier_settings", {})
-GROUPED = config.get("grouped", {}).get("by", {})
-GROUPED_METRICS = config.get("grouped", {}).get("metrics", ["ec_global", "pa"])
-SIMULATION = config.get("simulation", {})
-SIM_DISTRIBUTIONS = ["uniform", "exponential", "multimodal", "step"]
-SIM_CLASSES = SIMULATION.get("n_classes", [2, 5, 10])
-DIRICHLET_FIGURES = ["class_densities", "h_ci_densities", "ci_vs_h"]
+SETTINGS = config["classifier_settings"]
+GROUPED = config["grouped"]["by"]
+SIMULATION = config["simulation"]
+DESIGN = config["design"]
+TUNED = config["hparams"] == "tuned"
 
 
 wildcard_constraints:
@@ -114,28 +97,7 @@ wildcard_constraints:
 # Each rule's code version (a params entry, so that editing the library reruns the rule:
 # Snakemake does not notice changes inside an imported package) is a hash of the import closure
 # of its job's module, computed from the code (modelvar.planning.code_hash), never listed here.
-JOB_COMMANDS = (
-    "prepare",
-    "dataset-overview",
-    "tune",
-    "fit",
-    "pairwise",
-    "grouped",
-    "figures",
-    "findings",
-    "simulate",
-    "evaluate-simulation",
-    "dirichlet",
-)
-CODE = {command: code_version(command) for command in JOB_COMMANDS}
-
-
-def get_dirichlet_cases():
-    """The Dirichlet cases from the config, or the seed's three (modelvar.simulation.dirichlet)."""
-    from modelvar.simulation.dirichlet import SEED_CASES
-
-    return SIMULATION.get("dirichlet", {}).get("cases", SEED_CASES)
-
+CODE = {command: code_version(command) for command in outputs.JOB_COMMANDS}
 
 # Jobs run the interpreter that runs the workflow (a venv's snakemake works without the venv on
 # PATH), or with --sdm conda the rule's environment's python; either imports the modelvar whose
@@ -151,10 +113,11 @@ _PATHS = [str(SRC.parent), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(_PATHS) if p)
 
 
-# A log-only setting reaches the fit jobs through the environment too: changing it must not
-# rerun them (their command text and params decide that).
+# A log-only setting of the fit jobs reaches them through the environment: changing it must not
+# rerun them (their command text and params decide that). The findings job, whose claims it
+# changes, gets it as a param.
 os.environ["MODELVAR_WARN_CHANGED_BELOW"] = str(
-    config["perturbation"].get("warn_changed_below", 0.5)
+    config["perturbation"]["warn_changed_below"]
 )
 
 
@@ -176,55 +139,28 @@ def modelvar_job(arguments, *, blas_threads=False):
     return f'{blas}"$MODELVAR_PYTHON" -m modelvar {arguments}'
 
 
-# Resources per group of rules, as (threads, mem_mb, runtime in minutes), unless the config's
-# `resources.<group>` says otherwise; `fit_mlp` and `tune_gpu` fall back to the config's `fit`
-# and `tune` values. Fit, metrics and grouped jobs get mem_mb and runtime from the plan (its cost
-# model), which the config's values can raise but not lower.
-DEFAULT_RESOURCES = {
-    "prepare": (1, 1000, 10),
-    "tune": (1, 2000, 240),
-    "tune_gpu": (1, 2000, 240),
-    "fit": (1, 0, 0),
-    "fit_mlp": (1, 0, 0),
-    "pairwise": (1, 0, 0),
-    "grouped": (1, 0, 0),
-    "aggregate": (1, 4000, 30),
-    "plot": (1, 2000, 20),
-    "simulate": (1, 2000, 30),
-}
-
-
-def resource(group, key):
-    configured = config.get("resources", {})
-    default = dict(zip(("threads", "mem_mb", "runtime"), DEFAULT_RESOURCES[group]))[key]
-    cpu_group = {"fit_mlp": "fit", "tune_gpu": "tune"}.get(group)
-    if cpu_group:
-        default = configured.get(cpu_group, {}).get(key, default)
-    return configured.get(group, {}).get(key, default)
-
-
+# ---------------------------------------------------------------------- the rules' resources
 def threads_of(group):
-    return resource(group, "threads")
+    return outputs.resources(config, group)["threads"]
 
 
 def resources_of(group, **extra):
     """The `resources:` of a rule group (mem_mb, runtime), plus e.g. gpu=1."""
-    return {
-        "mem_mb": resource(group, "mem_mb"),
-        "runtime": resource(group, "runtime"),
-        **extra,
-    }
+    own = outputs.resources(config, group)
+    return {"mem_mb": own["mem_mb"], "runtime": own["runtime"], **extra}
 
 
 def planned_resources(group, job_of, **extra):
     """mem_mb and runtime of a plan-sized job (`job_of(wildcards)`: its FitJob/MetricsJob)."""
-    mem_mb, runtime = resource(group, "mem_mb"), resource(group, "runtime")
+    own = outputs.resources(config, group)
     return {
         "mem_mb": with_known_signature(
-            lambda wildcards: max(job_of(wildcards).mem_mb, mem_mb)
+            lambda wildcards: max(job_of(wildcards).mem_mb, own["mem_mb"])
         ),
         "runtime": with_known_signature(
-            lambda wildcards: max(runtime_minutes(job_of(wildcards).seconds), runtime)
+            lambda wildcards: max(
+                runtime_minutes(job_of(wildcards).seconds), own["runtime"]
+            )
         ),
         **extra,
     }
@@ -240,10 +176,8 @@ def with_known_signature(function):
     """Store the function's parameters on it, where Snakemake looks for them first
     (`snakemake.common.get_function_params`, which reads the attribute named by
     `FUNC_OVERWRITE_PARAMS_ATTR` before it calls `inspect.signature`), and its signature (PEP
-    362's `__signature__`, for any other caller). Snakemake asks for the parameters of every
-    input, params and resources function of every job: ~15,000 times in the full study's dry
-    run, 12 µs a time for a plain function, ~2 µs with `__signature__` alone, an attribute
-    read with both (`make bench-dryrun`)."""
+    362's `__signature__`, for any other caller): Snakemake asks for the parameters of every
+    input, params and resources function of every job (docs/measurements/design-choices.md)."""
     signature = inspect.signature(function)
     function.__signature__ = signature
     if FUNC_OVERWRITE_PARAMS_ATTR:
@@ -286,13 +220,9 @@ def recipe_of(rule_name):
     return recipe
 
 
-def manifest_path(rule, *wildcards):
-    """Where a job records what it wrote (modelvar.table_files; `modelvar verify` reads it)."""
-    key = Path(*(f"{{{w}}}" for w in wildcards)).as_posix() if wildcards else "job"
-    return f"{RESULTS}/.modelvar/manifests/{rule}/{key}.json"
-
-
-TUNED = config["hparams"] == "tuned"
+def manifest_path(rule_name):
+    """Where a job records what it wrote (modelvar.planning.outputs; `modelvar verify`)."""
+    return outputs.manifest_path(RESULTS, rule_name)
 
 
 # ----------------------------------------------------------------------------- the plan's jobs
@@ -304,13 +234,6 @@ def metrics_job(wildcards):
     return PLAN.metrics_job(wildcards.dataset, wildcards.classifier, wildcards.job)
 
 
-def classifier_plans():
-    """(dataset, classifier, its ClassifierPlan) of every planned dataset × classifier."""
-    for ds, dataset_plan in PLAN.datasets.items():
-        for clf, clf_plan in dataset_plan.classifiers.items():
-            yield ds, clf, clf_plan
-
-
 def predictions_file(dataset, classifier, job):
     return tables.predictions_path(RESULTS, dataset, classifier, job)
 
@@ -320,19 +243,7 @@ def table_file(table, dataset, classifier, job):
 
 
 def dataset_tables(dataset, table):
-    """Every file of one table of a dataset: per (classifier, job) of the plan."""
-    plan = PLAN.datasets[dataset]
-    if table == "runs":
-        return [
-            table_file(table, dataset, clf, job.id)
-            for clf, clf_plan in plan.classifiers.items()
-            for job in clf_plan.fit_jobs
-        ]
-    return [
-        table_file(table, dataset, clf, job.id)
-        for clf, clf_plan in plan.classifiers.items()
-        for job in clf_plan.metrics_jobs
-    ]
+    return outputs.dataset_tables(RESULTS, PLAN, dataset, table)
 
 
 def get_fit_inputs(wildcards):
@@ -416,22 +327,25 @@ def get_dataset_files(wildcards):
     return {"data": f"{base}.parquet", "meta": f"{base}.json"}
 
 
-from modelvar.study import figures as figure_registry  # noqa: E402
+def get_dirichlet_cases():
+    """The Dirichlet cases from the config, or the seed's three (modelvar.simulation.dirichlet)."""
+    from modelvar.simulation.dirichlet import SEED_CASES
 
-DESIGN = config.get("design", "both")
+    return SIMULATION["dirichlet"].get("cases", SEED_CASES)
+
+
+# ------------------------------------------------------------------ figures, findings, report
 # the registry, not the plotting stack: loading the workflow imports no matplotlib
 FIGURES = figure_registry.figures_of_design(DESIGN)
 FIGURE_TABLES = figure_registry.tables_of(FIGURES)
 GROUPED_FIGURES = [
     f.name for f in figure_registry.DATASET_FIGURES if f.part == "grouped"
 ]
-# the levels, not the log-only warning threshold: changing it reruns no figure or finding
+FINDINGS_FIGURES = outputs.findings_figures(DESIGN, CLASSIFIERS, config["perturbation"])
+# the levels, not the log-only warning threshold: changing it reruns no figure (the findings
+# job gets it as a param of its own)
 PERTURBATION_JSON = json.dumps(
-    {
-        k: v
-        for k, v in config.get("perturbation", {}).items()
-        if k != "warn_changed_below"
-    },
+    {k: v for k, v in config["perturbation"].items() if k != "warn_changed_below"},
     sort_keys=True,
 )
 # The report, in reading order: Snakemake sorts categories and labelled entries by name
@@ -466,41 +380,24 @@ def get_figure_inputs(wildcards):
     }
 
 
-FINDINGS_INPUT_TABLES = ("summary", "agreement", "runs")
-
-
 def get_findings_inputs(wildcards):
     return {
         **{
             t: [f for ds in DATASETS for f in dataset_tables(ds, t)]
-            for t in FINDINGS_INPUT_TABLES
+            for t in outputs.FINDINGS_INPUT_TABLES
         },
         "meta": [f"{RESULTS}/datasets/{ds}.json" for ds in DATASETS],
     }
 
 
 # The report's first screen (Snakemake's global description): the study's answer, which the
-# findings job writes (ANSWER: headline sentences and figure), above this reading guide; the
-# guide alone before a run.
+# findings job writes, above this reading guide; the guide alone before a run.
 REPORT_GUIDE = WORKFLOW_DIR / "workflow" / "report" / "workflow.rst"
 ANSWER = f"{RESULTS}/findings/answer.rst"
 
 
 def report_landing():
-    """The report's global description: the findings' answer with the guide below it (written
-    to RESULTS/.modelvar/report-landing.rst when it changes), else the guide alone."""
-    answer = Path(ANSWER)
-    if not answer.is_file():
-        return str(REPORT_GUIDE)
-    landing = Path(RESULTS, ".modelvar", "report-landing.rst").resolve()
-    text = (
-        answer.read_text()
-        + "\nHow to read this report\n-----------------------\n\n"
-        + REPORT_GUIDE.read_text()
-    )
-    if not landing.is_file() or landing.read_text() != text:
-        write_text(text, landing)
-    return str(landing)
+    return outputs.report_landing(RESULTS, REPORT_GUIDE)
 
 
 def refresh_report_landing():
@@ -512,109 +409,14 @@ def refresh_report_landing():
     workflow.report_text = infer_source_file(report_landing())
 
 
-FINDINGS_TABLES = (
-    "sources",
-    "study_sources",
-    "margins",
-    "comparison",
-    "study_comparison",
-    "dose_response",
-    "dose_summary",
-    "components",
-    "study_components",
-    "claims",
-    "strength",
-)
-# the headline sources figure needs the one-at-a-time cells; the classifiers' comparison
-# those cells and two classifiers (modelvar.jobs.findings draws the same set)
-# a dose-response figure where some family runs two or more levels besides none alone
-DOSE_FIGURE = DESIGN != "factorial" and any(
-    len([lv for lv in levels if lv not in ("none", 1.0, "fixed")]) >= 2
-    for family, levels in config.get("perturbation", {}).items()
-    if family in ("data", "categorical", "hparam", "downsample")
-)
-FINDINGS_FIGURES = (
-    (("sources_of_variance",) if DESIGN != "factorial" else ())
-    + ("accuracy_vs_reproducibility",)
-    + (
-        ("classifier_comparison",)
-        if DESIGN != "factorial" and len(CLASSIFIERS) > 1
-        else ()
-    )
-    + (("dose_response",) if DOSE_FIGURE else ())
-)
-
-
-def planned_tables():
-    """Every table and predictions file the plan's fit, metrics and grouped jobs write."""
-    out = []
-    for ds, clf, plan in classifier_plans():
-        for job in plan.fit_jobs:
-            out += [
-                predictions_file(ds, clf, job.id),
-                table_file("runs", ds, clf, job.id),
-            ]
-        names = tables.METRIC_TABLES + (tables.GROUPED_TABLES if ds in GROUPED else ())
-        out += [
-            table_file(t, ds, clf, job.id) for job in plan.metrics_jobs for t in names
-        ]
-    return out
-
-
-def planned_manifests():
-    """The manifest of every job (each records every output of its job but the log), in the
-    order data flows."""
-    out = [
-        manifest_path("prepare_dataset", "dataset").format(dataset=ds)
-        for ds in DATASETS
-    ]
-    out.append(manifest_path("dataset_overview"))
-    if TUNED:
-        out += [
-            manifest_path("tune", "dataset", "classifier").format(
-                dataset=ds, classifier=clf
-            )
-            for ds in DATASETS
-            for clf in CLASSIFIERS
-        ]
-    for ds, clf, plan in classifier_plans():
-        jobs = [("fit", job.id) for job in plan.fit_jobs]
-        jobs += [("pairwise_metrics", job.id) for job in plan.metrics_jobs]
-        if ds in GROUPED:
-            jobs += [("grouped_metrics", job.id) for job in plan.metrics_jobs]
-        out += [
-            manifest_path(rule, "dataset", "classifier", "job").format(
-                dataset=ds, classifier=clf, job=job
-            )
-            for rule, job in jobs
-        ]
-    for ds in DATASETS:
-        out.append(manifest_path("figures", "dataset").format(dataset=ds))
-        if ds in GROUPED:
-            out.append(
-                manifest_path("group_disparities_figure", "dataset").format(dataset=ds)
-            )
-    out.append(manifest_path("findings"))
-    if SIMULATION.get("enabled", False):
-        out += [
-            manifest_path("simulate_metrics", "n_classes").format(n_classes=c)
-            for c in SIM_CLASSES
-        ]
-        out += [
-            manifest_path("evaluate_simulation"),
-            manifest_path("dirichlet_simulation"),
-        ]
-    return out
-
-
+# ---------------------------------------------------------------------------- the run itself
 def get_final_outputs(wildcards):
     """What `all` asks for: the manifest of every job, the last file it writes, which records
     every other output. Snakemake reruns a job for a missing output only where some job asks
     for that file; a missing output that no job reads is found at the load instead
     (modelvar.table_files.forget_damaged deletes its job's manifest, so the job runs again).
-    Asking for every output itself would cost the full study's dry run ~8 % more for 1,650
-    more files (docs/decisions.md, "Workflow load")."""
-    return planned_manifests()
+    """
+    return outputs.planned_manifests(RESULTS, config, PLAN)
 
 
 def start_run():
@@ -633,37 +435,14 @@ def start_run():
 def tidy_partitions(*, warn_foreign=False):
     """Delete the tables of jobs no longer in the plan whose replacements all exist (at a
     run's start, for an earlier interrupted run, and at its end)."""
-    stale, foreign = tables.remove_stale(
-        RESULTS,
-        planned_tables(),
-        [(ds, clf) for ds, clf, _ in classifier_plans()],
-    )
-    if stale:
-        print(
-            f"modelvar: removed {len(stale)} table(s) of jobs no longer in the plan "
-            f"(the config regrouped the fits; their replacements exist), e.g. {stale[0]}",
-            file=sys.stderr,
-        )
-    if foreign and warn_foreign:
-        print(
-            f"modelvar: warning: {len(foreign)} parquet file(s) in the results' table "
-            f"folders were not written by this workflow, e.g. {foreign[0]}; they are left "
-            "alone and not read, but pandas.read_parquet of the folder would read them",
-            file=sys.stderr,
-        )
+    for line in outputs.stale_tables_messages(
+        RESULTS, PLAN, GROUPED, warn_foreign=warn_foreign
+    ):
+        print(f"modelvar: {line}", file=sys.stderr)
 
 
 def run_summary():
-    """What the finished run holds: fits, fit time and accuracy per dataset, and the fit jobs
-    whose time the plan missed by more than 2x (on success)."""
-    estimates = {
-        table_file("runs", ds, clf, job.id): (f"{ds} {clf} {job.id}", job.seconds)
-        for ds, clf, clf_plan in classifier_plans()
-        for job in clf_plan.fit_jobs
-    }
-    return tables.study_summary(
-        [p for ds in DATASETS for p in dataset_tables(ds, "runs")], RESULTS, estimates
-    )
+    return outputs.run_summary(RESULTS, PLAN)
 
 
 for _function in [f for name, f in globals().items() if name.startswith("get_")]:

@@ -5,7 +5,7 @@ rule prepare_dataset:
     output:
         data=f"{RESULTS}/datasets/{{dataset}}.parquet",
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
-        manifest=manifest_path("prepare_dataset", "dataset"),
+        manifest=manifest_path("prepare_dataset"),
     log:
         f"{RESULTS}/logs/prepare_dataset/{{dataset}}.log",
     conda:

@@ -9,7 +9,7 @@ rule fit:
     output:
         predictions=predictions_file("{dataset}", "{classifier}", "{job}"),
         runs=table_file("runs", "{dataset}", "{classifier}", "{job}"),
-        manifest=manifest_path("fit", "dataset", "classifier", "job"),
+        manifest=manifest_path("fit"),
     log:
         f"{RESULTS}/logs/fit/{{dataset}}/{{classifier}}/{{job}}.log",
     benchmark:
@@ -24,7 +24,7 @@ rule fit:
     params:
         job=get_fit_job_args,
         n_runs=config["split"]["runs"],
-        test_fraction=config["split"].get("test_fraction", 0.25),
+        test_fraction=config["split"]["test_fraction"],
         root_seed=config["root_seed"],
         hparams=get_hparams_arg,
         settings=get_classifier_settings,
@@ -62,7 +62,7 @@ rule tune:
     output:
         trials=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/trials.parquet",
         best=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/best.json",
-        manifest=manifest_path("tune", "dataset", "classifier"),
+        manifest=manifest_path("tune"),
     log:
         f"{RESULTS}/logs/tune/{{dataset}}/{{classifier}}.log",
     benchmark:
@@ -77,7 +77,7 @@ rule tune:
     params:
         trials=config["tuning"]["trials"],
         folds=config["tuning"]["folds"],
-        test_fraction=config["split"].get("test_fraction", 0.25),
+        test_fraction=config["split"]["test_fraction"],
         root_seed=config["root_seed"],
         settings=get_tune_settings,
         code=CODE["tune"],

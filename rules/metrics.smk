@@ -11,7 +11,7 @@ rule pairwise_metrics:
             t: table_file(t, "{dataset}", "{classifier}", "{job}")
             for t in tables.METRIC_TABLES
         },
-        manifest=manifest_path("pairwise_metrics", "dataset", "classifier", "job"),
+        manifest=manifest_path("pairwise_metrics"),
     log:
         f"{RESULTS}/logs/pairwise_metrics/{{dataset}}/{{classifier}}/{{job}}.log",
     conda:
@@ -24,7 +24,7 @@ rule pairwise_metrics:
         results=with_known_signature(
             lambda wildcards, output: Path(output[0]).parents[4]
         ),
-        ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
+        ec_local_undefined=config["metrics"]["ec_local_undefined"],
         code=CODE["pairwise"],
     shell:
         modelvar_job(
@@ -46,7 +46,7 @@ rule grouped_metrics:
             t: table_file(t, "{dataset}", "{classifier}", "{job}")
             for t in tables.GROUPED_TABLES
         },
-        manifest=manifest_path("grouped_metrics", "dataset", "classifier", "job"),
+        manifest=manifest_path("grouped_metrics"),
     log:
         f"{RESULTS}/logs/grouped_metrics/{{dataset}}/{{classifier}}/{{job}}.log",
     conda:
@@ -62,8 +62,8 @@ rule grouped_metrics:
         groupings=with_known_signature(
             lambda wildcards: json.dumps(GROUPED[wildcards.dataset])
         ),
-        metrics=GROUPED_METRICS,
-        ec_local_undefined=config.get("metrics", {}).get("ec_local_undefined", "nan"),
+        metrics=config["grouped"]["metrics"],
+        ec_local_undefined=config["metrics"]["ec_local_undefined"],
         code=CODE["grouped"],
     shell:
         modelvar_job(

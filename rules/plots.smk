@@ -14,7 +14,7 @@ rule figures:
             for fig in FIGURES
         },
         **{f"{fig}_pdf": f"{RESULTS}/{{dataset}}/figures/{fig}.pdf" for fig in FIGURES},
-        manifest=manifest_path("figures", "dataset"),
+        manifest=manifest_path("figures"),
     log:
         f"{RESULTS}/logs/figures/{{dataset}}.log",
     conda:
@@ -59,7 +59,7 @@ rule group_disparities_figure:
             f"{fig}_pdf": f"{RESULTS}/{{dataset}}/figures/{fig}.pdf"
             for fig in GROUPED_FIGURES
         },
-        manifest=manifest_path("group_disparities_figure", "dataset"),
+        manifest=manifest_path("group_disparities_figure"),
     log:
         f"{RESULTS}/logs/group_disparities_figure/{{dataset}}.log",
     conda:
@@ -99,7 +99,7 @@ rule findings:
             for i, fig in enumerate(FINDINGS_FIGURES, start=2)
         },
         **{f"{fig}_pdf": f"{RESULTS}/findings/{fig}.pdf" for fig in FINDINGS_FIGURES},
-        **{t: tables.study_table_path(RESULTS, t) for t in FINDINGS_TABLES},
+        **{t: tables.study_table_path(RESULTS, t) for t in outputs.FINDINGS_TABLES},
         answer=ANSWER,
         html=report(
             f"{RESULTS}/findings/findings.html",
@@ -134,14 +134,15 @@ rule findings:
         ),
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
-        dose="yes" if DOSE_FIGURE else "no",
+        weak=config["perturbation"]["warn_changed_below"],
+        boot=config["findings"]["bootstrap"],
         root_seed=config["root_seed"],
         code=CODE["findings"],
     shell:
         modelvar_job(
             "findings --summary {input.summary:q} --agreement {input.agreement:q} --runs "
             "{input.runs:q} --meta {input.meta:q} --perturbation {params.perturbation:q} "
-            "--design {params.design:q} --dose-figure {params.dose:q} --root-seed "
-            "{params.root_seed:q} --results {params.results:q} --manifest "
-            "{output.manifest:q} 2> {log:q}",
+            "--design {params.design:q} --warn-changed-below {params.weak:q} --boot "
+            "{params.boot:q} --root-seed {params.root_seed:q} --results {params.results:q} "
+            "--manifest {output.manifest:q} 2> {log:q}",
         )

@@ -7,7 +7,7 @@ rule simulate_metrics:
         recipe=recipe_of("simulate_metrics"),
     output:
         table=f"{RESULTS}/simulation/metrics/classes-{{n_classes}}.parquet",
-        manifest=manifest_path("simulate_metrics", "n_classes"),
+        manifest=manifest_path("simulate_metrics"),
     log:
         f"{RESULTS}/logs/simulate_metrics/classes-{{n_classes}}.log",
     conda:
@@ -17,10 +17,10 @@ rule simulate_metrics:
         **resources_of("simulate"),
     params:
         root_seed=config["root_seed"],
-        distributions=SIMULATION.get("distributions", SIM_DISTRIBUTIONS),
-        replicates=SIMULATION.get("replicates", 20),
-        n_samples=SIMULATION.get("n_samples", 500),
-        runs=SIMULATION.get("runs", 10),
+        distributions=SIMULATION["distributions"],
+        replicates=SIMULATION["replicates"],
+        n_samples=SIMULATION["n_samples"],
+        runs=SIMULATION["runs"],
         code=CODE["simulate"],
     shell:
         modelvar_job(
@@ -33,7 +33,10 @@ rule simulate_metrics:
 
 rule evaluate_simulation:
     input:
-        sims=[f"{RESULTS}/simulation/metrics/classes-{c}.parquet" for c in SIM_CLASSES],
+        sims=[
+            f"{RESULTS}/simulation/metrics/classes-{c}.parquet"
+            for c in SIMULATION["n_classes"]
+        ],
         recipe=recipe_of("evaluate_simulation"),
     output:
         **{
@@ -43,11 +46,11 @@ rule evaluate_simulation:
                 category=SIMULATION_CATEGORY,
                 subcategory="Reproducibility metrics (seed 000)",
             )
-            for fig in ("metric_vs_accuracy", "metric_by_distribution")
+            for fig in SIMULATION_FIGURES["evaluate_simulation"]
         },
         **{
             f"{fig}_pdf": f"{RESULTS}/simulation/metrics/{fig}.pdf"
-            for fig in ("metric_vs_accuracy", "metric_by_distribution")
+            for fig in SIMULATION_FIGURES["evaluate_simulation"]
         },
         simulations=f"{RESULTS}/simulation/metrics/simulations.parquet",
         criteria=f"{RESULTS}/simulation/metrics/criteria.parquet",
@@ -89,11 +92,11 @@ rule dirichlet_simulation:
                 category=SIMULATION_CATEGORY,
                 subcategory="Entropy and confusion index (seed 002)",
             )
-            for fig in DIRICHLET_FIGURES
+            for fig in SIMULATION_FIGURES["dirichlet_simulation"]
         },
         **{
             f"{fig}_pdf": f"{RESULTS}/simulation/dirichlet/{fig}.pdf"
-            for fig in DIRICHLET_FIGURES
+            for fig in SIMULATION_FIGURES["dirichlet_simulation"]
         },
         per_sample=f"{RESULTS}/simulation/dirichlet/per_sample.parquet",
         spearman=f"{RESULTS}/simulation/dirichlet/spearman.parquet",
@@ -113,7 +116,7 @@ rule dirichlet_simulation:
         **resources_of("simulate"),
     params:
         root_seed=config["root_seed"],
-        n=SIMULATION.get("dirichlet", {}).get("n", 1000),
+        n=SIMULATION["dirichlet"]["n"],
         cases=json.dumps(get_dirichlet_cases()),
         out_dir=with_known_signature(
             lambda wildcards, output: Path(output.per_sample).parent

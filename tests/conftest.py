@@ -10,6 +10,18 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = Path(__file__).resolve().parent / "configs"
+SCHEMA_PATH = REPO / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def completed(config: dict) -> dict:
+    """A config built by hand, completed in place as the workflow's check completes it: the
+    schema's defaults and the families' control levels filled in
+    (:func:`modelvar.planning.config_check.with_defaults`)."""
+    import yaml
+
+    from modelvar.planning.config_check import with_defaults
+
+    return with_defaults(config, yaml.safe_load(SCHEMA_PATH.read_text()))
 
 
 def snakemake(workdir: Path, configfile: Path, *args: str, check: bool = True,

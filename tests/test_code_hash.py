@@ -11,33 +11,48 @@ from pathlib import Path
 import pytest
 
 from conftest import CONFIGS, REPO, copy_workflow, dry_run_jobs, job_counts, manifest_of, snakemake
+from modelvar.planning import outputs
 from modelvar.planning.code_hash import code_version, import_closure, job_module, package_data
 
 RULES = REPO / "rules"
 
 
 def job_commands() -> tuple[str, ...]:
-    text = (RULES / "common.smk").read_text()
-    block = re.search(r"JOB_COMMANDS = \((.*?)\)", text, re.S).group(1)
-    return tuple(re.findall(r'"([a-z-]+)"', block))
+    return outputs.JOB_COMMANDS
 
 
-def test_every_rule_hashes_the_code_of_the_command_it_runs():
-    """Each rule that runs `modelvar COMMAND` carries code=CODE["COMMAND"], and every command
-    is a module of modelvar.jobs."""
-    seen = {}
+def rule_blocks() -> dict[str, str]:
+    """Each rule of the workflow's files (`use rule` copies too): its name → its text."""
+    out = {}
     for path in RULES.glob("*.smk"):
         for block in re.split(r"\n(?=rule |use rule )", path.read_text()):
-            name = re.match(r"(?:use )?rule (\w+)", block)
-            command = re.search(r'modelvar_job\(\s*"([a-z-]+) ', block)
-            if not (name and command):
-                continue
+            name = re.match(r"(?:use rule \w+ as|rule) (\w+)", block)
+            if name:
+                out[name.group(1)] = block
+    return out
+
+
+def test_every_rule_is_in_the_table_of_rules_and_runs_its_command():
+    """The rules' files agree with modelvar.planning.outputs.RULES: the same rules; each rule
+    that runs `modelvar COMMAND` runs its table entry's command and carries
+    code=CODE["COMMAND"]; its threads and resources are its entry's group's; its manifest is
+    its entry's (a `use rule` copy inherits its original's outputs). Every command is a module
+    of modelvar.jobs."""
+    blocks = rule_blocks()
+    assert set(blocks) - {"all"} == {r.name for r in outputs.RULES}
+    for entry in outputs.RULES:
+        block = blocks[entry.name]
+        command = re.search(r'modelvar_job\(\s*"([a-z-]+) ', block)
+        if block.startswith("use rule"):  # a copy: its command and outputs are its original's
+            assert command is None, entry.name
+        else:
+            assert command and command.group(1) == entry.command, entry.name
             code = re.search(r'code=CODE\["([a-z-]+)"\]', block)
-            assert code, f"rule {name.group(1)} ({path.name}) has no code version"
-            assert code.group(1) == command.group(1), name.group(1)
-            seen[name.group(1)] = command.group(1)
-    assert set(seen.values()) == set(job_commands())
-    assert len(seen) >= 12  # every rule but `all` and the `use rule` copy
+            assert code and code.group(1) == entry.command, entry.name
+            assert f'manifest=manifest_path("{entry.name}")' in block, entry.name
+        assert f'threads: threads_of("{entry.group}")' in block, entry.name
+        assert re.search(rf'(resources_of|planned_resources)\(\s*"{entry.group}"', block), \
+            entry.name
     for command in job_commands():
         assert import_closure(job_module(command))
 
@@ -116,13 +131,13 @@ def test_every_manifest_records_every_output_of_its_job(every_rule_run):
     listing = snakemake(every_rule_run, CONFIGS / "every-rule.yaml", "-n", "--forceall",
                         "--cores", "1").stdout
     rules, unrecorded = set(), {}
-    for rule, _, outputs in dry_run_jobs(listing):
+    for rule, _, written in dry_run_jobs(listing):
         if rule == "all":
             continue
-        manifest = manifest_of(outputs)
+        manifest = manifest_of(written)
         body = json.loads((every_rule_run / manifest).read_text())
         recorded = {record["path"]: record["bytes"] for record in body["files"]}
-        expected = {str(Path(f).relative_to("results")) for f in outputs if f != manifest}
+        expected = {str(Path(f).relative_to("results")) for f in written if f != manifest}
         if set(recorded) != expected:
             unrecorded[manifest] = sorted(expected ^ set(recorded))
         assert all((results / path).stat().st_size == size for path, size in recorded.items())

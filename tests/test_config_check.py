@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import CONFIGS, REPO, job_counts, snakemake
+from conftest import CONFIGS, REPO, completed, job_counts, snakemake
 from modelvar.data import DatasetError, load
 from modelvar.data.readers import file_format
 from modelvar.data.schema import peek
@@ -40,7 +40,7 @@ def test_every_schema_error_with_its_key_path_and_allowed_values():
     problems = schema_problems(config, SCHEMA)
     assert problems == [
         "config: unknown key 'colour'; allowed keys: ['classifier_settings', 'classifiers', "
-        "'datasets', 'design', 'grouped', 'hparams', 'jobs', 'metrics', 'openml', "
+        "'datasets', 'design', 'findings', 'grouped', 'hparams', 'jobs', 'metrics', 'openml', "
         "'perturbation', 'predictions', 'resources', 'results_dir', 'root_seed', 'simulation', "
         "'split', 'tuning']",
         "datasets.mine: missing key 'target'",
@@ -319,8 +319,8 @@ def test_a_phantom_class_from_a_cut_file_stops_prepare_or_is_kept_and_reported(t
 def test_tuned_studies_need_a_class_per_fold(tmp_path):
     from modelvar.planning.config_check import min_class_size
 
-    assert min_class_size(tiny()) == 2
-    assert min_class_size(tiny(hparams="tuned", tuning={"folds": 5})) == 7
+    assert min_class_size(completed(tiny())) == 2
+    assert min_class_size(completed(tiny(hparams="tuned", tuning={"folds": 5}))) == 7
 
 
 def _schema_keys(node: dict, root: dict, prefix: tuple = ()) -> tuple[set, set]:
@@ -398,24 +398,28 @@ def test_every_config_key_is_documented_and_every_documented_key_exists():
     *[[f"tests/configs/{name}"] for name in ("every-rule.yaml", "slurm.yaml", "small.yaml",
                                              "tiny.yaml")],
 ])
-def test_schema_defaults_are_filled_as_snakemake_validate_fills_them(files):
-    """The workflow fills the schema's defaults itself (reusing the parsed schema); the config
-    it gets is the one Snakemake's validate(set_default=True) gives, for every shipped config."""
+def test_schema_defaults_are_filled_as_snakemake_validate_fills_them(files, tmp_path):
+    """The workflow's check fills the schema's defaults itself (reusing the parsed schema, with
+    what the registries add: workflow_schema); the config it gets is the one Snakemake's
+    validate(set_default=True) gives with that schema, for every shipped config."""
+    import json
+
     from snakemake.utils import validate
 
-    from modelvar.planning.config_check import fill_schema_defaults, read_schema
+    from modelvar.planning.config_check import read_schema, workflow_schema
     from modelvar.planning.workflow_config import resolve
 
     schema_path = REPO / "workflow/schemas/config.schema.yaml"
     schema = read_schema(schema_path)
     assert schema == yaml.safe_load(schema_path.read_text())  # libyaml: the same values
     config = resolve(["--configfile", *(str(REPO / f) for f in files)]).config
+    given = copy.deepcopy(config)
     check_config(config, schema, datasets=False)
-    ours, snakemakes = copy.deepcopy(config), copy.deepcopy(config)
-    fill_schema_defaults(ours, schema)
-    validate(snakemakes, schema=str(schema_path))
-    assert ours == snakemakes
-    assert ours != config  # the schema's defaults did add keys
+    complete = tmp_path / "schema.json"
+    complete.write_text(json.dumps(workflow_schema(schema)))
+    validate(given, schema=str(complete))
+    assert config == given
+    assert config != resolve(["--configfile", *(str(REPO / f) for f in files)]).config
 
 
 def test_schema_defaults_fill_nested_sections_and_keep_given_values():

@@ -189,8 +189,9 @@ def claim_tables(cells: dict[str, tuple[float, float, float]], repeats: int = 10
     return pd.DataFrame(sources), pd.DataFrame(summary)
 
 
-def claim_row(claim, cells, **kwargs):
-    table = check_claims(*claim_tables(cells, **kwargs))
+def claim_row(claim, cells, weak_below=0.5, **kwargs):
+    """``weak_below``: the config's perturbation.warn_changed_below (its default, 0.5)."""
+    table = check_claims(*claim_tables(cells, **kwargs), weak_below=weak_below)
     return table.loc[table["claim"] == claim].iloc[0]
 
 
@@ -235,6 +236,11 @@ def test_claim_sig0_moves_accuracy_most_and_a_weak_level_is_flagged():
     assert weak["status"] == INCONCLUSIVE
     assert "data sig 0 changed 0.8% of d's numeric training cells: too weak to judge" in \
         weak["evidence"]
+    # the configured warn_changed_below decides: 40 % changed is weak below 0.5, not below 0.3
+    cells, changed = {sig0: (.79, .02, .1), rel: (.70, .01, .05)}, {sig0: 0.4}
+    assert claim_row("sig0_data", cells, changed=changed)["status"] == INCONCLUSIVE
+    assert claim_row("sig0_data", cells, weak_below=0.3, changed=changed)["status"] == \
+        CONTRADICTED
 
 
 def test_claim_downsampling_is_the_largest_source():

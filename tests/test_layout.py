@@ -139,3 +139,16 @@ def test_the_guard_sees_a_cycle_and_an_upward_import(tmp_path):
     edges = graph(copy)
     assert any("modelvar.models.hparams" in cycle for cycle in cycles(edges))
     assert "modelvar.study.figures -> modelvar.plots.study" in upward_imports(edges)
+
+
+def test_every_public_name_resolves():
+    """The packages users import say what they offer (``__all__``), and every name there
+    loads."""
+    import importlib
+
+    for package in ("modelvar.data", "modelvar.study", "modelvar.models", "modelvar.metrics",
+                    "modelvar.pipeline", "modelvar.planning", "modelvar.simulation"):
+        module = importlib.import_module(package)
+        assert module.__all__, package
+        for name in module.__all__:
+            assert getattr(module, name) is not None, f"{package}.{name}"

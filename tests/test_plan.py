@@ -7,7 +7,7 @@ from itertools import product
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, completed
 from modelvar.data.schema import profile_problems
 from modelvar.planning.plan import PlanError, gpu_speedup_at, plan_study, probability_form
 from modelvar.planning.plan_report import dataset_totals, format_plan, job_counts
@@ -83,7 +83,7 @@ JOB_ID = re.search(r'job=r"([^"]+)"', (REPO / "rules" / "common.smk").read_text(
 
 def _one_fit_seconds(config, dataset, classifier) -> float:
     """The estimated seconds of one fit of the first job's cells (from the shipped cost model)."""
-    job = plan_study(config, {}).datasets[dataset].classifiers[classifier].fit_jobs[0]
+    job = plan_study(completed(config), {}).datasets[dataset].classifiers[classifier].fit_jobs[0]
     return job.seconds / (len(job.cells) * len(job.repeats) * (job.runs[1] - job.runs[0]))
 
 
@@ -92,7 +92,7 @@ def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
     # cost model says a fit costs
     target = 5 * _one_fit_seconds(study(), "big", "lr-sgd")
     config = study(jobs={"target_minutes": target / 60})
-    plan = plan_study(config, {})
+    plan = plan_study(completed(config), {})
     for name, ds in plan.datasets.items():
         for clf, cp in ds.classifiers.items():
             fits = [(cell, r, k) for job in cp.fit_jobs for cell in job.cells
@@ -128,7 +128,7 @@ def test_a_chunk_whose_one_run_is_too_long_is_split_by_cells():
     # the target: 1.5 fits of one cell (from the shipped cost model), so one run of a chunk of
     # cells is too long for a job
     target = 1.5 * _one_fit_seconds(study(), "big", "lr-sgd")
-    plan = plan_study(study(jobs={"target_minutes": target / 60}), {})
+    plan = plan_study(completed(study(jobs={"target_minutes": target / 60})), {})
     jobs = plan.datasets["big"].classifiers["lr-sgd"].fit_jobs
     assert any(".c1." in job.id for job in jobs)
     assert all(len(job.cells) * (job.runs[1] - job.runs[0]) == 1
@@ -139,7 +139,7 @@ def test_one_hot_columns_cost_xgb_less_than_numeric_ones_and_the_sgd_alike():
     """The plan gives the cost model each dataset's one-hot share of its encoded columns: 30
     one-hot columns (10 categorical features of 3 levels) against 30 numeric ones."""
     config = study(datasets={"numeric": openml(3000, 30, 0, 2), "cats": openml(3000, 0, 10, 2)})
-    plan = plan_study(config, {})
+    plan = plan_study(completed(config), {})
     fit_s = {(name, clf): cp.fit_seconds for name, ds in plan.datasets.items()
              for clf, cp in ds.classifiers.items()}
     assert plan.datasets["numeric"].shape.d == plan.datasets["cats"].shape.d == 30
@@ -161,7 +161,7 @@ def test_few_valued_columns_cost_xgb_less_unless_noise_fills_them():
     few = openml(3000, 30, 0, 2)
     few["profile"]["few_valued"] = 30
     config = study(datasets={"continuous": openml(3000, 30, 0, 2), "few": few})
-    plan = plan_study(config, {})
+    plan = plan_study(completed(config), {})
     cost = load()
     phi = cost.few_valued["xgb"]
     # 30 few-valued columns of 30 cost xgb φ of continuous ones beside its row's own cost d0
@@ -184,22 +184,25 @@ def test_few_valued_columns_cost_xgb_less_unless_noise_fills_them():
     few["profile"]["few_valued"] = 31
     with pytest.raises(PlanError, match=r"few\.profile: few_valued \(31\) counts numeric "
                                         r"features, of which it has 30"):
-        plan_study(config, {})
+        plan_study(completed(config), {})
 
 
 def test_plan_needs_a_profile_for_openml_and_respects_settings():
     config = study()
     del config["datasets"]["small"]["profile"]
     with pytest.raises(PlanError, match="small: an OpenML dataset needs a `profile`"):
-        plan_study(config, {})
-    assert probability_form(11, {}) == "compact" and probability_form(10, {}) == "dense"
-    assert probability_form(3, {"predictions": {"probabilities": "compact"}}) == "compact"
-    assert probability_form(500, {"predictions": {"max_dense_classes": 1000}}) == "dense"
+        plan_study(completed(config), {})
+    def form(n_classes, **predictions):
+        return probability_form(n_classes, completed(study(predictions=predictions)))
+
+    assert form(11) == "compact" and form(10) == "dense"
+    assert form(3, probabilities="compact") == "compact"
+    assert form(500, max_dense_classes=1000) == "dense"
 
 
 def test_the_plan_report_names_totals_and_biggest_items():
     config = study()
-    plan = plan_study(config, {})
+    plan = plan_study(completed(config), {})
     text = format_plan(plan, config)
     assert "jobs per rule: prepare_dataset 3, fit " in text
     assert "total: " in text and "biggest items:" in text and "CPU time: big" in text
@@ -218,7 +221,7 @@ def test_the_plan_report_names_totals_and_biggest_items():
     lr = sum(t.per_classifier["lr-sgd"] for t in totals)
     assert int(shares["xgb"]) == round(100 * xgb / (xgb + lr))
     config["jobs"] = {**config.get("jobs", {}), "gpu_speedup": 8.0}
-    on_gpu = format_plan(plan_study(config, {}), config)
+    on_gpu = format_plan(plan_study(completed(config), {}), config)
     assert "on one GPU (jobs.gpu_speedup: 8 x one CPU core)" in on_gpu
     assert "unmeasured" not in on_gpu
     counts = job_counts(plan, config)
@@ -236,7 +239,7 @@ def test_a_gpu_speedup_by_the_size_of_the_fit():
 
     def mlp_seconds(speedup):
         config = study(jobs={"target_minutes": 30, "gpu_speedup": speedup})
-        plan = plan_study(config, {})
+        plan = plan_study(completed(config), {})
         return plan, config, {name: sum(j.seconds for j in ds.classifiers["mlp"].fit_jobs)
                               for name, ds in plan.datasets.items()}
 
@@ -252,11 +255,11 @@ def test_xgb_put_on_a_gpu_leaves_the_cpu_hours_for_the_gpu_ones():
     """classifier_settings.xgb.gpu: its fit jobs move to the GPU rule, its hours (at its own
     speed-up) to the GPU's; the CPU's are what is left."""
     config = study()
-    cpu_plan = plan_study(config, {})
+    cpu_plan = plan_study(completed(config), {})
     cpu_totals = dataset_totals(cpu_plan, config)
     before = job_counts(cpu_plan, config)
     config["classifier_settings"] = {"xgb": {"gpu": True, "gpu_speedup": {0: 2, 1000: 20}}}
-    gpu_plan = plan_study(config, {})
+    gpu_plan = plan_study(completed(config), {})
     totals = dataset_totals(gpu_plan, config)
     xgb_cpu = sum(t.per_classifier["xgb"] for t in cpu_totals)
     xgb_gpu = sum(t.per_classifier["xgb"] for t in totals)
@@ -285,7 +288,7 @@ def test_the_mlp_tuning_one_fit_at_a_time_takes_its_own_gpu_speedup():
         config = study(hparams="tuned", tuning={"trials": 4, "folds": 3},
                        jobs={"target_minutes": 30, "gpu_speedup": 40})
         config["classifier_settings"] = {"mlp": settings} if settings else {}
-        plan = plan_study(config, {})
+        plan = plan_study(completed(config), {})
         tune = {name: tuning_seconds(plan, config, name, "mlp") for name in plan.datasets}
         fit = sum(ds.classifiers["mlp"].fit_seconds for ds in plan.datasets.values())
         return tune, fit, format_plan(plan, config)

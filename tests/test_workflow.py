@@ -2,6 +2,8 @@
 
 import json
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -649,9 +651,9 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
 
     snakemake(tmp_path, config(), "--cores", "2")
     assert dry_run()[0] == {}
-    # a log-only setting reruns nothing
+    # the fit logs' warning threshold reruns no fit, only the findings, whose claims it changes
     perturbation = {**study["perturbation"], "warn_changed_below": 0.9}
-    assert dry_run(perturbation=perturbation)[0] == {}
+    assert dry_run(perturbation=perturbation)[0] == {"findings": 1, "all": 1, "total": 2}
     # Snakemake's records gone, then a metrics setting changed: the metrics jobs rerun, no fit
     shutil.rmtree(tmp_path / ".snakemake")
     jobs, _ = dry_run(metrics={"ec_local_undefined": "zero"})
@@ -681,3 +683,43 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
     from modelvar.table_files import verify
 
     assert verify(results)[0] == []
+
+
+@pytest.mark.parametrize("files", [
+    ["config/config.yaml"], ["config/preliminary.yaml"],
+    ["config/full-study.yaml", "config/openml/seed-study.yaml"],
+    ["config/full-study.yaml", "config/openml/kadra.yaml"],
+])
+def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
+    """For every shipped config, the findings job's figures as the rule declares them (its
+    outputs) are what the job draws from the arguments the rule gives it
+    (modelvar.planning.outputs.findings_figures, asked by both), and the job gets the config's
+    warn_changed_below and bootstrap count."""
+    import shlex
+
+    from conftest import REPO, completed
+    from modelvar.models.registry import classifier_names
+    from modelvar.planning.outputs import findings_figures
+    from modelvar.planning.workflow_config import resolve
+
+    paths = [str(REPO / f) for f in files]
+    config = completed(resolve(["--configfile", *paths]).config)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+         str(tmp_path), "--configfile", *paths, "-n", "-p", "--forceall", "--cores", "1"],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (job,) = [(rule, out) for rule, _, out in dry_run_jobs(proc.stdout) if rule == "findings"]
+    declared = sorted(re.sub(r"\.png$", "", f.rsplit("/", 1)[1]) for f in job[1]
+                      if "/findings/" in f and f.endswith(".png"))
+    (command,) = [line for line in proc.stdout.splitlines() if "-m modelvar findings " in line]
+    words = shlex.split(command.split("-m modelvar findings ", 1)[1].split(" 2> ")[0])
+
+    def arg(name):
+        return words[words.index(name) + 1]
+
+    drawn = findings_figures(arg("--design"), classifier_names(config),
+                             json.loads(arg("--perturbation")))
+    assert declared == sorted(drawn)
+    assert float(arg("--warn-changed-below")) == config["perturbation"]["warn_changed_below"]
+    assert int(arg("--boot")) == config["findings"]["bootstrap"]

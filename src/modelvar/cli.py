@@ -424,13 +424,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the config's perturbation section as JSON (the cells' design)")
     p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
                    help="the config's design")
-    p.add_argument("--dose-figure", choices=("yes", "no"), default="no",
-                   help="draw findings/dose_response.{png,pdf} (the workflow asks for it when "
-                   "a family has two or more levels besides none)")
+    p.add_argument("--warn-changed-below", type=float, required=True,
+                   help="share of changed cells below which a data perturbation is too weak to "
+                   "judge its source (the config's perturbation.warn_changed_below)")
     p.add_argument("--root-seed", type=int, required=True,
                    help="root of every named random stream (the bootstrap's)")
-    p.add_argument("--boot", type=int, default=200,
-                   help="bootstrap resamples of the repeats for the variance shares' intervals")
+    p.add_argument("--boot", type=int, required=True,
+                   help="bootstrap resamples of the repeats for the variance shares' intervals "
+                   "(the config's findings.bootstrap)")
     p.add_argument("--results", required=True, help="the study's results folder")
 
     p = _command(sub, "dataset-overview", "(job) the report's page of the study's datasets",
@@ -468,7 +469,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _without_pandas(args: argparse.Namespace) -> bool:
     """Jobs that never need pandas: pyarrow imports it on its first array conversion if it can
-    (≈ 0.15 s of CPU, half a metrics job's start-up), so they hide it (issue 13). Only the fit
+    (a large share of a metrics job's start-up: docs/measurements/design-choices.md), so they
+    hide it (issue 13). Only the fit
     jobs of classifiers whose spec says ``hides_pandas``: not the MLP's (torch asks
     ``importlib.util.find_spec("pandas")`` and would take a refusal for a broken installation;
     its own import dwarfs pandas'), nor a user's estimator (which may need pandas)."""

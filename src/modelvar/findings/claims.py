@@ -67,8 +67,6 @@ SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTED = (
 VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTED)
 #: the most repeats a "would need about" statement names (beyond: "more than")
 MAX_REPEATS_NAMED = 1000
-#: the default share of changed cells below which a data level counts as weak
-WEAK_BELOW = 0.5
 
 
 @dataclass(frozen=True)
@@ -259,11 +257,13 @@ def _categorical(c: _Cells) -> tuple[str, str]:
 
 
 def check_claims(sources: pd.DataFrame, summary: pd.DataFrame, *,
-                 weak_below: float = WEAK_BELOW) -> pd.DataFrame:
+                 weak_below: float) -> pd.DataFrame:
     """One row per dataset × classifier × claim: ``status`` (supported, contradicted,
     inconclusive, not tested) and ``evidence`` (module docstring). ``sources``: the sources
     table (:func:`~modelvar.findings.sources.sources_of_variance`), ``summary``: the summary
-    table's rows it was made from (per cell and repeat)."""
+    table's rows it was made from (per cell and repeat); ``weak_below``: the share of changed
+    cells under which a data level is too weak to judge (config
+    ``perturbation.warn_changed_below``)."""
     values = per_repeat(summary)
     out = []
     for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):

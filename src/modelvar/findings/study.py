@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.claims import WEAK_BELOW, check_claims
+from modelvar.findings.claims import check_claims
 from modelvar.findings.comparison import (
     classifier_comparison,
     leader_margins,
@@ -120,16 +120,18 @@ def platforms(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[str, dict],
-                     perturbation: dict, design: str, root_seed: int,
-                     n_boot: int = 200) -> Findings:
-    """The study tables (module docstring) from the aggregated tables' files."""
+                     perturbation: dict, design: str, root_seed: int, n_boot: int,
+                     weak_below: float) -> Findings:
+    """The study tables (module docstring) from the aggregated tables' files: ``n_boot``
+    bootstrap resamples for the variance shares (config ``findings.bootstrap``), ``weak_below``
+    the share of changed cells under which a data perturbation is too weak to judge its source
+    (config ``perturbation.warn_changed_below``)."""
     summary = read_summaries(summary_paths)
     agreement = read_tables(agreement_paths, columns=AGREEMENT_COLUMNS)
     runs = read_tables(runs_paths, columns=runs_columns())
     roles = {name: cell_roles(perturbation, design, reach_of(meta))
              for name, meta in metas.items()}
     sources = sources_of_variance(summary, agreement, runs, roles)
-    weak_below = perturbation.get("warn_changed_below", WEAK_BELOW)
     sources["weak"] = (sources["source"] == "data") & (
         sources["data_changed_frac"] < weak_below) if "data_changed_frac" in sources else False
     components = grid_components(runs, summary, roles, root_seed=root_seed, n_boot=n_boot)
@@ -149,7 +151,7 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
               "study_components": study_components(components) if not components.empty
               else pd.DataFrame(), "claims": check_claims(
                   sources, summary,
-                  weak_below=perturbation.get("warn_changed_below", WEAK_BELOW)),
+                  weak_below=weak_below),
               "strength": realised_strength(runs)}
     notes += adequacy_notes(components)
     return Findings(tables, notes, summary, agreement, roles, platforms(runs))

@@ -17,6 +17,7 @@ def run(args: argparse.Namespace) -> int:
         dirichlet_h_ci_densities,
     )
     from modelvar.seeding import stream
+    from modelvar.simulation import FIGURES
     from modelvar.simulation.dirichlet import simulate_cases, spearman_table
 
     cases = json.loads(args.cases)
@@ -30,9 +31,11 @@ def run(args: argparse.Namespace) -> int:
         manifest.write_text(
             "<h3>Spearman correlation of the confusion index and normalised entropy</h3>"
             + table.to_html(index=False, float_format="%.3f"), out / "spearman.html")
-        for draw, name, data in ((dirichlet_class_densities, "class_densities", probs),
-                                 (dirichlet_h_ci_densities, "h_ci_densities", per_sample),
-                                 (dirichlet_ci_vs_h, "ci_vs_h", per_sample)):
+        drawn = {"class_densities": (dirichlet_class_densities, probs),
+                 "h_ci_densities": (dirichlet_h_ci_densities, per_sample),
+                 "ci_vs_h": (dirichlet_ci_vs_h, per_sample)}
+        for name in FIGURES["dirichlet_simulation"]:
+            draw, data = drawn[name]
             paths = [out / f"{name}.{e}" for e in ("png", "pdf")]
             draw(data, paths, cases)
             for path in paths:

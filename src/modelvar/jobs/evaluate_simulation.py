@@ -12,6 +12,7 @@ from modelvar.jobs.common import job_manifest, read_tables
 def run(args: argparse.Namespace) -> int:
     from modelvar.metrics.pairwise import ALL_METRICS
     from modelvar.plots.simulation import metric_by_distribution, metric_vs_accuracy
+    from modelvar.simulation import FIGURES
     from modelvar.simulation.metric_study import best_per_criterion, evaluate
 
     sims = read_tables(args.sims)
@@ -32,8 +33,10 @@ def run(args: argparse.Namespace) -> int:
                 ranking.to_html(index=False, float_format="%.2f"),
                 "<h4>Criterion values</h4>", criteria.to_html(index=False, float_format="%.3f")]
         manifest.write_text("\n".join(html), out / "ranking.html")
-        for draw, name in ((metric_vs_accuracy, "metric_vs_accuracy"),
-                           (metric_by_distribution, "metric_by_distribution")):
+        drawn = {"metric_vs_accuracy": metric_vs_accuracy,
+                 "metric_by_distribution": metric_by_distribution}
+        for name in FIGURES["evaluate_simulation"]:
+            draw = drawn[name]
             paths = [out / f"{name}.{e}" for e in ("png", "pdf")]
             draw(sims, metrics, paths)
             for path in paths:

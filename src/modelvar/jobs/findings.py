@@ -12,6 +12,7 @@ from modelvar.jobs.common import job_manifest, read_json
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.findings.study import compute_findings, write_findings
+    from modelvar.planning.outputs import findings_figures
     from modelvar.plots.findings import (
         accuracy_vs_reproducibility,
         comparison_figure,
@@ -23,32 +24,40 @@ def run(args: argparse.Namespace) -> int:
     for path in args.meta:
         meta = read_json(path)
         metas[meta["name"]] = meta
+    perturbation = json.loads(args.perturbation)
     findings = compute_findings(
         summary_paths=args.summary, agreement_paths=args.agreement, runs_paths=args.runs,
-        metas=metas, perturbation=json.loads(args.perturbation), design=args.design,
-        root_seed=args.root_seed, n_boot=args.boot)
+        metas=metas, perturbation=perturbation, design=args.design, root_seed=args.root_seed,
+        n_boot=args.boot, weak_below=args.warn_changed_below)
+    tables = findings.tables
+    # each figure of outputs.findings_figures (what the workflow's rule declares): its caption
+    # on the Findings page and how it is drawn
+    draw = {
+        "sources_of_variance": (
+            "Sources of variance, each alone against the control",
+            lambda paths: sources_figure(tables["sources"], tables["study_sources"], paths)),
+        "accuracy_vs_reproducibility": (
+            "Accuracy and reproducibility, per dataset and classifier",
+            lambda paths: accuracy_vs_reproducibility(findings.summary, findings.roles, paths)),
+        "classifier_comparison": (
+            "Classifiers compared, each source alone",
+            lambda paths: comparison_figure(tables["comparison"], tables["study_comparison"],
+                                            paths)),
+        "dose_response": (
+            "Dose-response: each source against its strength",
+            lambda paths: dose_response_figure(tables["dose_response"], paths)),
+    }
+    classifiers = sorted(set(findings.summary["classifier"]))
     out = Path(args.results) / "findings"
     figures = {}
     with job_manifest(args, "findings") as manifest:
-        if not findings.tables["sources"].empty:
-            paths = [out / f"sources_of_variance.{ext}" for ext in ("png", "pdf")]
-            sources_figure(findings.tables["sources"], findings.tables["study_sources"], paths)
-            figures["Sources of variance, each alone against the control"] = paths[0]
-        paths = [out / f"accuracy_vs_reproducibility.{ext}" for ext in ("png", "pdf")]
-        accuracy_vs_reproducibility(findings.summary, findings.roles, paths)
-        figures["Accuracy and reproducibility, per dataset and classifier"] = paths[0]
-        sources = findings.tables["sources"]
-        if not sources.empty and sources["classifier"].nunique() > 1:
-            paths = [out / f"classifier_comparison.{ext}" for ext in ("png", "pdf")]
-            comparison_figure(findings.tables["comparison"],
-                              findings.tables["study_comparison"], paths)
-            figures["Classifiers compared, each source alone"] = paths[0]
-        if args.dose_figure == "yes":
-            paths = [out / f"dose_response.{ext}" for ext in ("png", "pdf")]
-            dose_response_figure(findings.tables["dose_response"], paths)
-            figures["Dose-response: each source against its strength"] = paths[0]
-        for path in sorted(out.glob("*.p[nd][gf]")):
-            manifest.record(path)
+        for name in findings_figures(args.design, classifiers, perturbation):
+            caption, function = draw[name]
+            paths = [out / f"{name}.{ext}" for ext in ("png", "pdf")]
+            function(paths)
+            figures[caption] = paths[0]
+            for path in paths:
+                manifest.record(path)
         write_findings(findings, args.results, figures, manifest)
     logging.getLogger("modelvar.findings").info(
         "%s", ", ".join(f"{name}: {len(t)} rows" for name, t in findings.tables.items()))

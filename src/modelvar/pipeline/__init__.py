@@ -13,3 +13,19 @@
 What a study is made of lives in :mod:`modelvar.study`, how it is planned in
 :mod:`modelvar.planning`.
 """
+
+# The public face for reading a finished study, loaded on first use (as modelvar.data's).
+_EXPORTS = {
+    **dict.fromkeys(("read_predictions", "to_runs_matrix"), "modelvar.pipeline.predictions"),
+    **dict.fromkeys(("read_table", "read_tables"), "modelvar.pipeline.result_tables"),
+    "fit_repeat": "modelvar.pipeline.fitting",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

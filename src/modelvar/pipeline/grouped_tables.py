@@ -36,9 +36,8 @@ from modelvar.metrics import registry
 from modelvar.metrics.inference import jackknife_ci
 from modelvar.metrics.pairwise import pairwise_arrays
 from modelvar.pipeline.predictions import RunsMatrix
+from modelvar.study.groups import CLASS_GROUPING, grouping_columns
 
-CLASS_GROUPING = "@class"
-SIGNED = ("ec_corr", "ec_kappa", "kappa", "kripp_alpha", "gwet_ac1")
 AGGREGATES = ("difference_minmax", "difference_to_overall", "ratio_minmax", "ratio_to_overall",
               "group_min", "group_max")
 GROUPED_COLUMNS = ("grouping", "group", "n", "metric", "value", "se", "ci_low", "ci_high")
@@ -56,7 +55,7 @@ def group_codes(columns: dict[str, np.ndarray], samples: np.ndarray, y_true_labe
                 grouping, categorical: set[str]) -> tuple[np.ndarray, list[str]]:
     """Each test sample's group index and the group labels (the product of the features'
     sorted values, as fairlearn orders them)."""
-    names = [grouping] if isinstance(grouping, str) else list(grouping)
+    names = grouping_columns(grouping)
     per_feature = []
     for name in names:
         if name == CLASS_GROUPING:
@@ -163,8 +162,11 @@ def grouped_columns(matrix: RunsMatrix, columns: dict[str, np.ndarray], *, group
                 values[f"mean_{metric}"].append(mean)
                 grouped.append({**row, "metric": f"mean_{metric}", "value": mean, "se": se,
                                 "ci_low": low, "ci_high": high})
+        # a signed metric (its registry range reaches below 0, e.g. κ) gets no ratios
+        signed_of = {"mean_accuracy": False,
+                     **{f"mean_{m}": registry.metric(m).signed for m in metrics}}
         for metric, vals in values.items():
-            signed = metric.removeprefix("mean_") in SIGNED
+            signed = signed_of[metric]
             disp += [{**base, "run": -1, "metric": metric, "aggregate": a, "value": v}
                      for a, v in disparities(np.array(vals[1:]), vals[0], signed).items()
                      if not (signed and a.startswith("ratio"))]
@@ -179,8 +181,7 @@ def dataset_columns(parquet_path: str | Path, meta: dict, groupings: list) -> di
     """The grouping columns of the canonical dataset, as arrays indexed by ``sample``."""
     import pyarrow.parquet as pq
 
-    wanted = sorted({c for g in groupings for c in ([g] if isinstance(g, str) else g)}
-                    - {CLASS_GROUPING})
+    wanted = sorted({c for g in groupings for c in grouping_columns(g)} - {CLASS_GROUPING})
     present = {f["name"] for f in meta["features"]}
     table = pq.read_table(parquet_path, columns=[c for c in wanted if c in present])
     return {c: np.asarray(table.column(c).cast("string").to_pylist(), dtype=object)

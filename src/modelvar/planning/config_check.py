@@ -33,8 +33,8 @@ from modelvar.data.errors import not_found_message
 from modelvar.data.schema import DatasetSchema, peek
 from modelvar.data.splits import kept_rare_classes_warning, rare_classes
 from modelvar.planning.plan import SPEEDUP_SETTINGS
+from modelvar.study.groups import CLASS_GROUPING, grouping_columns
 
-CLASS_GROUPING = "@class"
 #: below these sizes results are warned about (too few rows to learn from or to measure on)
 MIN_TRAIN_ROWS = 30
 MIN_TEST_ROWS = 30
@@ -119,17 +119,28 @@ def _describe(error) -> list[str]:
 
 
 def workflow_schema(schema: dict) -> dict:
-    """The config schema with every perturbation family's level grammar
-    (:func:`modelvar.study.families.schema_properties`) under ``perturbation``, whose other
-    keys are then unknown. The schema file holds the rest; applying this twice is harmless."""
+    """The config schema with what the registries declare: every perturbation family's level
+    grammar (:func:`modelvar.study.families.schema_properties`) under ``perturbation``, whose
+    other keys are then unknown; the pairwise metrics (:mod:`modelvar.metrics.registry`) that
+    ``grouped.metrics`` may name; the class distributions
+    (:data:`modelvar.simulation.class_distributions.DISTRIBUTIONS`) that
+    ``simulation.distributions`` may name, all of them by default. The schema file holds the
+    rest; applying this twice is harmless."""
     import copy
 
+    from modelvar.metrics import registry as metrics
+    from modelvar.simulation.class_distributions import DISTRIBUTIONS
     from modelvar.study import families
 
     out = copy.deepcopy(schema)
     section = out["properties"]["perturbation"]
     section["properties"] = {**families.schema_properties(), **section.get("properties", {})}
     section["additionalProperties"] = False
+    grouped = out["properties"]["grouped"]["properties"]["metrics"]
+    grouped["items"] = {"enum": list(metrics.names())}
+    distributions = out["properties"]["simulation"]["properties"]["distributions"]
+    distributions["items"] = {"enum": list(DISTRIBUTIONS)}
+    distributions["default"] = list(DISTRIBUTIONS)
     return out
 
 
@@ -145,8 +156,8 @@ def fill_family_defaults(config: dict) -> None:
 
 def read_schema(path: str | Path) -> dict:
     """The config schema file (YAML), read with :func:`~modelvar.planning.workflow_config.
-    safe_yaml_loader` (libyaml: 0.005 s instead of 0.038 s for the workflow's schema, paid by
-    every load of the workflow: each dry run and each job step)."""
+    safe_yaml_loader` (libyaml where PyYAML has it: every load of the workflow, each dry run and
+    each job step, reads it)."""
     import yaml
 
     from modelvar.planning.workflow_config import safe_yaml_loader
@@ -159,9 +170,9 @@ def fill_schema_defaults(config: dict, schema: dict) -> None:
     ``validate(config, schema, set_default=True)`` does: its validator (jsonschema's recipe,
     which Snakemake's cites) sets a ``properties`` keyword's missing defaults before checking
     the properties, so the properties of a default get theirs too, and so does every branch of
-    a ``oneOf`` that is tried. ``config`` must already pass :func:`schema_problems` (raises
-    ``jsonschema.ValidationError`` otherwise). Here the parsed schema is reused: Snakemake's
-    reads the schema file again (0.05 s of each load of the workflow)."""
+    a ``oneOf`` that is tried. Problems are :func:`schema_problems`' to report: a config that
+    fails the schema still gets its defaults. Here the parsed schema is reused: Snakemake's
+    reads the schema file again at each load of the workflow."""
     import copy
 
     from jsonschema import Draft202012Validator, validators
@@ -177,7 +188,8 @@ def fill_schema_defaults(config: dict, schema: dict) -> None:
         yield from check_properties(validator, properties, instance, schema)
 
     filling = validators.extend(Draft202012Validator, {"properties": set_defaults})
-    filling(schema).validate(config)
+    for _ in filling(schema).iter_errors(config):  # a config that fails still gets its defaults
+        pass
 
 
 def schema_problems(config: dict, schema: dict) -> list[str]:
@@ -217,9 +229,9 @@ def min_class_size(config: dict) -> int:
     """The smallest class the split needs: 2 (one test, one training row); with tuning, enough
     that the tuning pool holds one per cross-validation fold."""
     need = 2
-    if config.get("hparams") == "tuned":
-        folds = config.get("tuning", {}).get("folds", 3)
-        test_fraction = config["split"].get("test_fraction", 0.25)
+    if config["hparams"] == "tuned":
+        folds = config["tuning"]["folds"]
+        test_fraction = config["split"]["test_fraction"]
         need = max(need, math.ceil(folds / (1 - test_fraction)))
     return need
 
@@ -228,7 +240,7 @@ def _hparam_problems(config: dict) -> list[str]:
     from modelvar.models import registry
 
     problems = []
-    for clf, settings in config.get("classifier_settings", {}).items():
+    for clf, settings in config["classifier_settings"].items():
         where = f"classifier_settings.{clf}"
         if clf not in registry.names():
             problems.append(f"{where}: {clf!r} is not a classifier; known: "
@@ -263,7 +275,7 @@ def _hparam_problems(config: dict) -> list[str]:
 
 def _grouping_problems(config: dict, schemas: dict[str, DatasetSchema]) -> list[str]:
     problems = []
-    for dataset, groupings in config.get("grouped", {}).get("by", {}).items():
+    for dataset, groupings in config["grouped"]["by"].items():
         where = f"grouped.by.{dataset}"
         if dataset not in config["datasets"]:
             problems.append(f"{where}: {dataset!r} is not one of the study's datasets "
@@ -274,7 +286,7 @@ def _grouping_problems(config: dict, schemas: dict[str, DatasetSchema]) -> list[
             continue
         categorical = schema.columns_of("categorical")
         for grouping in groupings:
-            for column in [grouping] if isinstance(grouping, str) else grouping:
+            for column in grouping_columns(grouping):
                 if column == CLASS_GROUPING:
                     continue
                 if column not in schema.feature_types:
@@ -290,8 +302,8 @@ def _grouping_problems(config: dict, schemas: dict[str, DatasetSchema]) -> list[
 def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
     study = CheckedStudy()
     problems: list[str] = []
-    cache = config.get("openml", {}).get("cache_dir", "resources/openml")
-    stop_rare = config["split"].get("rare_classes", "stop") == "stop"
+    cache = config["openml"]["cache_dir"]
+    stop_rare = config["split"]["rare_classes"] == "stop"
     need = min_class_size(config)
     for name, spec in config["datasets"].items():
         try:
@@ -318,7 +330,7 @@ def unseeded_warnings(config: dict) -> list[str]:
     plan collapses its per-run cells, :func:`modelvar.planning.plan.seedless_cells`)."""
     from modelvar.models import registry
 
-    levels = config.get("perturbation", {}).get("model_seed", ["per-run"])
+    levels = config["perturbation"]["model_seed"]
     if "per-run" not in levels:
         return []
     return [f"{name}: it takes no model seed (no seed_param), so model seed per run cannot act "
@@ -328,8 +340,8 @@ def unseeded_warnings(config: dict) -> list[str]:
 
 def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
     split = config["split"]
-    test_fraction = split.get("test_fraction", 0.25)
-    smallest = min(config.get("perturbation", {}).get("downsample", [1.0]))
+    test_fraction = split["test_fraction"]
+    smallest = min(config["perturbation"]["downsample"])
     warnings = unseeded_warnings(config)
     for name, schema in study.schemas.items():
         if schema.n_rows is None:
@@ -345,7 +357,7 @@ def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
                             f"{n_test:.0f} rows: metrics on them vary a lot between repeats")
         need = min_class_size(config)
         rare = rare_classes(schema.class_counts or {}, need)
-        if rare and split.get("rare_classes", "stop") == "keep":
+        if rare and split["rare_classes"] == "keep":
             warnings.append(kept_rare_classes_warning(name, rare, schema.class_counts, need))
         if schema.class_counts and smallest < 1:
             single = sorted(c for c, n in schema.class_counts.items()
@@ -405,7 +417,7 @@ def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]
     """``results_dir`` must be a folder of its own: not the working directory, the file
     system's root or a folder that holds the working directory (runs write there and remove
     tables that a changed config no longer plans)."""
-    value = config.get("results_dir", "results")
+    value = config.get("results_dir", "results")  # before the check: the raw config
     if not isinstance(value, str) or not value.strip():
         return []  # the schema reports it
     workdir = (workdir or Path.cwd()).resolve()
@@ -419,16 +431,29 @@ def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]
     return []
 
 
+def with_defaults(config: dict, schema: dict) -> dict:
+    """``config`` completed in place, as the workflow sees it after :func:`check_config`:
+    every perturbation family it leaves out at its control level, every other key it leaves
+    out at the schema's default (:func:`workflow_schema`). Also for configs built by hand
+    (tests, benchmarks), which the check would refuse for lacking required keys."""
+    fill_family_defaults(config)
+    fill_schema_defaults(config, workflow_schema(schema))
+    return config
+
+
 def check_config(config: dict, schema: dict, *, datasets: bool = True) -> CheckedStudy:
     """Schema and study checks (raising :class:`ConfigProblems` with every problem), then the
-    warnings. ``config`` is modified in place: integral floats become ints. ``datasets=False``
-    skips peeking at the datasets (a job step, after the main process checked them)."""
+    warnings. ``config`` is completed in place: integral floats become ints, and every key the
+    config leaves out gets its default from the schema (:func:`fill_schema_defaults`; a
+    default lives in the schema only, so code after the check reads ``config[key]``).
+    ``datasets=False`` skips peeking at the datasets (a job step, after the main process
+    checked them)."""
     problems = schema_problems(config, schema) + classifier_problems(config) + \
         results_dir_problems(config) + gpu_speedup_problems(config)
     if problems:
         raise ConfigProblems(problems)
     coerce_integers(config, workflow_schema(schema))
-    fill_family_defaults(config)
+    with_defaults(config, schema)
     if not datasets:
         return CheckedStudy()
     problems, study = study_problems(config)

@@ -55,7 +55,7 @@ def record_recipe(results_dir: str | Path, rule: str, wildcards: dict[str, str],
     either: the job gets :data:`NEW_IN_DRY_RUN` instead, one file for all such jobs, written by
     the first of them and newer than any output (the load removed the last one), so the dry run
     shows the job as one to run, as the recipe a real run writes would. A full study's first dry
-    run so creates one file, not a folder and a file per job (846: ~1 s of system time).
+    run so creates one file, not a folder and a file per job.
     ``recipe`` may be a function giving the values, called only where they are compared or
     written (not for a dry run's new job: the workflow's recipes evaluate the rule's params)."""
     path = recipe_path(results_dir, rule, wildcards)
@@ -169,3 +169,21 @@ def clamp_future_times(results_dir: str | Path, now: float | None = None) -> lis
                 continue
     return moved
 
+
+
+def check_results_at_load(results_dir: str | Path) -> list[str]:
+    """What every load of the workflow (its main process) does to the results folder before
+    Snakemake compares anything, and what to tell the user of it: a job whose files are not
+    what it wrote (missing, truncated, replaced) loses its manifest, the output ``all`` asks
+    for, so that the run redoes it (:func:`modelvar.table_files.forget_damaged`); the records
+    of an earlier dry run are forgotten; files dated in the future are set to the present
+    (:func:`clamp_future_times`)."""
+    from modelvar.table_files import forget_damaged
+
+    lines = [f"missing or damaged output: {line}" for line in forget_damaged(results_dir)]
+    forget_dry_run(results_dir)
+    future = clamp_future_times(results_dir)
+    if future:
+        lines.append(f"warning: {len(future)} file(s) of {results_dir} were dated in the future "
+                     f"(clock skew?), e.g. {future[0]}; set to the present")
+    return lines

@@ -49,7 +49,7 @@ import math
 from dataclasses import dataclass, field
 
 from modelvar.data.schema import DatasetSchema
-from modelvar.models.registry import classifier_names, fit_rule, on_gpu
+from modelvar.models.registry import classifier_names, on_gpu
 from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline.result_tables import METRIC_TABLES
 from modelvar.planning.cost_model import CostModel, onehot_share
@@ -58,18 +58,14 @@ from modelvar.study import families
 from modelvar.study.cells import Cell
 from modelvar.study.design import Reach, dataset_cells
 
-TARGET_MINUTES = 60.0
-MAX_DENSE_CLASSES = 10
-#: bytes per prediction row, zstd-compressed (``make bench-storage``, and fitted on the default
-#: run and a 2 × 3 subset of the preliminary one: every dataset × classifier within 0.97–1.10):
-#: ids + labels, each float32 probability column (svm-sgd's hinge loss: one-hot columns, ≈ 0),
-#: the compact statistics (lr-sgd 14.4, xgb ≈ 10, peaked synthetic 15.4–16.1); and per column
-#: of each row group (one per cell × repeat × run block: page headers, statistics, footer)
+#: bytes per prediction row, zstd-compressed (``make bench-storage``; fitted on finished runs:
+#: docs/measurements/design-choices.md): ids + labels, each float32 probability column
+#: (svm-sgd's hinge loss: one-hot columns, ≈ 0), the compact statistics; and per column of each
+#: row group (one per cell × repeat × run block: page headers, statistics, footer)
 BYTES_IDS, BYTES_PROBA_COLUMN, BYTES_COMPACT, BYTES_PER_CHUNK = 0.2, 3.25, 14.1, 325.0
-#: the compact statistics of one-hot probabilities (svm-sgd's hinge loss from 11 classes on):
-#: 1.0–2.7 bytes a row in all at 30–1,000 classes, as the predictions are mostly wrong or mostly
-#: right (``make bench-storage``, tests/test_prediction_files.py), against ~16 for a trained
-#: model's peaked probabilities
+#: the compact statistics of one-hot probabilities (svm-sgd's hinge loss from 11 classes on),
+#: which compress far better than a trained model's peaked probabilities (``make
+#: bench-storage``, tests/test_prediction_files.py)
 BYTES_COMPACT_ONE_HOT = 1.5
 #: bytes of metric tables per (cell, repeat) (row groups of ≥ 65,536 rows,
 #: :class:`~modelvar.table_files.TableStream`): per test sample (per_sample), per run (per_run),
@@ -235,11 +231,11 @@ class StudyPlan:
 
 
 def probability_form(n_classes: int, config: dict) -> str:
-    settings = config.get("predictions", {})
-    mode = settings.get("probabilities", "auto")
+    settings = config["predictions"]
+    mode = settings["probabilities"]
     if mode != "auto":
         return mode
-    limit = settings.get("max_dense_classes", MAX_DENSE_CLASSES)
+    limit = settings["max_dense_classes"]
     return "dense" if n_classes <= limit else "compact"
 
 
@@ -260,9 +256,9 @@ def one_hot_probabilities(classifier: str, config: dict) -> bool:
     hinge loss, its default), untuned (tuning may choose other values, e.g. svm-sgd's
     modified_huber, which has probabilities: :mod:`modelvar.models.classifiers`)."""
     clf = classifier_spec(classifier)
-    settings = config.get("classifier_settings", {}).get(classifier, {})
+    settings = config["classifier_settings"].get(classifier, {})
     base = {**clf.defaults(), **settings.get("hparams", {})}
-    return config.get("hparams", "default") != "tuned" and clf.one_hot_probabilities(base)
+    return config["hparams"] != "tuned" and clf.one_hot_probabilities(base)
 
 
 def epochs_of(classifier: str, config: dict) -> int:
@@ -271,16 +267,14 @@ def epochs_of(classifier: str, config: dict) -> int:
     clf = classifier_spec(classifier)
     if clf.epochs is None:
         return 1
-    return config.get("classifier_settings", {}).get(classifier, {}).get("epochs", clf.epochs)
+    return config["classifier_settings"].get(classifier, {}).get("epochs", clf.epochs)
 
 
 def gpu_speedup_at(gpu_speedup: float | dict[int, float], cpu_seconds: float) -> float:
     """The GPU speed-up of a fit that takes ``cpu_seconds`` on one core (the cost model's
     estimate): a number, or in a mapping {from this many seconds: speed-up} the value of the
-    largest key at most ``cpu_seconds``. Small fits leave a GPU idle: on an H100 (``make
-    bench-mlp``, ``make bench-xgb-gpu``) the MLP ran 5.3x one core on vehicle (2.6 s), 46-82x on
-    fits from 240 s; xgb 1.6x on a 1.4 s fit, 3.3-6.7x on 19-36 s, 11x on 830-1,030 s
-    (the cost model of 2026-11-25)."""
+    largest key at most ``cpu_seconds``. Small fits leave a GPU idle, so the speed-up grows with
+    the fit (``make bench-mlp``, ``make bench-xgb-gpu``; docs/measurements/design-choices.md)."""
     if not isinstance(gpu_speedup, dict):
         return float(gpu_speedup)
     return float(gpu_speedup[max(k for k in gpu_speedup if k <= cpu_seconds)])
@@ -302,8 +296,8 @@ def gpu_speedups(config: dict) -> dict[str, float | dict[int, float]]:
     """Per classifier whose fits run on a GPU (:func:`~modelvar.models.registry.on_gpu`), its
     speed-up: ``classifier_settings.NAME.gpu_speedup``, else ``jobs.gpu_speedup`` (default 1:
     none assumed)."""
-    settings = config.get("classifier_settings", {})
-    default = config.get("jobs", {}).get("gpu_speedup", 1.0)
+    settings = config["classifier_settings"]
+    default = config["jobs"]["gpu_speedup"]
     return {clf: speedup_setting(settings.get(clf, {}).get("gpu_speedup", default))
             for clf in classifier_names(config) if on_gpu(clf, settings)}
 
@@ -333,7 +327,7 @@ def few_valued_share(data_level, n_few_valued: int, d: int) -> float:
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
                  epochs: int, gpu_speedup: float | dict[int, float] | None) -> float:
     """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work)."""
-    test_fraction = config["split"].get("test_fraction", 0.25)
+    test_fraction = config["split"]["test_fraction"]
     n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
     seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
                            noisy_share=noisy_share(cell.data, shape.n_numeric, shape.d),
@@ -348,7 +342,7 @@ def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, con
 
 
 def _mem_fit(classifier: str, shape: Shape, config: dict, form: str) -> int:
-    n_test = shape.n_rows * config["split"].get("test_fraction", 0.25)
+    n_test = shape.n_rows * config["split"]["test_fraction"]
     runs = config["split"]["runs"]
     columns = prediction_columns(shape.n_classes, form)
     data = 5 * shape.n_rows * shape.d * 8 + 3 * runs * n_test * columns * 8
@@ -359,7 +353,7 @@ def _mem_metrics(shape: Shape, config: dict, form: str) -> int:
     """One repeat's predictions as arrays (labels, float64 probabilities or statistics) and the
     per-sample work on them, twice over (``make bench-memory``: 943 MB measured for 400,000
     rows × 355 classes × 10 runs, compact, against 1,306 MB declared)."""
-    n_test = shape.n_rows * config["split"].get("test_fraction", 0.25)
+    n_test = shape.n_rows * config["split"]["test_fraction"]
     k = config["split"]["runs"]
     columns = shape.n_classes if form == "dense" else 4
     data = k * n_test * (8 * columns + 100) + 2 * (k - 1) * shape.n_classes ** 2 * 8
@@ -368,7 +362,7 @@ def _mem_metrics(shape: Shape, config: dict, form: str) -> int:
 
 def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
     k = config["split"]["runs"]
-    n_test = shape.n_rows * config["split"].get("test_fraction", 0.25)
+    n_test = shape.n_rows * config["split"]["test_fraction"]
     per = METRICS_SECONDS_PER_REPEAT + METRICS_SECONDS_PER_PAIR_SAMPLE * k * (k - 1) / 2 * n_test
     return STARTUP_SECONDS / 3 + n_units * per
 
@@ -397,7 +391,7 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
     per_fit = {chunk: [fit_seconds(c) for c in members] for chunk, members in chunks.items()}
     mem_fit = _mem_fit(classifier, shape, config, form)
     mem_metrics = _mem_metrics(shape, config, form)
-    n_test = math.ceil(shape.n_rows * config["split"].get("test_fraction", 0.25))
+    n_test = math.ceil(shape.n_rows * config["split"]["test_fraction"])
     all_repeats = tuple(range(repeats))
 
     def add(job_id, chunk_cells, reps, run_range, seconds, group):
@@ -485,9 +479,9 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
                       notes: dict[str, str]) -> None:
     """Constants for each declared classifier the cost model lacks: its ``seconds_per_fit``,
     else probe fits (:mod:`modelvar.planning.probe_cost`); ``notes`` says which."""
-    from modelvar.planning import probe_cost
+    from modelvar.planning import outputs, probe_cost
 
-    test_fraction = config["split"].get("test_fraction", 0.25)
+    test_fraction = config["split"]["test_fraction"]
     for clf in classifier_names(config):
         spec = classifier_spec(clf)
         if clf in cost.classifiers:
@@ -504,20 +498,9 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
             clf, spec.settings,
             [probe_cost.ProbeShape(int(s.n_rows * (1 - test_fraction)), s.d, s.n_classes,
                                    (name,)) for name, s in shapes.items()],
-            config.get("results_dir", "results"),
-            budget=config.get("jobs", {}).get("probe_budget_seconds",
-                                              probe_cost.BUDGET_SECONDS),
-            threads=fit_threads(config, clf))
+            config["results_dir"], budget=config["jobs"]["probe_budget_seconds"],
+            threads=outputs.fit_threads(config, clf))
         cost.classifiers[clf] = (probed,)
-
-
-def fit_threads(config: dict, classifier: str) -> int:
-    """The threads of a classifier's fit jobs: ``resources.<its fit rule>.threads``
-    (``fit_mlp`` falls back to ``fit``'s), else 1."""
-    configured = config.get("resources", {})
-    rule = fit_rule(classifier, config.get("classifier_settings"))
-    return int(configured.get(rule, {}).get("threads",
-                                            configured.get("fit", {}).get("threads", 1)))
 
 
 def seedless_cells(classifier: str, cells: list[Cell], config: dict,
@@ -528,17 +511,17 @@ def seedless_cells(classifier: str, cells: list[Cell], config: dict,
     families collapsed for it)."""
     if classifier_spec(classifier).seeded or all(c.model_seed == "fixed" for c in cells):
         return cells, []
-    fixed, _ = dataset_cells({**config.get("perturbation", {}), "model_seed": ["fixed"]},
-                             config.get("design", "factorial"),
+    fixed, _ = dataset_cells({**config["perturbation"], "model_seed": ["fixed"]},
+                             config["design"],
                              Reach(shape.numeric, shape.categorical))
     return fixed, ["model_seed"]
 
 
 def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyPlan:
     """The plan of a (validated) config, given the datasets' peeked schemas."""
-    jobs = config.get("jobs", {})
+    jobs = config["jobs"]
     cost = load_cost_model(jobs.get("cost_model"))
-    target = 60.0 * jobs.get("target_minutes", TARGET_MINUTES)
+    target = 60.0 * jobs["target_minutes"]
     speedups = gpu_speedups(config)
     study = StudyPlan({}, config["split"]["repeats"], config["split"]["runs"], target / 60,
                       speedups, cost.source)
@@ -547,8 +530,7 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     _cost_of_declared(config, cost, shapes, study.cost_notes)
     for name in config["datasets"]:
         shape = shapes[name]
-        cells, collapsed = dataset_cells(config.get("perturbation", {}),
-                                         config.get("design", "factorial"),
+        cells, collapsed = dataset_cells(config["perturbation"], config["design"],
                                          Reach(shape.numeric, shape.categorical))
         form = probability_form(shape.n_classes, config)
         plan = DatasetPlan(name, shape, cells, collapsed, form)

@@ -50,7 +50,7 @@ def _gpu_text(plan: StudyPlan, config: dict) -> str:
     if all(v == 1 for v in speedups.values()):
         return ("CPU core; GPU speed-up unmeasured (jobs.gpu_speedup = 1; make bench-mlp on a "
                 "GPU measures it)")
-    settings = config.get("classifier_settings", {})
+    settings = config["classifier_settings"]
     own = any("gpu_speedup" in settings.get(clf, {}) for clf in speedups)
     source = "jobs.gpu_speedup" + (", classifier_settings.NAME.gpu_speedup" if own else "")
     parts = [(f"{clf} " if len(speedups) > 1 else "")
@@ -111,11 +111,10 @@ def tuning_seconds(plan: StudyPlan, config: dict, dataset: str, classifier: str)
 
     if config.get("hparams") != "tuned":
         return 0.0
-    tuning = config.get("tuning", {})
-    trials, folds = tuning.get("trials", 20), tuning.get("folds", 3)
+    trials, folds = config["tuning"]["trials"], config["tuning"]["folds"]
     shape = plan.datasets[dataset].shape
-    n = shape.n_rows * (1 - config["split"].get("test_fraction", 0.25)) * (1 - 1 / folds)
-    cost = load(config.get("jobs", {}).get("cost_model"))
+    n = shape.n_rows * (1 - config["split"]["test_fraction"]) * (1 - 1 / folds)
+    cost = load(config["jobs"].get("cost_model"))
     epochs = epochs_of(classifier, config)
     seconds = cost.seconds(classifier, n, shape.d, shape.n_classes, epochs,
                            onehot_share=onehot_share(shape.n_numeric, shape.d),
@@ -131,7 +130,7 @@ def alone_speedup(config: dict, classifier: str) -> float | dict[int, float]:
     """``classifier_settings.NAME.gpu_speedup_alone``: the GPU speed-up of one fit at a time of a
     classifier whose fit jobs batch their runs (1 unless measured: ``make bench-mlp`` prints
     it as "sequential")."""
-    own = config.get("classifier_settings", {}).get(classifier, {})
+    own = config["classifier_settings"].get(classifier, {})
     return speedup_setting(own.get("gpu_speedup_alone", 1.0))
 
 
@@ -167,7 +166,7 @@ def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
 
 
 def job_counts(plan: StudyPlan, config: dict) -> dict[str, int]:
-    grouped = config.get("grouped", {}).get("by", {})
+    grouped = config["grouped"]["by"]
     counts: dict[str, int] = {"prepare_dataset": len(plan.datasets)}
     if config.get("hparams") == "tuned":
         on_gpu = len(plan.gpu_speedups)
@@ -200,7 +199,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     gpu_label = gpu_tagged[0].upper() if len(gpu_tagged) == 1 else "GPU"
     lines = [
         f"modelvar plan: {len(plan.datasets)} dataset(s) x {n_clf} classifier(s), design "
-        f"{config.get('design', 'both')}, {plan.repeats} repeats x {plan.runs} runs",
+        f"{config['design']}, {plan.repeats} repeats x {plan.runs} runs",
         f"  cost model: {plan.cost_source}",
         *(f"  cost of {clf}: {note}" for clf, note in plan.cost_notes.items()),
         f"  fit jobs sized to <= {plan.target_minutes:g} min of estimated fitting "
@@ -208,7 +207,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         "",
         "jobs per rule: " + ", ".join(f"{rule} {n:,}" for rule, n in counts.items())
         + f"; {sum(counts.values()):,} in all"
-        + (" (and the simulation branch's)" if config.get("simulation", {}).get("enabled")
+        + (" (and the simulation branch's)" if config["simulation"]["enabled"]
            else ""),
         "",
         f"{'dataset':<28}{'rows':>9}{'d':>6}{'C':>6} {'probs':<8}{'cells':>6}{'fits':>10}"
@@ -275,7 +274,7 @@ def format_jobs(plan: StudyPlan, config: dict) -> str:
     """One line per fit, metrics and grouped-metrics job of the plan: its rule, dataset,
     classifier and id (the ``{job}`` of its output paths), what it holds, its estimated time
     and its memory."""
-    grouped = config.get("grouped", {}).get("by", {})
+    grouped = config["grouped"]["by"]
 
     def line(rule, name, clf, job, runs="", fits=""):
         seconds = f"{job.seconds:.0f} s" if job.seconds < 60 else _hours(job.seconds)
@@ -302,7 +301,7 @@ def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
     does (:mod:`modelvar.planning.workflow_config`), checked and completed with the schema's
     defaults as the workflow does, then planned."""
     import modelvar
-    from modelvar.planning.config_check import check_config, fill_schema_defaults, read_schema
+    from modelvar.planning.config_check import check_config, read_schema
     from modelvar.planning.plan import plan_study
     from modelvar.planning.workflow_config import resolve
 
@@ -315,7 +314,6 @@ def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
     config = resolved.config
     schema = read_schema(schema_path)
     study = check_config(config, schema)
-    fill_schema_defaults(config, schema)
     return plan_study(config, study.schemas), config
 
 

@@ -47,8 +47,6 @@ from modelvar.seeding import stream
 from modelvar.table_files import write_text
 from modelvar.timing import Stopwatch
 
-#: CPU seconds the probes of one classifier may take (config ``jobs.probe_budget_seconds``)
-BUDGET_SECONDS = 60.0
 #: the smallest row count probed (at least 2·C, so that every class has rows)
 FIRST_ROWS = 64
 #: the largest row count probed; the power law extrapolates beyond it

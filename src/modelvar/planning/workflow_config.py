@@ -58,7 +58,7 @@ class ResolvedConfig:
     @property
     def results_dir(self) -> Path:
         """``results_dir`` of the merged config, relative to the working directory."""
-        return self.workdir / str(self.config.get("results_dir", "results"))
+        return self.workdir / str(self.config.get("results_dir", "results"))  # before the check
 
 
 #: the most values a config file may expand to (YAML aliases repeat what an anchor holds)

@@ -155,13 +155,13 @@ def _cell_key(cell_id: str, families) -> tuple:
     return tuple(_level_key(level_value(levels[f])) for f in families)
 
 
-def _panel_families(frame: pd.DataFrame, first: list[str]) -> tuple[list[str], list[str]]:
+def _panel_families(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Split the varying families into facets and row labels so that no panel has more than
-    :data:`MAX_PER_PANEL` rows: families move to the facets in the order given, then any
-    other varying family in the registry's order."""
+    :data:`MAX_PER_PANEL` rows: families move to the facets in the registry's order (the
+    training-rows families first, :mod:`modelvar.study.families`)."""
     fams = varying(frame)
     facets = []
-    for family in [*[f for f in first if f in fams], *[f for f in fams if f not in first]]:
+    for family in fams:
         rest = [f for f in fams if f not in facets]
         if math.prod(frame[f].nunique() for f in rest) <= MAX_PER_PANEL:
             break
@@ -354,7 +354,7 @@ def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], data
     grid = cells_of(summary, roles, "factorial")
     grid = grid[(grid["subset"] == "all") & grid["metric"].isin(metrics)]
     fams = varying(grid)
-    facets, labelled = _panel_families(grid, ["data", "hparam", "categorical", "downsample"])
+    facets, labelled = _panel_families(grid)
     if not facets and len(fams) > 1:
         facets, labelled = fams[:1], fams[1:]
     rows = []

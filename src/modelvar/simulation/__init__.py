@@ -7,8 +7,12 @@
   index (seed 002).
 """
 
+#: the figures each job of the simulation branch draws (the rules declare them from here)
+FIGURES = {"evaluate_simulation": ("metric_vs_accuracy", "metric_by_distribution"),
+           "dirichlet_simulation": ("class_densities", "h_ci_densities", "ci_vs_h")}
+
 # Loaded on first use: the workflow's command-line parser needs only DISTRIBUTIONS, and a job
-# that imports this package must not pay for scipy.stats and pandas (≈ 0.7 s of CPU).
+# that imports this package must not pay for scipy.stats and pandas.
 _EXPORTS = {
     **dict.fromkeys(("DISTRIBUTIONS", "GENERATORS", "class_distribution", "multi_modal",
                      "step_like", "uniform_random", "variably_exponential"),
@@ -16,7 +20,7 @@ _EXPORTS = {
     **dict.fromkeys(("CRITERIA", "best_per_criterion", "evaluate", "run_simulations",
                      "simulate_runs", "simulation_grid"), "modelvar.simulation.metric_study"),
 }
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "FIGURES"])
 
 
 def __getattr__(name: str):

@@ -10,3 +10,24 @@
 Nothing here imports a machine-learning or plotting library: the workflow reads it while it
 loads.
 """
+
+# The public face, loaded on first use (as modelvar.data's): importing one of these modules does
+# not import the others, so a job's code version (modelvar.planning.code_hash) holds only what
+# it uses.
+_EXPORTS = {
+    **dict.fromkeys(("Cell", "cell_label", "grid", "level_label"), "modelvar.study.cells"),
+    **dict.fromkeys(("Family", "TrainingRows", "families", "family", "names", "register",
+                     "unregister"), "modelvar.study.families"),
+    **dict.fromkeys(("Reach", "active_sources", "cell_roles", "control", "dataset_cells"),
+                    "modelvar.study.design"),
+    **dict.fromkeys(("DATASET_FIGURES", "FigureSpec"), "modelvar.study.figures"),
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

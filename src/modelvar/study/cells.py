@@ -34,7 +34,6 @@ import itertools
 
 from modelvar.study import families as registry
 
-
 #: the stages (:attr:`modelvar.study.families.Family.stage`) of the families in a cell's chunk
 CHUNK_STAGES = ("training rows", "hparams")
 

@@ -1,0 +1,271 @@
+"""What a study's workflow makes, and what each of its rules may use: decided here, once.
+
+The rules (``rules/*.smk``) ask this module while the workflow loads; the jobs and
+``modelvar plan`` ask it too, so that the two never decide apart:
+
+* :data:`RULES`: one row per rule: the job command it runs (``python -m modelvar COMMAND``,
+  whose import closure is its code version), its resource group, and the wildcards its
+  manifest is keyed by;
+* :func:`resources`: the threads, memory and time limit of a resource group (the config's
+  ``resources.<group>``, else :data:`RESOURCE_DEFAULTS`);
+* :data:`FINDINGS_TABLES`, :func:`findings_figures`: what the findings job writes (the
+  dose-response figure where a family of the registry runs two or more strengths alone;
+* :func:`planned_tables`, :func:`planned_manifests`: every table the plan's jobs write, and
+  every job's manifest (what ``all`` asks for).
+
+Imports no plotting or machine-learning library: the workflow reads it while it loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modelvar.pipeline import result_tables
+from modelvar.study import families
+
+#: a study's plan (:class:`modelvar.planning.plan.StudyPlan`, which imports this module)
+StudyPlan = Any
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the workflow: its ``name``, the ``command`` of ``python -m modelvar`` it
+    runs, its resource ``group`` (:func:`resources`) and the ``wildcards`` that key its
+    manifest (none: one job)."""
+
+    name: str
+    command: str
+    group: str
+    wildcards: tuple[str, ...] = ()
+
+
+#: every rule but ``all``, in the order data flows
+RULES: tuple[Rule, ...] = (
+    Rule("prepare_dataset", "prepare", "prepare", ("dataset",)),
+    Rule("dataset_overview", "dataset-overview", "plot"),
+    Rule("tune", "tune", "tune", ("dataset", "classifier")),
+    Rule("tune_gpu", "tune", "tune_gpu", ("dataset", "classifier")),
+    Rule("fit", "fit", "fit", ("dataset", "classifier", "job")),
+    Rule("fit_mlp", "fit", "fit_mlp", ("dataset", "classifier", "job")),
+    Rule("pairwise_metrics", "pairwise", "pairwise", ("dataset", "classifier", "job")),
+    Rule("grouped_metrics", "grouped", "grouped", ("dataset", "classifier", "job")),
+    Rule("figures", "figures", "plot", ("dataset",)),
+    Rule("group_disparities_figure", "figures", "plot", ("dataset",)),
+    Rule("findings", "findings", "aggregate"),
+    Rule("simulate_metrics", "simulate", "simulate", ("n_classes",)),
+    Rule("evaluate_simulation", "evaluate-simulation", "simulate"),
+    Rule("dirichlet_simulation", "dirichlet", "simulate"),
+)
+_RULES = {r.name: r for r in RULES}
+#: the job commands of the rules (each rule's code version is its command's import closure)
+JOB_COMMANDS: tuple[str, ...] = tuple(dict.fromkeys(r.command for r in RULES))
+
+#: (threads, mem_mb, runtime in minutes) of each resource group, unless the config's
+#: ``resources.<group>`` says otherwise. Fit, metrics and grouped jobs get mem_mb and runtime
+#: from the plan (its cost model), which the config's values can raise but not lower.
+RESOURCE_DEFAULTS: dict[str, tuple[int, int, int]] = {
+    "prepare": (1, 1000, 10),
+    "tune": (1, 2000, 240),
+    "tune_gpu": (1, 2000, 240),
+    "fit": (1, 0, 0),
+    "fit_mlp": (1, 0, 0),
+    "pairwise": (1, 0, 0),
+    "grouped": (1, 0, 0),
+    "aggregate": (1, 4000, 30),
+    "plot": (1, 2000, 20),
+    "simulate": (1, 2000, 30),
+}
+#: the groups of the GPU-tagged rules, and the CPU group whose configured values they take
+#: where the config gives them none
+GPU_GROUPS = {"fit_mlp": "fit", "tune_gpu": "tune"}
+
+
+def rule(name: str) -> Rule:
+    try:
+        return _RULES[name]
+    except KeyError:
+        raise ValueError(f"unknown rule {name!r}; known: {list(_RULES)}") from None
+
+
+def resources(config: dict, group: str) -> dict[str, int]:
+    """``threads``, ``mem_mb`` and ``runtime`` (minutes) of a resource group: the config's
+    ``resources.<group>``, for a GPU group else its CPU group's (:data:`GPU_GROUPS`), else
+    :data:`RESOURCE_DEFAULTS`."""
+    configured = config["resources"]
+    fallback = configured.get(GPU_GROUPS.get(group, group), {})
+    own = configured.get(group, {})
+    return {key: own.get(key, fallback.get(key, default))
+            for key, default in zip(("threads", "mem_mb", "runtime"), RESOURCE_DEFAULTS[group],
+                                    strict=True)}
+
+
+def fit_threads(config: dict, classifier: str) -> int:
+    """The threads of a classifier's fit jobs (its fit rule's group)."""
+    from modelvar.models.registry import fit_rule
+
+    return resources(config, rule(fit_rule(classifier, config["classifier_settings"])).group)[
+        "threads"]
+
+
+def manifest_path(results: str | Path, rule_name: str) -> str:
+    """Where a rule's job records what it wrote (:class:`modelvar.table_files.Manifest`;
+    ``modelvar verify`` reads it), with the rule's wildcards as ``{placeholders}``."""
+    wildcards = rule(rule_name).wildcards
+    key = Path(*(f"{{{w}}}" for w in wildcards)).as_posix() if wildcards else "job"
+    return f"{results}/.modelvar/manifests/{rule_name}/{key}.json"
+
+
+# ------------------------------------------------------------------------------- the findings
+#: the study tables the findings job writes (``RESULTS/aggregated/study/<name>.parquet``)
+FINDINGS_TABLES = ("sources", "study_sources", "margins", "comparison", "study_comparison",
+                   "dose_response", "dose_summary", "components", "study_components", "claims",
+                   "strength")
+#: the aggregated tables the findings job reads, of every dataset
+FINDINGS_INPUT_TABLES = ("summary", "agreement", "runs")
+
+
+def strengths_alone(perturbation: dict) -> dict[str, int]:
+    """Per family of the registry, how many of its configured levels are not its control:
+    the strengths a one-at-a-time design runs alone."""
+    out = {}
+    for family in families.families():
+        levels = {family.from_config(entry) for entry in perturbation.get(family.name, [])}
+        out[family.name] = len(levels - {family.none})
+    return out
+
+
+def dose_figure(design: str, perturbation: dict) -> bool:
+    """Whether the findings draw a dose-response figure: some family runs two or more
+    strengths alone (the one-at-a-time cells)."""
+    return design != "factorial" and max(strengths_alone(perturbation).values(), default=0) >= 2
+
+
+def findings_figures(design: str, classifiers: Sequence[str],
+                     perturbation: dict) -> tuple[str, ...]:
+    """The findings' figures, in the report's order: the headline sources figure needs the
+    one-at-a-time cells; the classifiers' comparison those cells and two classifiers; the
+    dose-response figure :func:`dose_figure`."""
+    alone = design != "factorial"
+    return (("sources_of_variance",) if alone else ()) + ("accuracy_vs_reproducibility",) \
+        + (("classifier_comparison",) if alone and len(set(classifiers)) > 1 else ()) \
+        + (("dose_response",) if dose_figure(design, perturbation) else ())
+
+
+# ---------------------------------------------------------------------- what the jobs write
+def _classifier_plans(plan: StudyPlan) -> Iterable[tuple[str, str, object]]:
+    for ds, dataset_plan in plan.datasets.items():
+        for clf, clf_plan in dataset_plan.classifiers.items():
+            yield ds, clf, clf_plan
+
+
+def dataset_tables(results: str | Path, plan: StudyPlan, dataset: str,
+                   table: str) -> list[str]:
+    """Every file of one table of a dataset: per (classifier, job) of the plan (the runs
+    table per fit job, the others per metrics job)."""
+    out = []
+    for clf, clf_plan in plan.datasets[dataset].classifiers.items():
+        jobs = clf_plan.fit_jobs if table == "runs" else clf_plan.metrics_jobs
+        out += [result_tables.table_path(results, table, dataset, clf, job.id) for job in jobs]
+    return out
+
+
+def planned_tables(results: str | Path, plan: StudyPlan, grouped: Iterable[str]) -> list[str]:
+    """Every table and predictions file the plan's fit, metrics and grouped jobs write
+    (``grouped``: the datasets with metrics by group)."""
+    grouped = set(grouped)
+    out = []
+    for ds, clf, clf_plan in _classifier_plans(plan):
+        for job in clf_plan.fit_jobs:
+            out += [result_tables.predictions_path(results, ds, clf, job.id),
+                    result_tables.table_path(results, "runs", ds, clf, job.id)]
+        names = result_tables.METRIC_TABLES + (
+            result_tables.GROUPED_TABLES if ds in grouped else ())
+        out += [result_tables.table_path(results, t, ds, clf, job.id)
+                for job in clf_plan.metrics_jobs for t in names]
+    return out
+
+
+def planned_manifests(results: str | Path, config: dict, plan: StudyPlan) -> list[str]:
+    """The manifest of every job (each records every output of its job but the log), in the
+    order data flows."""
+    def of(rule_name: str, **wildcards) -> str:
+        return manifest_path(results, rule_name).format(**wildcards)
+
+    datasets = list(config["datasets"])
+    grouped = config["grouped"]["by"]
+    out = [of("prepare_dataset", dataset=ds) for ds in datasets]
+    out.append(of("dataset_overview"))
+    if config["hparams"] == "tuned":
+        from modelvar.models.registry import classifier_names
+
+        out += [of("tune", dataset=ds, classifier=clf)
+                for ds in datasets for clf in classifier_names(config)]
+    for ds, clf, clf_plan in _classifier_plans(plan):
+        jobs = [("fit", job.id) for job in clf_plan.fit_jobs]
+        jobs += [("pairwise_metrics", job.id) for job in clf_plan.metrics_jobs]
+        if ds in grouped:
+            jobs += [("grouped_metrics", job.id) for job in clf_plan.metrics_jobs]
+        out += [of(r, dataset=ds, classifier=clf, job=job) for r, job in jobs]
+    for ds in datasets:
+        out.append(of("figures", dataset=ds))
+        if ds in grouped:
+            out.append(of("group_disparities_figure", dataset=ds))
+    out.append(of("findings"))
+    simulation = config["simulation"]
+    if simulation["enabled"]:
+        out += [of("simulate_metrics", n_classes=c) for c in simulation["n_classes"]]
+        out += [of("evaluate_simulation"), of("dirichlet_simulation")]
+    return out
+
+
+# ---------------------------------------------------------------------- a run's end, its report
+def stale_tables_messages(results: str | Path, plan: StudyPlan, grouped: Iterable[str], *,
+                          warn_foreign: bool) -> list[str]:
+    """Delete the tables of jobs no longer in the plan whose replacements all exist
+    (:func:`modelvar.pipeline.result_tables.remove_stale`; at a run's start, for an earlier
+    interrupted run, and at its end); returns what to tell the user."""
+    stale, foreign = result_tables.remove_stale(
+        results, planned_tables(results, plan, grouped),
+        [(ds, clf) for ds, dataset_plan in plan.datasets.items()
+         for clf in dataset_plan.classifiers])
+    out = []
+    if stale:
+        out.append(f"removed {len(stale)} table(s) of jobs no longer in the plan (the config "
+                   f"regrouped the fits; their replacements exist), e.g. {stale[0]}")
+    if foreign and warn_foreign:
+        out.append(f"warning: {len(foreign)} parquet file(s) in the results' table folders "
+                   f"were not written by this workflow, e.g. {foreign[0]}; they are left alone "
+                   "and not read, but pandas.read_parquet of the folder would read them")
+    return out
+
+
+def run_summary(results: str | Path, plan: StudyPlan) -> str:
+    """What a finished run holds (:func:`modelvar.pipeline.result_tables.study_summary`), with
+    the plan's estimate of every fit job."""
+    estimates = {
+        result_tables.table_path(results, "runs", ds, clf, job.id):
+            (f"{ds} {clf} {job.id}", job.seconds)
+        for ds, clf, clf_plan in _classifier_plans(plan) for job in clf_plan.fit_jobs}
+    runs = [p for ds in plan.datasets for p in dataset_tables(results, plan, ds, "runs")]
+    return result_tables.study_summary(runs, results, estimates)
+
+
+def report_landing(results: str | Path, guide: Path) -> str:
+    """The path of the report's first page (Snakemake's global description): the findings'
+    answer (``RESULTS/findings/answer.rst``: headline sentences and figure) above the reading
+    ``guide``, written to ``RESULTS/.modelvar/report-landing.rst`` when it changes; the guide
+    alone before the findings exist."""
+    from modelvar.table_files import write_text
+
+    answer = Path(results, "findings", "answer.rst")
+    if not answer.is_file():
+        return str(guide)
+    landing = Path(results, ".modelvar", "report-landing.rst").resolve()
+    text = (answer.read_text() + "\nHow to read this report\n-----------------------\n\n"
+            + guide.read_text())
+    if not landing.is_file() or landing.read_text() != text:
+        write_text(text, landing)
+    return str(landing)
