@@ -122,8 +122,16 @@ def synthetic_tables(rng, repeats=6):
 def test_each_source_alone_against_the_control_and_the_test_set_yardstick():
     summary, agreement, runs, roles, repeat_acc = synthetic_tables(np.random.default_rng(6))
     table = sources_of_variance(summary, agreement, runs, {"d": roles}).set_index("level")
+    combined = "all combined: data rel 0.2 · 50 % train · seed per run"
     assert list(table.index) == ["control", "data rel 0.2", "50 % train", "seed per run",
-                                 "test set (between repeats)"]
+                                 combined, "test set (between repeats)"]
+    # all sources combined: the factorial cell with every source at once, by hand
+    cell = "rel0p2_cnone_hnone_down050_seedrun"
+    assert table.loc[combined, "cell"] == cell
+    by_hand = summary[(summary["cell"] == cell) & (summary["metric"] == "churn")]["mean"]
+    assert table.loc[combined, "disagreement"] == pytest.approx(by_hand.mean(), abs=1e-15)
+    sds = summary[(summary["cell"] == cell) & (summary["metric"] == "accuracy")]["sd"]
+    assert table.loc[combined, "accuracy_sd"] == pytest.approx(sds.mean(), abs=1e-15)
     control = table.loc["control"]
     assert control["accuracy_sd"] == 0 and control["disagreement"] == 0
     assert control["identical_repeats"] == 6
@@ -221,7 +229,11 @@ def test_too_few_repeats_are_named_with_how_many_would_do():
     enough = claim_row("hparam_strength", cells, repeats=10, seed=3)
     assert enough["status"] == SUPPORTED and "would" not in enough["evidence"]
     one = claim_row("hparam_strength", cells, repeats=1)
-    assert one["status"] == INCONCLUSIVE and "run 2 or more" in one["evidence"]
+    assert one["status"] == INCONCLUSIVE and "run ≥ 3" in one["evidence"]
+    two = claim_row("hparam_strength", cells, repeats=2)
+    assert two["status"] == INCONCLUSIVE and "too few repeats for an interval (2)" in \
+        two["evidence"]
+    assert "[" not in two["evidence"]  # no interval from two repeats
 
 
 def test_claim_sig0_moves_accuracy_most_and_a_weak_level_is_flagged():
@@ -273,7 +285,8 @@ def test_paired_interval_is_the_student_t_interval_of_the_differences():
     p = Paired.of("x", d)
     low, high = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
     assert (p.low, p.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
-    assert p.verdict == (SUPPORTED if low > 0 else INCONCLUSIVE)
+    assert p.p_value == pytest.approx(stats.ttest_1samp(d, 0).pvalue, abs=1e-10)
+    assert p.verdict() == (SUPPORTED if low > 0 else INCONCLUSIVE)
     needed = p.repeats_needed()
     half = stats.t.ppf(0.975, needed - 1) * d.std(ddof=1) / np.sqrt(needed)
     before = stats.t.ppf(0.975, needed - 2) * d.std(ddof=1) / np.sqrt(needed - 1)
@@ -335,32 +348,50 @@ def study_of(datasets: dict[str, tuple[float, ...]]) -> pd.DataFrame:
                 "accuracy_sd": test_sd, "disagreement": np.nan}
         frame = pd.concat([frame, pd.DataFrame([yard])], ignore_index=True)
         frame["dataset"] = name
-        for measure in ("accuracy_sd", "disagreement"):
-            frame[f"{measure}_low"], frame[f"{measure}_high"] = frame[measure], frame[measure]
+        for measure, half in (("accuracy_sd", 0.004), ("disagreement", 0.01)):
+            frame[f"{measure}_low"] = frame[measure] - half
+            frame[f"{measure}_high"] = frame[measure] + half
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
 
-def test_study_sentences_count_the_largest_source_over_datasets():
+def margins_of(verdicts: dict[str, tuple[str, str, str]], measure="accuracy_sd", repeats=10):
+    """A leaders' margins table of lr-sgd: dataset → (leader, runner-up, verdict)."""
+    return pd.DataFrame([{"dataset": d, "classifier": "lr-sgd", "measure": measure,
+                          "leader": lead, "runner_up": second, "repeats": repeats,
+                          "margin": 0.01, "margin_low": 0.002 if v == SUPPORTED else -0.002,
+                          "margin_high": 0.018, "p_value": 0.01 if v == SUPPORTED else 0.3,
+                          "verdict": v}
+                         for d, (lead, second, v) in verdicts.items()])
+
+
+def test_study_sentences_say_on_how_many_datasets_the_leader_was_told_apart():
     from modelvar.findings.report import study_sentences
 
-    sources = study_of({"a": (.03, .20, .01, .05, .02), "b": (.03, .10, .01, .30, .05),
-                        "c": (.01, .10, .02, .20, .01)})
+    # yardsticks: a far above every source, b far below, c within the leader's interval
+    sources = study_of({"a": (.03, .20, .01, .05, .10), "b": (.03, .10, .01, .30, .005),
+                        "c": (.01, .10, .02, .20, .02)})
+    sources.loc[sources["source"] == "test set", "accuracy_sd_low"] -= 0.002
     [text] = study_sentences(sources)
-    assert text == ("For lr-sgd, the largest run-to-run accuracy SD came from 50 % train on 2, "
-                    "data rel 0.2 on 1 of 3 datasets; the largest disagreement between runs from "
-                    "data rel 0.2 on 2, 50 % train on 1 of 3 datasets; drawing another test set "
-                    "moved accuracy more than any source did within a repeat on 1 of 3 datasets.")
-    # with the leaders' margins: on how many datasets the leader was told apart
-    margins = pd.DataFrame({"classifier": "lr-sgd", "measure": ["accuracy_sd"] * 3
-                            + ["disagreement"] * 3, "verdict": ["supported", "inconclusive",
-                                                                 "supported", "supported",
-                                                                 "supported", "supported"]})
+    assert text.startswith("For lr-sgd: on none of the 3 datasets was the source under which "
+                           "its accuracy varied most within a repeat told apart from the "
+                           "runner-up; on none of the 3 datasets was the source under which its "
+                           "predictions changed most told apart from the runner-up")
+    assert text.endswith("another test set and training pool moved accuracy more than every "
+                         "source did within a repeat, told apart, on 1 of 3 datasets, less on "
+                         "1, not told apart on 1.")
+    margins = margins_of({"a": ("50 % train", "data rel 0.2", SUPPORTED),
+                          "b": ("50 % train", "data rel 0.2", INCONCLUSIVE),
+                          "c": ("data rel 0.2", "50 % train", SUPPORTED)})
     [text] = study_sentences(sources, margins)
-    assert ("from 50 % train on 2, data rel 0.2 on 1 of 3 datasets (ahead of the runner-up "
-            "beyond its 95 % interval, paired over repeats, on 2); the largest disagreement "
-            "between runs from data rel 0.2 on 2, 50 % train on 1 of 3 datasets (ahead of the "
-            "runner-up beyond its 95 % interval, paired over repeats, on 3);") in text
+    assert ("the source under which its accuracy varied most within a repeat was told apart "
+            "from the runner-up on 2 of 3 datasets (50 % train on a, data rel 0.2 on c); on 1 "
+            "not") in text
+    # with 2 repeats there is no test: said so, not counted as told apart
+    [text] = study_sentences(sources, margins_of(
+        {d: ("50 % train", "data rel 0.2", INCONCLUSIVE) for d in "abc"}, repeats=2))
+    assert ("the source under which its accuracy varied most within a repeat is not told apart "
+            "on any of the 3 datasets (too few repeats for a test: run ≥ 3)") in text
 
 
 def test_findings_sentences_are_grouped_by_dataset_and_fold_for_many_datasets():
@@ -370,7 +401,10 @@ def test_findings_sentences_are_grouped_by_dataset_and_fold_for_many_datasets():
     per_dataset = sentences(few, pd.DataFrame())
     assert list(per_dataset) == ["a", "b"]
     assert per_dataset["b"][0].startswith("lr-sgd's accuracy varied most within a repeat under "
-                                          "50 % train (run-to-run SD 0.030")
+                                          "50 % train (run-to-run SD 0.030 [0.026, 0.034])")
+    assert per_dataset["b"][2].startswith("Another test set and training pool (a new repeat) "
+                                          "moved lr-sgd's accuracy by a between-repeat SD of "
+                                          "0.050 [0.046, 0.054], more than any source")
     page = _sentences_html(few, pd.DataFrame())
     assert "Over the 2 datasets" in page and page.count("<details open>") == 2
     many = study_of({f"d{i}": (.03, .2, .01, .05, .02) for i in range(6)})
@@ -431,13 +465,13 @@ def test_classifier_comparison_recovers_a_known_difference_and_its_sign():
     row = over[(over["level"] == "data rel 0.2") & (over["measure"] == "disagreement")].iloc[0]
     assert row["datasets"] == 3 and row["a_lower"] == 0
     assert row["difference_low"] < 0.03 < row["difference_high"]
-    said = said_over = comparison_sentences(table, over)
+    said = comparison_sentences(table, over)
     assert any(s.startswith("xgb's predictions changed less than lr-sgd's under data rel 0.2 "
-                            "on 3 of 3 datasets (mean difference in disagreement lr-sgd − "
-                            "xgb: +0.03") for s in said), said
-    # the yardstick is named as what it is
-    assert any(s.startswith("lr-sgd's accuracy varied less than xgb's between test sets (the "
-                            "yardstick) on 3 of 3 datasets") for s in said_over), said_over
+                            "(mean difference in disagreement lr-sgd − xgb over 3 datasets: "
+                            "+0.03") and s.endswith("lower on 3).") for s in said), said
+    # the yardstick has no per-repeat values: never told apart, never counted
+    assert not [s for s in said if "test set" in s]
+    assert said[-1].startswith("The other ") and "not told apart (the table below)" in said[-1]
     # one dataset: the sentence rests on the interval over repeats
     one = classifier_comparison(*comparison_tables(datasets=("a",)))
     said = comparison_sentences(one, study_comparison(one))
@@ -459,10 +493,19 @@ def test_a_largest_source_sentence_says_whether_the_data_tell_it_from_the_runner
     assert margins.loc["accuracy_sd", "leader"] == "50 % train"
     assert margins.loc["accuracy_sd", "verdict"] == SUPPORTED
     said = sentences(ahead[0], pd.DataFrame(), leader_margins(*ahead))["d"][0]
-    assert "(ahead of data rel 0.2 by +0.02" in said and "paired over 10 repeats" in said
+    assert said.startswith("lr-sgd's accuracy varied most within a repeat under 50 % train "
+                           "(run-to-run SD 0.03")
+    assert "; difference +0.02" in said and "paired over 10 repeats" in said
     tied = claim_tables({down: (.78, .010, .20), rel: (.79, .0101, .05)})
     said = sentences(tied[0], pd.DataFrame(), leader_margins(*tied))["d"][0]
-    assert "not told apart from" in said
+    assert said.startswith("lr-sgd: data rel 0.2 and 50 % train not told apart as the source "
+                           "under which its accuracy varied most within a repeat")
+    # two repeats: no test, said in the lead
+    two = claim_tables({down: (.78, .03, .20), rel: (.79, .01, .05)}, repeats=2)
+    said = sentences(two[0], pd.DataFrame(), leader_margins(*two))["d"][0]
+    assert said.startswith("lr-sgd: the source under which its accuracy varied most within a "
+                           "repeat is not told apart with 2 repeats")
+    assert "too few repeats for an interval (2): run ≥ 3" in said and "[" not in said
 
 
 def test_uninformative_variance_share_intervals_are_named_with_the_repeats_that_would_do():

@@ -1,21 +1,22 @@
 """Seed 004's stated findings as checks on a run's numbers, with their uncertainty.
 
 The seed reports what its preliminary grid showed. Each statement becomes a set of **paired
-comparisons over repeats** between one-at-a-time cells of one dataset × classifier: the runs of
-a repeat share their test set and training pool, so the per-repeat difference of two cells
-removes what the repeat itself contributes. For a difference d_r over R repeats, the 95 % Student
-t-interval is d̄ ± t(0.975, R − 1) · s_d / √R (:class:`Paired`). A comparison that the claim
-expects positive is
+comparisons over repeats** between one-at-a-time cells of one dataset × classifier
+(:class:`~modelvar.findings.paired.Paired`: the per-repeat difference, its t-interval from 3
+repeats on and its p-value). A comparison that the claim expects positive is
 
-* ``supported`` when the interval lies above 0, ``contradicted`` when it lies below 0, and
-  ``inconclusive`` when it holds 0 (or R < 2: no interval);
+* ``supported`` when its p-value holds under the page's multiplicity control (``threshold``,
+  :mod:`modelvar.findings.multiplicity`) and the difference is above 0, ``contradicted`` when
+  it holds and is below 0, and ``inconclusive`` otherwise (or with fewer than 3 repeats: no
+  test);
 
-a claim is ``supported`` when every comparison it needs is (an intersection-union test: each at
-5 % makes the whole at 5 %), ``contradicted`` when any is, ``inconclusive`` otherwise, and
-``not tested`` when the run lacks the levels it needs. For an inconclusive comparison the
-evidence says how many repeats would make a difference of the observed size and spread
-significant (the smallest R with t(0.975, R − 1) · s_d / √R < |d̄|): a planning figure, not a
-promise. The claims (measures per repeat: ``accuracy`` the runs' mean accuracy, ``SD`` their
+a claim is ``supported`` when every comparison it needs is (an intersection-union test),
+``contradicted`` when any is, ``inconclusive`` otherwise, and ``not tested`` when the run lacks
+the levels it needs. Every comparison's p-value is in the table (``p_values``), so that the
+page's control counts them. For an inconclusive comparison the evidence says how many repeats
+would make a difference of the observed size and spread have an interval clear of 0 (the
+smallest R with t(0.975, R − 1) · s_d / √R < |d̄|): a planning figure, not a promise. The
+claims (measures per repeat: ``accuracy`` the runs' mean accuracy, ``SD`` their
 within-repeat SD, ``disagreement`` the mean pairwise churn):
 
 ``sig0_data``
@@ -46,14 +47,29 @@ weak to judge"), and a claim whose verdict rests on such a level is at most inco
 from __future__ import annotations
 
 import itertools
-import math
+import json
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from modelvar.metrics.student_t import t_quantile
+from modelvar.findings.paired import (
+    ALPHA,
+    CONTRADICTED,
+    INCONCLUSIVE,
+    MAX_REPEATS_NAMED,
+    MIN_FOR_INTERVAL,
+    NOT_TESTED,
+    SUPPORTED,
+    VERDICTS,
+    Paired,
+    per_repeat,
+    too_few,
+)
+from modelvar.findings.sources import alone as single_sources
 from modelvar.study.cells import Cell
+
+__all__ = ["CLAIMS", "VERDICTS", "Outcome", "Paired", "check_claims", "per_repeat"]
 
 CLAIMS = {
     "sig0_data": "Data perturbation at the zeroth significant digit moves accuracy most.",
@@ -62,86 +78,32 @@ CLAIMS = {
     "categorical_label_vs_sample": "Label-level categorical noise matters at p = 0.1; "
                                    "sample-level barely does at p = 0.2.",
 }
-SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTED = (
-    "supported", "contradicted", "inconclusive", "not tested")
-VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTED)
-#: the most repeats a "would need about" statement names (beyond: "more than")
-MAX_REPEATS_NAMED = 1000
 
 
 @dataclass(frozen=True)
-class Paired:
-    """A per-repeat difference expected to be positive: mean, SD and 95 % t-interval."""
+class Outcome:
+    """One claim on one dataset × classifier: its status, the evidence, and the p-values of
+    the comparisons it rests on."""
 
-    label: str
-    mean: float
-    sd: float
-    n: int
-
-    @classmethod
-    def of(cls, label: str, differences) -> Paired:
-        d = np.asarray(differences, dtype=float)
-        d = d[np.isfinite(d)]
-        return cls(label, float(d.mean()) if len(d) else np.nan,
-                   float(d.std(ddof=1)) if len(d) > 1 else np.nan, len(d))
-
-    @classmethod
-    def between(cls, label: str, a: pd.Series, b: pd.Series) -> Paired:
-        """a − b over the repeats both have (series indexed by repeat)."""
-        joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
-        return cls.of(label, joined["a"] - joined["b"])
-
-    def half_width(self, n: int | None = None) -> float:
-        n = self.n if n is None else n
-        return t_quantile(0.975, n - 1) * self.sd / math.sqrt(n) if n > 1 else np.nan
-
-    @property
-    def low(self) -> float:
-        return self.mean - self.half_width()
-
-    @property
-    def high(self) -> float:
-        return self.mean + self.half_width()
-
-    @property
-    def verdict(self) -> str:
-        if self.n < 2 or not np.isfinite(self.sd):
-            return INCONCLUSIVE
-        if self.sd == 0:
-            return SUPPORTED if self.mean > 0 else CONTRADICTED if self.mean < 0 else \
-                INCONCLUSIVE
-        return SUPPORTED if self.low > 0 else CONTRADICTED if self.high < 0 else INCONCLUSIVE
-
-    def repeats_needed(self) -> int | None:
-        """The smallest R at which a difference of this mean and SD would be significant
-        (``MAX_REPEATS_NAMED + 1`` when beyond; None without an SD or a difference)."""
-        if self.n < 2 or not np.isfinite(self.sd) or self.mean == 0:
-            return None
-        for n in range(2, MAX_REPEATS_NAMED + 1):
-            if self.half_width(n) < abs(self.mean):
-                return n
-        return MAX_REPEATS_NAMED + 1
-
-    def text(self) -> str:
-        if self.n < 2:
-            return f"{self.label} {self.mean:+.4f} (one repeat: no interval)"
-        return f"{self.label} {self.mean:+.4f} [{self.low:+.4f}, {self.high:+.4f}]"
+    status: str
+    evidence: str
+    p_values: tuple[float, ...] = ()
 
 
-def combine(comparisons: list[Paired], weak: list[str]) -> tuple[str, str]:
+def combine(comparisons: list[Paired], weak: list[str], threshold: float) -> Outcome:
     """The claim's verdict from its comparisons (module docstring) and the evidence text."""
-    verdicts = [c.verdict for c in comparisons]
+    verdicts = [c.verdict(threshold) for c in comparisons]
     status = SUPPORTED if all(v == SUPPORTED for v in verdicts) else \
         CONTRADICTED if CONTRADICTED in verdicts else INCONCLUSIVE
     if weak and status != INCONCLUSIVE:
         status = INCONCLUSIVE
     n = max(c.n for c in comparisons)
     parts = ["; ".join(c.text() for c in comparisons) + f" ({n} repeat{'s' * (n != 1)})"]
-    open_ = [c for c in comparisons if c.verdict == INCONCLUSIVE]
+    open_ = [c for c, v in zip(comparisons, verdicts, strict=True) if v == INCONCLUSIVE]
     if status == INCONCLUSIVE and open_ and not weak:
         needed = [c.repeats_needed() for c in open_]
-        if n < 2:
-            parts.append("too few repeats for an interval: run 2 or more")
+        if n < MIN_FOR_INTERVAL:
+            parts.append(too_few(n))
         elif any(r is None for r in needed):
             parts.append("no difference seen")
         else:
@@ -151,19 +113,7 @@ def combine(comparisons: list[Paired], weak: list[str]) -> tuple[str, str]:
                          f"the differences are too small to tell with fewer than "
                          f"{MAX_REPEATS_NAMED} repeats")
     parts += weak
-    return status, "; ".join(parts)
-
-
-def per_repeat(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per (dataset, classifier, cell, repeat): ``accuracy`` (the runs' mean), ``sd`` (their
-    within-repeat SD) and ``disagreement`` (mean pairwise churn), from the summary table's
-    full-test-set rows."""
-    rows = summary[summary["subset"] == "all"] if "subset" in summary else summary
-    keys = ["dataset", "classifier", "cell", "repeat"]
-    acc = rows[rows["metric"] == "accuracy"].set_index(keys)
-    churn = rows[rows["metric"] == "churn"].set_index(keys)
-    out = pd.DataFrame({"accuracy": acc["mean"], "sd": acc["sd"]})
-    return out.join(churn["mean"].rename("disagreement"), how="outer")
+    return Outcome(status, "; ".join(parts), tuple(c.p_value for c in comparisons))
 
 
 class _Cells:
@@ -192,11 +142,11 @@ class _Cells:
         return None
 
 
-def _sig0(c: _Cells) -> tuple[str, str]:
+def _sig0(c: _Cells, threshold: float) -> Outcome:
     levels = c.levels("data")
     sig0 = [row for scheme, row in levels if scheme == ("sig", 0.0)]
     if c.control is None or len(levels) < 2 or not sig0:
-        return NOT_TESTED, "needs data sig 0, another data level and the control"
+        return Outcome(NOT_TESTED, "needs data sig 0, another data level and the control")
     control = c.series(c.control, "accuracy")
     shift = {row["level"]: (c.series(row["cell"], "accuracy") - control).abs()
              for _, row in levels}
@@ -204,16 +154,16 @@ def _sig0(c: _Cells) -> tuple[str, str]:
                                   shift["data sig 0"], s)
                    for name, s in shift.items() if name != "data sig 0"]
     weak = [w for w in (c.weak(sig0[0]),) if w]
-    return combine(comparisons, weak)
+    return combine(comparisons, weak, threshold)
 
 
-def _hparam(c: _Cells) -> tuple[str, str]:
+def _hparam(c: _Cells, threshold: float) -> Outcome:
     by_kind: dict[str, list] = {}
     for (kind, value), row in c.levels("hparam"):
         by_kind.setdefault(kind, []).append((-value if kind == "sig" else value, row))
     tested = {k: sorted(v, key=lambda t: t[0]) for k, v in by_kind.items() if len(v) >= 2}
     if not tested:
-        return NOT_TESTED, "needs two strengths of one hparam scheme alone"
+        return Outcome(NOT_TESTED, "needs two strengths of one hparam scheme alone")
     comparisons = []
     for levels in tested.values():
         for (_, weaker), (_, stronger) in itertools.pairwise(levels):
@@ -221,15 +171,16 @@ def _hparam(c: _Cells) -> tuple[str, str]:
                 f"SD {stronger['level'].removeprefix('hparam ')} − "
                 f"{weaker['level'].removeprefix('hparam ')}",
                 c.series(stronger["cell"], "sd"), c.series(weaker["cell"], "sd")))
-    return combine(comparisons, [])
+    return combine(comparisons, [], threshold)
 
 
-def _downsampling(c: _Cells) -> tuple[str, str]:
-    alone = c.rows[~c.rows["source"].isin(["control", "test set"])]
+def _downsampling(c: _Cells, threshold: float) -> Outcome:
+    alone = single_sources(c.rows)
     down = alone[alone["source"] == "downsample"]
     others = alone[alone["source"] != "downsample"]
     if down.empty or others.empty:
-        return NOT_TESTED, "needs a training fraction below 100 % and another source alone"
+        return Outcome(NOT_TESTED,
+                       "needs a training fraction below 100 % and another source alone")
     comparisons = []
     for measure, column, name in (("sd", "accuracy_sd", "SD"),
                                   ("disagreement", "disagreement", "disagreement")):
@@ -238,32 +189,33 @@ def _downsampling(c: _Cells) -> tuple[str, str]:
             comparisons.append(Paired.between(f"{name} {top['level']} − {other['level']}",
                                               c.series(top["cell"], measure),
                                               c.series(other["cell"], measure)))
-    return combine(comparisons, [])
+    return combine(comparisons, [], threshold)
 
 
-def _categorical(c: _Cells) -> tuple[str, str]:
+def _categorical(c: _Cells, threshold: float) -> Outcome:
     levels = {row["level"]: row for _, row in c.rows[c.rows["source"] == "categorical"]
               .iterrows()}
     label, sample = levels.get("categorical label 0.1"), levels.get("categorical sample 0.2")
     if c.control is None or label is None or sample is None:
-        return NOT_TESTED, "needs categorical label 0.1, sample 0.2 and the control"
+        return Outcome(NOT_TESTED, "needs categorical label 0.1, sample 0.2 and the control")
     base = c.series(c.control, "disagreement")
     label_adds = c.series(label["cell"], "disagreement") - base
     sample_adds = c.series(sample["cell"], "disagreement") - base
     return combine([Paired.between("disagreement label 0.1 − control", label_adds,
                                    0 * label_adds),
                     Paired.between("½ label's added − sample 0.2's added", 0.5 * label_adds,
-                                   sample_adds)], [])
+                                   sample_adds)], [], threshold)
 
 
 def check_claims(sources: pd.DataFrame, summary: pd.DataFrame, *,
-                 weak_below: float) -> pd.DataFrame:
+                 weak_below: float, threshold: float = ALPHA) -> pd.DataFrame:
     """One row per dataset × classifier × claim: ``status`` (supported, contradicted,
     inconclusive, not tested) and ``evidence`` (module docstring). ``sources``: the sources
     table (:func:`~modelvar.findings.sources.sources_of_variance`), ``summary``: the summary
     table's rows it was made from (per cell and repeat); ``weak_below``: the share of changed
     cells under which a data level is too weak to judge (config
-    ``perturbation.warn_changed_below``)."""
+    ``perturbation.warn_changed_below``); ``threshold``: the largest p-value that holds (the
+    page's multiplicity control; :data:`ALPHA` for one claim alone)."""
     values = per_repeat(summary)
     out = []
     for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
@@ -272,11 +224,15 @@ def check_claims(sources: pd.DataFrame, summary: pd.DataFrame, *,
         except KeyError:
             mine = values.iloc[:0].droplevel(["dataset", "classifier"])
         cells = _Cells(rows, mine, weak_below)
-        results = {"sig0_data": _sig0(cells), "hparam_strength": _hparam(cells),
-                   "downsampling_largest": _downsampling(cells),
-                   "categorical_label_vs_sample": _categorical(cells)}
-        for claim, (status, evidence) in results.items():
+        results = {"sig0_data": _sig0, "hparam_strength": _hparam,
+                   "downsampling_largest": _downsampling,
+                   "categorical_label_vs_sample": _categorical}
+        for claim, check in results.items():
+            outcome = check(cells, threshold)
             out.append({"dataset": dataset, "classifier": classifier, "claim": claim,
-                        "statement": CLAIMS[claim], "status": status, "evidence": evidence})
+                        "statement": CLAIMS[claim], "status": outcome.status,
+                        "evidence": outcome.evidence,
+                        "p_values": json.dumps([None if not np.isfinite(p) else p
+                                                for p in outcome.p_values])})
     return pd.DataFrame(out, columns=["dataset", "classifier", "claim", "statement", "status",
-                                      "evidence"])
+                                      "evidence", "p_values"])

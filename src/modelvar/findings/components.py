@@ -20,9 +20,17 @@ sum to 1 for a complete grid.
 
 **Uncertainty.** A cluster bootstrap over repeats (the units that are sampled: Field & Welsh
 2007): B resamples of the repeats with replacement, each drawn repeat a new level of the repeat
-factor, the shares recomputed; the 2.5 % and 97.5 % percentiles are the interval. The
-bootstrap's random draws come from the named stream ``variance-components`` of the study's root
-seed, so the intervals are reproducible.
+factor, the shares recomputed; the 2.5 % and 97.5 % percentiles are the interval. R repeats
+give at most C(2R − 1, R) distinct resamples (10 for R = 3, 126 for R = 5): below
+:data:`MIN_CLUSTERS` repeats the percentiles are too coarse to be an interval, so there is none.
+The bootstrap's random draws come from the named stream ``variance-components`` of the study's
+root seed, so the intervals are reproducible.
+
+**Ranking.** Which factor explains the *largest* share is a separate claim: the leader's margin
+over the runner-up (share difference) is recomputed in every resample, and its two-sided
+bootstrap p-value is 2 · (min(#{Δ* ≤ 0}, #{Δ* ≥ 0}) + 1) / (B + 1) (capped at 1; Davison &
+Hinkley 1997, §4.4). The Findings name a leader only where that p-value holds under the page's
+multiplicity control, and rank nothing below :data:`MIN_CLUSTERS` repeats.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ from modelvar.study import families
 
 REPEAT = "repeat (test set)"
 INTERACTIONS, RUNS, REST = "interactions", "runs (seed, draws)", "interactions and residual"
+#: the fewest repeats (clusters) a bootstrap interval or ranking is drawn from (docstring)
+MIN_CLUSTERS = 8
 
 
 def _component_name(component: str) -> str:
@@ -120,7 +130,7 @@ def variance_components(frame: pd.DataFrame, response: str, *, replicated: bool,
     point = shares_of(np.arange(len(y)), np.searchsorted(repeat_ids, repeats))
     by_repeat = {r: np.flatnonzero(repeats == r) for r in repeat_ids}
     boots: dict[str, list[float]] = {k: [] for k in point}
-    for _ in range(n_boot):
+    for _ in range(n_boot if len(repeat_ids) >= MIN_CLUSTERS else 0):
         drawn = rng.choice(repeat_ids, size=len(repeat_ids), replace=True)
         rows = np.concatenate([by_repeat[r] for r in drawn])
         repeat_codes = np.concatenate([np.full(len(by_repeat[r]), i)
@@ -128,13 +138,31 @@ def variance_components(frame: pd.DataFrame, response: str, *, replicated: bool,
         for k, v in shares_of(rows, repeat_codes).items():
             boots[k].append(v)
     q = (0.5 - level / 2, 0.5 + level / 2)
+    enough = len(repeat_ids) >= MIN_CLUSTERS
+    # the leader among the factors (not the rest) and its margin over the runner-up
+    effects = sorted((k for k in point if k not in (INTERACTIONS, RUNS, REST)),
+                     key=lambda k: point[k], reverse=True)
+    lead = {}
+    if len(effects) >= 2:
+        first, second = effects[:2]
+        margin = np.asarray(boots[first]) - np.asarray(boots[second])
+        lead[first] = {"runner_up": _component_name(second),
+                       "lead_margin": point[first] - point[second]}
+        if enough and len(margin):
+            below, above = int((margin <= 0).sum()), int((margin >= 0).sum())
+            low, high = np.quantile(margin, q)
+            lead[first].update(lead_margin_low=float(low), lead_margin_high=float(high),
+                               lead_p=min(1.0, 2 * (min(below, above) + 1) / (len(margin) + 1)))
     rows_out = []
     for component, share in point.items():
-        low, high = np.quantile(boots[component], q) if boots[component] else (np.nan,) * 2
+        low, high = np.quantile(boots[component], q) if boots[component] and enough else \
+            (np.nan,) * 2
         rows_out.append({"component": _component_name(component),
                          "levels": levels.get(
             component, len(repeat_ids) if component == REPEAT else np.nan),
-            "share": share, "share_low": float(low), "share_high": float(high)})
+            "share": share, "share_low": float(low), "share_high": float(high),
+            "runner_up": None, "lead_margin": np.nan, "lead_margin_low": np.nan,
+            "lead_margin_high": np.nan, "lead_p": np.nan, **lead.get(component, {})})
     out = pd.DataFrame(rows_out)
     out.insert(0, "response", response)
     out["rows"], out["repeats"], out["boot"] = len(y), len(repeat_ids), n_boot

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from modelvar.findings.sources import alone as single_sources
 from modelvar.study.cells import Cell
 
 #: the sources-table columns each point carries
@@ -54,7 +55,7 @@ def _nominal(family: str, level) -> tuple[str, str, float] | None:
 def dose_response(sources: pd.DataFrame) -> pd.DataFrame:
     """The points of every curve with two or more strengths alone (module docstring)."""
     rows = []
-    alone = sources[~sources["source"].isin(["control", "test set"])]
+    alone = single_sources(sources)
     for (dataset, classifier), part in alone.groupby(["dataset", "classifier"], sort=False):
         mine = sources[(sources["dataset"] == dataset) & (sources["classifier"] == classifier)]
         control = mine[mine["source"] == "control"]

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.sources import no_effect, strength_summaries
+from modelvar.findings.components import MIN_CLUSTERS
+from modelvar.findings.paired import CONTRADICTED, MIN_FOR_INTERVAL, SUPPORTED, too_few
+from modelvar.findings.sources import YARDSTICK, alone, no_effect, strength_summaries
 
 STYLE = """<style>
 .modelvar-findings { font-family: sans-serif; max-width: 1300px; }
@@ -32,15 +34,30 @@ STYLE = """<style>
 
 
 def fmt(x) -> str:
-    return "–" if x is None or not np.isfinite(x) else f"{x:.3f}"
+    """Three decimals; an exact zero (a deterministic quantity, or a float sum's rounding
+    below 1e-12) as 0."""
+    if x is None or not np.isfinite(x):
+        return "–"
+    return "0" if abs(x) < 1e-12 else f"{x:.3f}"
 
 
 def with_ci(value, low, high) -> str:
+    """The value with its interval; the value alone where it has none (too few repeats, or
+    the same in every repeat: never an interval of width 0)."""
     if value is None or not np.isfinite(value):
         return "–"
-    if not (np.isfinite(low) and np.isfinite(high)):
+    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
         return fmt(value)
     return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def signed_ci(value, low, high) -> str:
+    """A difference with its sign and interval."""
+    if value is None or not np.isfinite(value):
+        return "–"
+    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
+        return f"{value:+.3f}"
+    return f"{value:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 def _ci_columns(frame: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
@@ -51,101 +68,116 @@ def _ci_columns(frame: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
     return out
 
 
-def _largest(alone: pd.DataFrame, measure: str) -> pd.Series | None:
-    """The one-at-a-time row with the largest ``measure`` (None when it is NaN everywhere)."""
-    return alone.loc[alone[measure].idxmax()] if alone[measure].notna().any() else None
+#: measure → (what its largest value says, its short name)
+MEASURE_WORDS = {"accuracy_sd": ("accuracy varied most within a repeat", "run-to-run SD"),
+                 "disagreement": ("predictions changed most", "disagreement")}
 
 
-def _leaders(rows: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | None, float | None]:
-    """One dataset × classifier's sources: the source alone with the largest run-to-run
-    accuracy SD and the one with the largest disagreement (None without one-at-a-time cells),
-    and the test-set yardstick's SD (None without its row)."""
-    alone = rows[~rows["source"].isin(["control", "test set"])]
-    yard = rows.loc[rows["source"] == "test set", "accuracy_sd"]
-    return (_largest(alone, "accuracy_sd"), _largest(alone, "disagreement"),
-            float(yard.iloc[0]) if len(yard) else None)
-
-
-def _counted(levels: list[str], of: int) -> str:
-    """"50 % train on 3 of 4 datasets" or "50 % train on 2, data rel 0.2 on 1 of 3 datasets"."""
-    counts = pd.Series(levels, dtype=object).value_counts(sort=True)
-    return ", ".join(f"{level} on {n}" for level, n in counts.items()) + f" of {of} datasets"
-
-
-def _told_apart(margins: pd.DataFrame | None, classifier: str, measure: str) -> str:
-    """" (ahead of the runner-up beyond its interval on k)" from the margins table."""
+def _margin(margins: pd.DataFrame | None, dataset, classifier, measure) -> pd.Series | None:
     if margins is None or margins.empty:
-        return ""
-    mine = margins[(margins["classifier"] == classifier) & (margins["measure"] == measure)]
+        return None
+    row = margins[(margins["dataset"] == dataset) & (margins["classifier"] == classifier)
+                  & (margins["measure"] == measure)]
+    return row.iloc[0] if len(row) else None
+
+
+def _row(rows: pd.DataFrame, level: str) -> pd.Series:
+    return rows[rows["level"] == level].iloc[0]
+
+
+def _value(row: pd.Series, measure: str) -> str:
+    return with_ci(row[measure], row[f"{measure}_low"], row[f"{measure}_high"])
+
+
+def leader_sentence(rows: pd.DataFrame, margin: pd.Series | None, classifier: str,
+                    measure: str) -> str | None:
+    """One dataset × classifier: which source alone had the largest ``measure``, said as
+    *told apart* from the runner-up (its margin held under the page's control) or *not told
+    apart* in the sentence's lead."""
+    single = alone(rows)
+    if single[measure].notna().sum() == 0:
+        return None
+    most, short = MEASURE_WORDS[measure]
+    if margin is None:  # one source alone: nothing to compare
+        top = single.loc[single[measure].idxmax()]
+        return f"{classifier}'s {most} under {top['level']} ({short} {_value(top, measure)})"
+    lead, second = _row(single, margin["leader"]), _row(single, margin["runner_up"])
+    repeats = int(margin["repeats"])
+    difference = signed_ci(margin["margin"], margin["margin_low"], margin["margin_high"])
+    numbers = (f"{short} {_value(lead, measure)} against {_value(second, measure)}; "
+               f"difference {difference} paired over {repeats} repeats")
+    if repeats < MIN_FOR_INTERVAL:
+        return (f"{classifier}: the source under which its {most} is not told apart "
+                f"with {repeats} repeats ({margin['leader']} {fmt(lead[measure])}, "
+                f"{margin['runner_up']} {fmt(second[measure])}; {too_few(repeats)})")
+    if margin["verdict"] == SUPPORTED:
+        return f"{classifier}'s {most} under {margin['leader']} ({numbers})"
+    return (f"{classifier}: {margin['leader']} and {margin['runner_up']} not told apart as the "
+            f"source under which its {most} ({numbers})")
+
+
+def yardstick_sentence(rows: pd.DataFrame, margins: pd.DataFrame | None, dataset,
+                       classifier: str) -> str | None:
+    """The test-set yardstick with its interval, against the source alone with the largest
+    run-to-run SD: more or less only where the intervals do not overlap."""
+    yard = rows[rows["source"] == YARDSTICK]
+    single = alone(rows)
+    if yard.empty or single["accuracy_sd"].notna().sum() == 0:
+        return None
+    y = yard.iloc[0]
+    margin = _margin(margins, dataset, classifier, "accuracy_sd")
+    top = _row(single, margin["leader"]) if margin is not None else \
+        single.loc[single["accuracy_sd"].idxmax()]
+    text = (f"Another test set and training pool (a new repeat) moved {classifier}'s accuracy "
+            f"by a between-repeat SD of {_value(y, 'accuracy_sd')}")
+    bounds = (y["accuracy_sd_low"], y["accuracy_sd_high"], top["accuracy_sd_low"],
+              top["accuracy_sd_high"])
+    if not all(np.isfinite(b) for b in bounds):
+        return text + f" (not told apart from {top['level']}'s run-to-run SD: no intervals)"
+    if y["accuracy_sd_low"] > top["accuracy_sd_high"]:
+        return text + (f", more than any source did within a repeat ({top['level']}, the "
+                       "largest, beyond its interval)")
+    if y["accuracy_sd_high"] < top["accuracy_sd_low"]:
+        return text + f", less than {top['level']} did within a repeat"
+    return text + f" (not told apart from {top['level']}'s run-to-run SD)"
+
+
+def combined_sentence(combined: pd.DataFrame | None, dataset, classifier: str) -> str | None:
+    """Each source alone against all combined, in disagreement (Summers & Dinneen's check)."""
+    if combined is None or combined.empty:
+        return None
+    mine = combined[(combined["dataset"] == dataset) & (combined["classifier"] == classifier)
+                    & (combined["measure"] == "disagreement")]
     if mine.empty:
-        return ""
-    k = int((mine["verdict"] == "supported").sum())
-    return f" (ahead of the runner-up beyond its 95 % interval, paired over repeats, on {k})"
-
-
-def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None) -> list[str]:
-    """Over datasets, per classifier: which source had the largest run-to-run accuracy SD and
-    the largest disagreement on how many datasets — with ``margins``, on how many of them the
-    leader was told apart from the runner-up —, and on how many the test-set yardstick
-    (between-repeat SD) exceeded every source's run-to-run SD."""
-    out = []
-    for classifier, rows in sources.groupby("classifier", sort=False):
-        by_sd, by_dis, yard_larger, n = [], [], 0, 0
-        for _, part in rows.groupby("dataset", sort=False):
-            sd, dis, yard = _leaders(part)
-            if sd is None:
-                continue
-            n += 1
-            by_sd.append(sd["level"])
-            if dis is not None:
-                by_dis.append(dis["level"])
-            yard_larger += bool(yard is not None and yard > sd["accuracy_sd"])
-        if n == 0:
-            continue
-        text = (f"For {classifier}, the largest run-to-run accuracy SD came from "
-                f"{_counted(by_sd, n)}{_told_apart(margins, classifier, 'accuracy_sd')}")
-        if by_dis:
-            text += (f"; the largest disagreement between runs from {_counted(by_dis, n)}"
-                     f"{_told_apart(margins, classifier, 'disagreement')}")
-        out.append(text + f"; drawing another test set moved accuracy more than any source "
-                          f"did within a repeat on {yard_larger} of {n} datasets.")
-    return out
+        return None
+    said = []
+    for _, row in mine.iterrows():
+        verdict = {SUPPORTED: "more, told apart", CONTRADICTED: "less, told apart"}.get(
+            row["verdict"], "not told apart")
+        said.append(f"{row['level']} {fmt(row['alone'])} (ratio {fmt(row['ratio'])}, "
+                    f"{verdict})")
+    return (f"{classifier}'s disagreement with all sources combined was "
+            f"{fmt(mine['combined'].iloc[0])}; each source alone, against it: "
+            + "; ".join(said))
 
 
 def sentences(sources: pd.DataFrame, components: pd.DataFrame,
-              margins: pd.DataFrame | None = None) -> dict[str, list[str]]:
-    """What the numbers say, per dataset: one sentence per classifier on which source moved
-    accuracy and predictions most — with ``margins``
-    (:func:`~modelvar.findings.comparison.leader_margins`) whether the data tell it apart from
-    the runner-up —, the sources without effect, and the largest variance shares."""
-    from modelvar.findings.comparison import margin_phrase
-
-    def margin(dataset, classifier, measure) -> str:
-        if margins is None or margins.empty:
-            return ""
-        row = margins[(margins["dataset"] == dataset) & (margins["classifier"] == classifier)
-                      & (margins["measure"] == measure)]
-        return margin_phrase(row.iloc[0]) if len(row) else ""
-
+              margins: pd.DataFrame | None = None,
+              combined: pd.DataFrame | None = None) -> dict[str, list[str]]:
+    """What the numbers say, per dataset: per classifier which source moved accuracy and
+    predictions most, told apart from the runner-up or not (``margins``,
+    :func:`~modelvar.findings.comparison.leader_margins`), the test-set yardstick with its
+    interval, each source against all combined, the sources without effect, and the variance
+    shares (ranked only where the bootstrap tells the leader apart)."""
     out: dict[str, list[str]] = {}
     for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
-        sd, dis, yard = _leaders(rows)
-        if sd is None:
-            continue
-        text = (f"{classifier}'s accuracy varied most within a repeat under "
-                f"{sd['level']} (run-to-run SD "
-                f"{with_ci(sd['accuracy_sd'], sd['accuracy_sd_low'], sd['accuracy_sd_high'])})"
-                f"{margin(dataset, classifier, 'accuracy_sd')}")
-        if yard is not None:
-            text += (f", against a between-repeat SD of {fmt(yard)} from drawing "
-                     "another test set")
-        if dis is not None:
-            interval = with_ci(dis["disagreement"], dis["disagreement_low"],
-                               dis["disagreement_high"])
-            text += (f"; its predictions changed most under {dis['level']} (disagreement "
-                     f"{interval} of test samples between two runs)"
-                     f"{margin(dataset, classifier, 'disagreement')}")
-        out.setdefault(dataset, []).append(text + ".")
+        said = [leader_sentence(rows, _margin(margins, dataset, classifier, m), classifier, m)
+                for m in MEASURE_WORDS]
+        said += [yardstick_sentence(rows, margins, dataset, classifier),
+                 combined_sentence(combined, dataset, classifier)]
+        for text in said:
+            if text:
+                out.setdefault(dataset, []).append(text + ".")
     if "weak" in sources:
         for _, row in sources[sources["weak"].fillna(False).astype(bool)].drop_duplicates(
                 ["dataset", "level"]).iterrows():
@@ -158,37 +190,123 @@ def sentences(sources: pd.DataFrame, components: pd.DataFrame,
             f"{row['level'].capitalize()} had no effect on {row['classifier']}: every run "
             f"predicted every sample alike in all {row['repeats']} repeats.")
     if not components.empty:
-        rest = ["interactions", "runs (seed, draws)", "interactions and residual"]
         for (dataset, classifier, response), rows in components.groupby(
                 ["dataset", "classifier", "response"], sort=False):
-            effects = rows[~rows["component"].isin(rest)]
-            if effects.empty:
-                continue
-            top = effects.loc[effects["share"].idxmax()]
-            what = "run accuracy" if response == "accuracy" else "per-repeat agreement"
-            left = rows[rows["component"].isin(rest)]
-            tail = "; " + ", ".join(f"{r['component']} {fmt(r['share'])}"
-                                    for _, r in left.iterrows()) if len(left) else ""
-            out.setdefault(dataset, []).append(
-                f"Over the factorial grid, of the factors, {top['component']} explains the "
-                f"largest share of the variance of {classifier}'s {what}: "
-                f"{with_ci(top['share'], top['share_low'], top['share_high'])}{tail}.")
+            text = components_sentence(rows, classifier, response)
+            if text:
+                out.setdefault(dataset, []).append(text)
     return out
 
 
+def components_sentence(rows: pd.DataFrame, classifier: str, response: str) -> str | None:
+    """The variance shares of one response: the largest named only where its lead over the
+    runner-up holds (bootstrap, under the page's control); else not told apart, or not ranked
+    below :data:`MIN_CLUSTERS` repeats."""
+    rest = ["interactions", "runs (seed, draws)", "interactions and residual"]
+    effects = rows[~rows["component"].isin(rest)].sort_values("share", ascending=False)
+    if effects.empty:
+        return None
+    what = "run accuracy" if response == "accuracy" else "per-repeat agreement"
+    repeats = int(rows["repeats"].iloc[0])
+    listed = ", ".join(f"{r['component']} {with_ci(r['share'], r['share_low'], r['share_high'])}"
+                       for _, r in effects.iterrows())
+    if repeats < MIN_CLUSTERS or len(effects) < 2:
+        return (f"Over the factorial grid, the variance shares of {classifier}'s {what} are not "
+                f"ranked: {repeats} repeats are too few for the cluster bootstrap (run ≥ "
+                f"{MIN_CLUSTERS}); the estimates: {listed}.")
+    top = effects.iloc[0]
+    held = bool(top.get("lead_held", False))
+    margin = signed_ci(top["lead_margin"], top["lead_margin_low"], top["lead_margin_high"])
+    if held:
+        return (f"Over the factorial grid, {top['component']} explains the largest share of the "
+                f"variance of {classifier}'s {what}: "
+                f"{with_ci(top['share'], top['share_low'], top['share_high'])}, ahead of "
+                f"{top['runner_up']} by {margin} ({listed}).")
+    return (f"Over the factorial grid, {top['component']} and {top['runner_up']} are not told "
+            f"apart as the largest share of the variance of {classifier}'s {what} (difference "
+            f"{margin}; {listed}).")
+
+
+def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None) -> list[str]:
+    """Over datasets, per classifier and measure: on how many datasets the largest source was
+    told apart from the runner-up (and which), on how many not; where the test-set yardstick
+    was told apart from every source's run-to-run SD. Counts are of the datasets where the
+    classifier's sources ran alone."""
+    out = []
+    for classifier, rows in sources.groupby("classifier", sort=False):
+        datasets = [d for d, part in rows.groupby("dataset", sort=False)
+                    if alone(part)["accuracy_sd"].notna().any()]
+        n = len(datasets)
+        if n == 0:
+            continue
+        parts = []
+        for measure, (most, _short) in MEASURE_WORDS.items():
+            told, untold, too_few_repeats = [], 0, 0
+            for dataset in datasets:
+                margin = _margin(margins, dataset, classifier, measure)
+                if margin is None:
+                    continue
+                if margin["repeats"] < MIN_FOR_INTERVAL:
+                    too_few_repeats += 1
+                elif margin["verdict"] == SUPPORTED:
+                    told.append(f"{margin['leader']} on {dataset}")
+                else:
+                    untold += 1
+            subject = f"the source under which its {most}"
+            if too_few_repeats == n:
+                parts.append(f"{subject} is not told apart on any of the {n} datasets (too few "
+                             f"repeats for a test: run ≥ {MIN_FOR_INTERVAL})")
+            elif not told:
+                parts.append(f"on none of the {n} datasets was {subject} told apart from the "
+                             "runner-up")
+            else:
+                parts.append(f"{subject} was told apart from the runner-up on {len(told)} of "
+                             f"{n} datasets ({', '.join(told)})"
+                             + (f"; on {untold + too_few_repeats} not" if untold +
+                                too_few_repeats else ""))
+        more = less = 0
+        for dataset in datasets:
+            text = yardstick_sentence(rows[rows["dataset"] == dataset], margins, dataset,
+                                      classifier) or ""
+            more += "more than any source" in text
+            less += "less than" in text
+        parts.append(f"another test set and training pool moved accuracy more than every source "
+                     f"did within a repeat, told apart, on {more} of {n} datasets, less on "
+                     f"{less}, not told apart on {n - more - less}")
+        out.append(f"For {classifier}: " + "; ".join(parts) + ".")
+    return out
+
+
+def multiplicity_line(multiplicity) -> str:
+    """How many comparisons the page states and how many hold under its control."""
+    if multiplicity is None or multiplicity.comparisons == 0:
+        return ("No comparison here has a test (each needs ≥ 3 repeats): nothing is told "
+                "apart.")
+    return (f"This page states {multiplicity.comparisons} comparisons (leaders against "
+            "runners-up, classifiers compared, each source against all combined, seed 004's "
+            f"claims, variance shares ranked); {multiplicity.held} hold under "
+            f"Benjamini–Hochberg control of the false-discovery rate at "
+            f"{multiplicity.fdr:.0%}, and only those are called told apart. Intervals are 95 % "
+            "for each comparison alone.")
+
+
 def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
-                    margins: pd.DataFrame | None = None, open_up_to: int = 5) -> str:
-    """The study's sentences over datasets (when there are several), then each dataset's in a
-    ``<details>`` block: open when there are at most ``open_up_to`` datasets, folded (one line
-    each) for a study of many."""
+                    margins: pd.DataFrame | None = None, open_up_to: int = 5, *,
+                    combined: pd.DataFrame | None = None, adequacy: list[str] | None = None,
+                    multiplicity=None) -> str:
+    """The study's adequacy (where it limits what can be said) and multiplicity, its sentences
+    over datasets (when there are several), then each dataset's in a ``<details>`` block: open
+    when there are at most ``open_up_to`` datasets, folded (one line each) for a study of
+    many."""
     def listed(items: list[str]) -> str:
         return "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in items) + "</ul>"
 
-    per_dataset = sentences(sources, components, margins)
+    per_dataset = sentences(sources, components, margins, combined)
     if not per_dataset:
         return ("<p>No one-at-a-time cells: set <code>design: both</code> or "
                 "<code>one-at-a-time</code> to measure each source against the control.</p>")
-    parts = []
+    parts = [f"<p><b>{html.escape(line)}</b></p>" for line in adequacy or []]
+    parts.append(f"<p>{html.escape(multiplicity_line(multiplicity))}</p>")
     if len(per_dataset) > 1:
         parts.append(f"<h3>Over the {len(per_dataset)} datasets</h3>"
                      + listed(study_sentences(sources, margins)) + "<h3>Per dataset</h3>")
@@ -199,13 +317,15 @@ def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
 
 
 def headline_sentences(sources: pd.DataFrame, components: pd.DataFrame,
-                       margins: pd.DataFrame | None = None) -> list[str]:
-    """The study's answer in a few sentences: over datasets when there are several (one per
-    classifier), else the one dataset's."""
-    per_dataset = sentences(sources, components, margins)
-    if len(per_dataset) > 1:
-        return study_sentences(sources, margins)
-    return next(iter(per_dataset.values()), [])
+                       margins: pd.DataFrame | None = None,
+                       combined: pd.DataFrame | None = None,
+                       adequacy: list[str] | None = None) -> list[str]:
+    """The study's answer in a few sentences: the adequacy line where it limits them, then over
+    datasets when there are several (one per classifier), else the one dataset's."""
+    per_dataset = sentences(sources, components, margins, combined)
+    said = study_sentences(sources, margins) if len(per_dataset) > 1 else \
+        next(iter(per_dataset.values()), [])
+    return [*(adequacy or []), *said]
 
 
 def _rst_text(text: str) -> str:
@@ -216,13 +336,14 @@ def _rst_text(text: str) -> str:
 
 
 def answer_rst(sources: pd.DataFrame, components: pd.DataFrame, figure: Path | None,
-               margins: pd.DataFrame | None = None) -> str:
+               margins: pd.DataFrame | None = None, combined: pd.DataFrame | None = None,
+               adequacy: list[str] | None = None) -> str:
     """The report's first screen (the top of Snakemake's global description, rendered with
     Jinja2 and docutils): the study's headline sentences and the headline figure embedded,
     wrapped in Jinja's ``raw`` so that no sentence can be taken for a template. The workflow
     puts its reading guide below it (``rules/common.smk``, ``report_landing``)."""
     lines = ["The study's answer", "==================", ""]
-    said = headline_sentences(sources, components, margins)
+    said = headline_sentences(sources, components, margins, combined, adequacy)
     lines += [f"- {_rst_text(t)}" for t in said] or [
         "No one-at-a-time cells: set ``design: both`` to measure each source against the "
         "control."]
@@ -311,17 +432,37 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                   platforms: pd.DataFrame | None = None,
                   comparison: tuple[pd.DataFrame, pd.DataFrame] | None = None,
                   margins: pd.DataFrame | None = None,
-                  dose: pd.DataFrame | None = None) -> str:
+                  dose: pd.DataFrame | None = None, combined: pd.DataFrame | None = None,
+                  adequacy: list[str] | None = None, multiplicity=None) -> str:
     """The Findings page (module docstring): sentences, the headline figures (embedded), the
     sources, variance-components and claims tables, and notes."""
     parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
-    parts.append(_sentences_html(sources, components, margins))
+    parts.append(_sentences_html(sources, components, margins, combined=combined,
+                                 adequacy=adequacy, multiplicity=multiplicity))
     for title, path in figures.items():
         parts.append(f"<h3>{html.escape(title)}</h3>{_image(path, title)}")
     if comparison is not None and not comparison[0].empty:
         parts.append(comparison_html(*comparison))
     if dose is not None and not dose.empty:
         parts.append(dose_html(dose))
+    if combined is not None and not combined.empty:
+        shown = combined[["dataset", "classifier", "level", "measure"]].rename(
+            columns={"level": "source alone"})
+        shown["alone"] = [fmt(v) for v in combined["alone"]]
+        shown["all combined"] = [fmt(v) for v in combined["combined"]]
+        shown["ratio"] = [fmt(v) for v in combined["ratio"]]
+        shown["alone − combined"] = [signed_ci(v, lo, hi) for v, lo, hi in zip(
+            combined["difference"], combined["difference_low"], combined["difference_high"],
+            strict=True)]
+        shown["told apart"] = combined["verdict"].map(
+            {SUPPORTED: "yes (more)", CONTRADICTED: "yes (less)"}).fillna("no")
+        parts.append("<h3>Each source alone against all combined</h3><p>Summers &amp; Dinneen "
+                     "(ICML 2021) found that for neural networks any single source of "
+                     "nondeterminism gives about as much prediction variability as all sources "
+                     "together. Here, per dataset and classifier: each source alone against the "
+                     "factorial cell with every source at once, the ratio of the means and the "
+                     "difference paired over repeats (95 % interval).</p>"
+                     + shown.to_html(index=False))
     parts.append("<h3>Sources of variance, one at a time</h3><p>Each source alone against the "
                  "control (nothing perturbed, 100 % of the training pool, one fixed model "
                  "seed); <i>test set</i> is the between-repeat SD of the control's accuracy. "

@@ -30,11 +30,21 @@ of each family alone. For each such cell, over its R repeats:
   built-ins ``data_changed_frac``, ``cat_changed_frac``: shares of cells changed;
   ``data_shift_sd``: mean |Δx| in training SDs), NaN on other sources' rows.
 
+The **all combined** row (``source = "all combined"``) is the factorial cell in which every
+source that acts on the dataset is away from its control at once (each family's first level
+in the config: e.g. data rel 0.2 · categorical label 0.1 · hparam rel 0.1 · 50 % train · seed
+per run), with the same measures: what each source alone is compared with, to check Summers &
+Dinneen (ICML 2021: for neural networks any single source of nondeterminism gives about as much
+prediction variability as all together; :func:`single_against_combined`). Only where the design
+has that cell (``factorial`` or ``both``).
+
 The **yardstick** row (``source = "test set"``) is the between-repeat SD of the control's
-repeat-mean accuracy: what drawing another test set (and training pool) does, with a
-chi-square interval. Intervals over R values use Student's t with R − 1 degrees of freedom
-(:mod:`modelvar.metrics.student_t`) and are clipped to the metric's range; with one repeat they
-are NaN.
+repeat-mean accuracy: what drawing another test set and training pool does (a repeat draws
+both), with a chi-square interval. Intervals over R values use Student's t with R − 1 degrees
+of freedom (:mod:`modelvar.metrics.student_t`) and are clipped to the metric's range; below
+:data:`~modelvar.findings.paired.MIN_FOR_INTERVAL` values, or where every value is the same
+(an interval of width 0 would read as certainty), they are NaN and the tables print the
+estimate alone.
 
 :func:`study_sources` summarises the table over datasets: per classifier, source and level, the
 mean over datasets of ``accuracy_sd`` and ``disagreement`` with a t-interval over datasets.
@@ -47,16 +57,26 @@ import math
 import numpy as np
 import pandas as pd
 
+from modelvar.findings.paired import ALPHA, MIN_FOR_INTERVAL, Paired, per_repeat
 from modelvar.metrics import registry as metric_registry
 from modelvar.metrics.student_t import t_quantile
 from modelvar.study import families
-from modelvar.study.cells import Cell, level_label
+from modelvar.study.cells import Cell, cell_label, level_label
 from modelvar.study.design import active_sources
+
+#: the sources table's rows that are not one source alone
+CONTROL, COMBINED, YARDSTICK = "control", "all combined", "test set"
 
 
 def source_names() -> tuple[str, ...]:
-    """The sources in the tables' order: the control, every family, the test-set yardstick."""
-    return ("control", *families.names(), "test set")
+    """The sources in the tables' order: the control, every family, all of them combined, the
+    test-set yardstick."""
+    return (CONTROL, *families.names(), COMBINED, YARDSTICK)
+
+
+def alone(sources: pd.DataFrame) -> pd.DataFrame:
+    """The rows of single sources alone (not the control, all combined or the yardstick)."""
+    return sources[~sources["source"].isin([CONTROL, COMBINED, YARDSTICK])]
 
 
 def strength_summaries() -> list[tuple[str, families.Strength]]:
@@ -81,13 +101,14 @@ def independent_flips(n_test, sd, disagreement) -> np.ndarray:
 def mean_ci(values, bounds: tuple[float, float] | None = None,
             level: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): the mean of the defined values with a Student-t interval, clipped to
-    ``bounds``; NaN interval for fewer than 2 values."""
+    ``bounds``; NaN interval below :data:`MIN_FOR_INTERVAL` values or when they are all the
+    same (module docstring)."""
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     if not len(v):
         return (np.nan, np.nan, np.nan)
     mean = float(v.mean())
-    if len(v) < 2:
+    if len(v) < MIN_FOR_INTERVAL or not v.std() > 0:
         return (mean, np.nan, np.nan)
     half = t_quantile(0.5 + level / 2, len(v) - 1) * float(v.std(ddof=1)) / math.sqrt(len(v))
     low, high = mean - half, mean + half
@@ -97,7 +118,8 @@ def mean_ci(values, bounds: tuple[float, float] | None = None,
 
 
 def sd_ci(values, level: float = 0.95) -> tuple[float, float, float]:
-    """(SD, low, high) of the values (ddof 1) with the chi-square interval of a normal SD."""
+    """(SD, low, high) of the values (ddof 1) with the chi-square interval of a normal SD (NaN
+    below :data:`MIN_FOR_INTERVAL` values or for an SD of 0)."""
     from scipy.stats import chi2
 
     v = np.asarray(values, dtype=float)
@@ -105,8 +127,20 @@ def sd_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     if len(v) < 2:
         return (np.nan, np.nan, np.nan)
     sd, df = float(v.std(ddof=1)), len(v) - 1
+    if len(v) < MIN_FOR_INTERVAL or sd == 0:
+        return (sd, np.nan, np.nan)
     return (sd, sd * math.sqrt(df / chi2.ppf(0.5 + level / 2, df)),
             sd * math.sqrt(df / chi2.ppf(0.5 - level / 2, df)))
+
+
+def combined_cell(roles: dict[str, tuple]) -> str | None:
+    """The all-combined cell of a dataset (module docstring): the first factorial cell in which
+    every family that acts anywhere in the grid is away from its control; None without one."""
+    grid = [c for c, r in roles.items() if "factorial" in r]
+    acting = {f for c in grid for f in active_sources(Cell.parse(c))}
+    if len(acting) < 2:
+        return None
+    return next((c for c in grid if set(active_sources(Cell.parse(c))) == acting), None)
 
 
 def source_of(cell_id: str) -> tuple[str, str]:
@@ -135,13 +169,15 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
     for (dataset, classifier), part in summary.groupby(["dataset", "classifier"], sort=False,
                                                         observed=True):
         oat = [c for c, r in roles.get(str(dataset), {}).items() if "one-at-a-time" in r]
+        together = combined_cell(roles.get(str(dataset), {})) if oat else None
         present = set(part["cell"].astype(str))
         agree = agreement[(agreement["dataset"] == dataset)
                           & (agreement["classifier"] == classifier)]
         fits = runs[(runs["dataset"] == dataset) & (runs["classifier"] == classifier)]
         control_means = None
-        for cell in [c for c in oat if c in present]:
-            source, level = source_of(cell)
+        for cell in [c for c in [*oat, together] if c in present]:
+            source, level = source_of(cell) if cell != together else (
+                COMBINED, "all combined: " + cell_label(cell, active_sources(Cell.parse(cell))))
             s = part[part["cell"] == cell]
             acc = s[s["metric"] == "accuracy"].sort_values("repeat")
             row = {"dataset": str(dataset), "classifier": str(classifier), "source": source,
@@ -187,10 +223,50 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
 
 
 def no_effect(sources: pd.DataFrame) -> pd.DataFrame:
-    """Rows of sources that were active but left every run of every repeat identical."""
-    active = ~sources["source"].isin(["control", "test set"])
-    return sources[active & (sources["repeats"] > 0)
-                   & (sources["identical_repeats"] == sources["repeats"])]
+    """Rows of sources alone that left every run of every repeat identical."""
+    single = alone(sources)
+    return single[(single["repeats"] > 0)
+                  & (single["identical_repeats"] == single["repeats"])]
+
+
+#: the measures a single source is compared with all combined on
+COMBINED_MEASURES = {"disagreement": "disagreement", "accuracy_sd": "sd"}
+
+
+def single_against_combined(sources: pd.DataFrame, summary: pd.DataFrame,
+                            threshold: float = ALPHA) -> pd.DataFrame:
+    """Each source alone against all sources combined (Summers & Dinneen's check, module
+    docstring), per dataset × classifier × level × measure: the two means, their ratio
+    alone / combined, and the per-repeat difference alone − combined paired over repeats with
+    its interval, p-value and verdict at ``threshold`` (``inconclusive``: not told apart, as
+    S&D found; ``contradicted``: the source alone moves less than all together)."""
+
+    values = per_repeat(summary)
+    rows = []
+    for (dataset, classifier), part in sources.groupby(["dataset", "classifier"], sort=False):
+        together = part[part["source"] == COMBINED]
+        if together.empty:
+            continue
+        together = together.iloc[0]
+        for _, single in alone(part).iterrows():
+            for measure, column in COMBINED_MEASURES.items():
+                try:
+                    a = values.loc[(dataset, classifier, single["cell"]), column]
+                    b = values.loc[(dataset, classifier, together["cell"]), column]
+                except KeyError:
+                    continue
+                p = Paired.between("alone − combined", a, b)
+                ratio = single[measure] / together[measure] if together[measure] > 0 else np.nan
+                rows.append({"dataset": dataset, "classifier": classifier,
+                             "source": single["source"], "level": single["level"],
+                             "measure": measure, "alone": single[measure],
+                             "combined": together[measure], "ratio": ratio,
+                             "repeats": p.n, "difference": p.mean, "difference_low": p.low,
+                             "difference_high": p.high, "p_value": p.p_value,
+                             "verdict": p.verdict(threshold)})
+    return pd.DataFrame(rows, columns=[
+        "dataset", "classifier", "source", "level", "measure", "alone", "combined", "ratio",
+        "repeats", "difference", "difference_low", "difference_high", "p_value", "verdict"])
 
 
 def study_sources(sources: pd.DataFrame) -> pd.DataFrame:

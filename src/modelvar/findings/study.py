@@ -14,6 +14,7 @@ one-at-a-time cells, :func:`modelvar.study.design.cell_roles`), and writes
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +28,13 @@ from modelvar.findings.comparison import (
     leader_margins,
     study_comparison,
 )
-from modelvar.findings.components import grid_components, study_components
+from modelvar.findings.components import MIN_CLUSTERS, grid_components, study_components
 from modelvar.findings.dose import dose_response, dose_summary
+from modelvar.findings.multiplicity import FDR, bh_adjusted, bh_threshold
+from modelvar.findings.multiplicity import summary as summarise
+from modelvar.findings.paired import ALPHA, MIN_FOR_INTERVAL
 from modelvar.findings.report import answer_rst, dataset_summary_html, findings_html
-from modelvar.findings.sources import sources_of_variance, study_sources
+from modelvar.findings.sources import single_against_combined, sources_of_variance, study_sources
 from modelvar.pipeline.result_tables import read_tables, study_table_path
 from modelvar.study import families
 from modelvar.study.design import cell_roles, collapsed_families, reach_of
@@ -49,13 +53,8 @@ def runs_columns() -> list[str]:
     """What the findings read of the runs tables: every summarised realised strength and
     every family's level column too."""
     strengths = [s.column for _, s in families.strengths() if s.sources or s.strength]
-    return ["cell", "repeat", "run", "accuracy", *strengths, *families.names(), "device",
-            "platform", "versions"]
-
-
-STUDY_TABLES = ("sources", "study_sources", "margins", "comparison", "study_comparison",
-                "dose_response", "dose_summary", "components", "study_components", "claims",
-                "strength")
+    return ["cell", "repeat", "run", "accuracy", *strengths, *families.names(), "hparams",
+            "device", "platform", "versions"]
 
 
 def read_summaries(paths: Sequence[str | Path]) -> pd.DataFrame:
@@ -86,6 +85,48 @@ def realised_strength(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def hparam_strength(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset × classifier × hparam level alone or in the grid (not its control): what the
+    level really did to the hyperparameters, against the base values of the classifier's
+    control runs: the largest relative change of a numeric hyperparameter over its runs
+    (``max_relative_change``), and a ``note`` where the change is of another kind than its name
+    says — a hyperparameter that left 0 (a relative perturbation of 0 moves it by a share of its
+    range: :mod:`modelvar.models.hparams`) or a categorical one that changed (a penalty switched
+    off), with the share of runs in which it did."""
+    import json
+
+    family = families.family("hparam")
+    rows = []
+    for (dataset, classifier), part in runs.groupby(["dataset", "classifier"], sort=True,
+                                                    observed=True):
+        control = part[part["hparam"] == family.none_id]
+        if control.empty:
+            continue
+        base = json.loads(control["hparams"].iloc[0])
+        for level, fits in part[part["hparam"] != family.none_id].groupby("hparam", sort=True,
+                                                                          observed=True):
+            realised = [json.loads(h) for h in fits["hparams"]]
+            left_zero, switched, largest = {}, {}, 0.0
+            for values in realised:
+                for name, before in base.items():
+                    after = values.get(name, before)
+                    if isinstance(before, bool) or not isinstance(before, int | float):
+                        switched[name] = switched.get(name, 0) + (after != before)
+                    elif before == 0:
+                        left_zero[name] = left_zero.get(name, 0) + (after != 0)
+                    else:
+                        largest = max(largest, abs(after - before) / abs(before))
+            n = len(realised)
+            note = "; ".join(
+                [f"{name} left 0 in {k / n:.0%} of runs" for name, k in left_zero.items() if k]
+                + [f"{name} changed in {k / n:.0%} of runs" for name, k in switched.items() if k])
+            rows.append({"dataset": dataset, "classifier": classifier,
+                         "level": family.level_label(str(level)), "runs": n,
+                         "max_relative_change": largest, "note": note})
+    return pd.DataFrame(rows, columns=["dataset", "classifier", "level", "runs",
+                                       "max_relative_change", "note"])
+
+
 @dataclass
 class Findings:
     """The findings' tables, and what the figures and pages need besides them."""
@@ -96,6 +137,9 @@ class Findings:
     agreement: pd.DataFrame
     roles: dict[str, dict[str, tuple]]
     platforms: pd.DataFrame
+    multiplicity: Multiplicity
+    #: what limits the findings' statements (too few repeats, runs, test rows), said first
+    adequacy: list[str]
 
 
 def platforms(runs: pd.DataFrame) -> pd.DataFrame:
@@ -125,7 +169,8 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
     """The study tables (module docstring) from the aggregated tables' files: ``n_boot``
     bootstrap resamples for the variance shares (config ``findings.bootstrap``), ``weak_below``
     the share of changed cells under which a data perturbation is too weak to judge its source
-    (config ``perturbation.warn_changed_below``)."""
+    (config ``perturbation.warn_changed_below``). Every comparison the page states is judged
+    under one multiplicity control (:func:`judge`)."""
     summary = read_summaries(summary_paths)
     agreement = read_tables(agreement_paths, columns=AGREEMENT_COLUMNS)
     runs = read_tables(runs_paths, columns=runs_columns())
@@ -141,20 +186,107 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
             what = families.family(family).reach
             notes.append(f"{name} has no {what} features: its {family} perturbation levels "
                          "collapse to none (no duplicate cells were fitted).")
-    comparison = classifier_comparison(sources, summary)
+    judged, control = judge(sources, summary, components, weak_below)
     dose = dose_response(sources)
+    strength = pd.concat([realised_strength(runs), hparam_strength(runs)], ignore_index=True)
     tables = {"sources": sources, "study_sources": study_sources(sources),
-              "comparison": comparison, "study_comparison": study_comparison(comparison),
-              "margins": leader_margins(sources, summary),
-              "dose_response": dose, "dose_summary": dose_summary(dose),
-              "components": components,
+              **judged, "dose_response": dose, "dose_summary": dose_summary(dose),
               "study_components": study_components(components) if not components.empty
-              else pd.DataFrame(), "claims": check_claims(
-                  sources, summary,
-                  weak_below=weak_below),
-              "strength": realised_strength(runs)}
+              else pd.DataFrame(), "strength": strength}
     notes += adequacy_notes(components)
-    return Findings(tables, notes, summary, agreement, roles, platforms(runs))
+    return Findings(tables, notes, summary, agreement, roles, platforms(runs), control,
+                    adequacy_lines(sources, runs, agreement, components))
+
+
+@dataclass(frozen=True)
+class Multiplicity:
+    """The page's multiplicity control: how many comparisons it states, how many hold under
+    Benjamini–Hochberg at ``fdr``, and the largest p-value that holds (``threshold``)."""
+
+    comparisons: int
+    held: int
+    threshold: float
+    fdr: float = FDR
+
+
+def judge(sources: pd.DataFrame, summary: pd.DataFrame, components: pd.DataFrame,
+          weak_below: float) -> tuple[dict[str, pd.DataFrame], Multiplicity]:
+    """The comparison tables (classifiers compared, the leaders' margins, each source against
+    all combined, seed 004's claims, the variance shares' leaders), their verdicts under one
+    Benjamini–Hochberg control over every comparison the page states
+    (:mod:`modelvar.findings.multiplicity`): the p-values first, then the verdicts again at the
+    threshold they set. Each table gets ``p_adjusted`` (the BH-adjusted p-value; the claims'
+    ``p_values`` list their comparisons'). With several datasets the page states the
+    classifiers' comparisons over datasets, else per dataset: those are the ones counted."""
+    def tables(threshold):
+        comparison = classifier_comparison(sources, summary, threshold)
+        return {"comparison": comparison,
+                "study_comparison": study_comparison(comparison, threshold),
+                "margins": leader_margins(sources, summary, threshold),
+                "combined": single_against_combined(sources, summary, threshold),
+                "claims": check_claims(sources, summary, weak_below=weak_below,
+                                       threshold=threshold)}
+
+    out = tables(ALPHA)
+    several = out["comparison"]["dataset"].nunique() > 1
+    stated = ["study_comparison" if several else "comparison", "margins", "combined"]
+    family = [out[name]["p_value"].to_numpy(float) for name in stated]
+    family.append(np.array([p if p is not None else np.nan for ps in out["claims"]["p_values"]
+                            for p in json.loads(ps)], dtype=float))
+    family.append(components["lead_p"].to_numpy(float) if not components.empty
+                  else np.array([]))
+    everything = np.concatenate(family) if family else np.array([])
+    threshold = bh_threshold(everything)
+    out = tables(threshold)
+    adjusted = bh_adjusted(everything)
+    start = 0
+    for name in stated:
+        out[name]["p_adjusted"] = adjusted[start:start + len(out[name])]
+        start += len(out[name])
+    unstated = [n for n in ("comparison", "study_comparison") if n not in stated]
+    for name in unstated:
+        out[name]["p_adjusted"] = np.nan  # not stated on the page, not counted
+    start += len(family[-2])
+    if not components.empty:
+        components["p_adjusted"] = adjusted[start:start + len(components)]
+        components["lead_held"] = components["lead_p"] <= threshold
+    out["components"] = components
+    made, held = summarise(everything)
+    return out, Multiplicity(made, held, threshold)
+
+
+#: test sets smaller than this make a run's accuracy move in coarse steps (1/n_test)
+SMALL_TEST_SET = 100
+#: fewer runs than this a repeat make each within-repeat SD rest on a handful of values
+FEW_RUNS = 5
+
+
+def adequacy_lines(sources: pd.DataFrame, runs: pd.DataFrame, agreement: pd.DataFrame,
+                   components: pd.DataFrame) -> list[str]:
+    """One line on what the study's size allows, where it limits what can be said: repeats
+    (intervals and tests over repeats need :data:`MIN_FOR_INTERVAL`, the variance shares'
+    bootstrap :data:`MIN_CLUSTERS`), runs per repeat and test rows."""
+    if sources.empty:
+        return []
+    repeats = int(sources["repeats"].min())
+    limits = []
+    if repeats < MIN_FOR_INTERVAL:
+        limits.append(f"{repeats} repeat{'s' * (repeats != 1)} per cell: too few for any "
+                      f"interval or test over repeats (run ≥ {MIN_FOR_INTERVAL}), so the "
+                      "sentences give estimates only and nothing is told apart")
+    elif repeats < MIN_CLUSTERS and not components.empty:
+        limits.append(f"{repeats} repeats per cell: the variance shares get no interval or "
+                      f"ranking (their cluster bootstrap needs ≥ {MIN_CLUSTERS} repeats)")
+    per_repeat = runs.groupby(["dataset", "classifier", "cell", "repeat"], observed=True).size()
+    if len(per_repeat) and per_repeat.min() < FEW_RUNS:
+        limits.append(f"{int(per_repeat.min())} runs per repeat: each run-to-run SD rests on "
+                      f"that many values")
+    if "n" in agreement and agreement["n"].notna().any() and \
+            agreement["n"].min() < SMALL_TEST_SET:
+        n = int(agreement["n"].min())
+        limits.append(f"test sets of {n} rows: a run's accuracy moves in steps of "
+                      f"{1 / n:.3f}")
+    return [f"What this study can tell: {'; '.join(limits)}."] if limits else []
 
 
 #: an interval of a variance share wider than this says little (shares lie in [0, 1])
@@ -191,7 +323,8 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
     results = Path(results)
     t = findings.tables
     manifest.write_text(answer_rst(t["sources"], t["components"],
-                                   next(iter(figures.values()), None), t["margins"]),
+                                   next(iter(figures.values()), None), t["margins"],
+                                   t["combined"], findings.adequacy),
                         results / "findings" / "answer.rst")
     for name, table in t.items():
         manifest.write_parquet(table, study_table_path(results, name))
@@ -200,7 +333,9 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
                                       strength=t["strength"], figures=figures,
                                       platforms=findings.platforms,
                                       comparison=(t["comparison"], t["study_comparison"]),
-                                      margins=t["margins"], dose=t["dose_summary"]),
+                                      margins=t["margins"], dose=t["dose_summary"],
+                                      combined=t["combined"], adequacy=findings.adequacy,
+                                      multiplicity=findings.multiplicity),
                         results / "findings" / "findings.html")
     for name, roles in findings.roles.items():
         summary = findings.summary[findings.summary["dataset"] == name]

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.sources import source_names
+from modelvar.findings.sources import COMBINED, YARDSTICK, source_names
 from modelvar.plots.common import classifier_colours, save_figure
 
 MEASURES = {"accuracy_sd": "run-to-run SD of accuracy\nwithin a repeat",
@@ -131,7 +131,7 @@ def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
     repeats); left of 0, a is the more reproducible."""
     several = comparison["dataset"].nunique() > 1
     shown = study if several else comparison
-    shown = shown[shown["source"] != "test set"]
+    shown = shown[~shown["source"].isin([COMBINED, YARDSTICK])]
     levels = _level_order(shown) if len(shown) else []
     pairs = list(dict.fromkeys(zip(shown["classifier_a"], shown["classifier_b"], strict=True)))
     fig, axes = plt.subplots(1, len(COMPARED), squeeze=False, sharey=True,
