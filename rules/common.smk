@@ -16,6 +16,7 @@ sys.path.insert(0, str(WORKFLOW_DIR / "src"))
 import modelvar  # noqa: E402
 
 SRC = Path(modelvar.__file__).parent
+from modelvar import run_watch
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
 from modelvar.planning import outputs
@@ -109,6 +110,8 @@ _CONDA = any(
     "conda" in str(m).lower() for m in workflow.deployment_settings.deployment_method
 )
 os.environ["MODELVAR_PYTHON"] = "python" if _CONDA else sys.executable
+# Every job watches this process (and run.sh): when it ends, so do they (modelvar.run_watch).
+run_watch.add_to_environment()
 _PATHS = [str(SRC.parent), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(_PATHS) if p)
 
@@ -177,7 +180,8 @@ def with_known_signature(function):
     (`snakemake.common.get_function_params`, which reads the attribute named by
     `FUNC_OVERWRITE_PARAMS_ATTR` before it calls `inspect.signature`), and its signature (PEP
     362's `__signature__`, for any other caller): Snakemake asks for the parameters of every
-    input, params and resources function of every job (docs/measurements/design-choices.md)."""
+    input, params and resources function of every job (docs/measurements/design-choices.md).
+    """
     signature = inspect.signature(function)
     function.__signature__ = signature
     if FUNC_OVERWRITE_PARAMS_ATTR:

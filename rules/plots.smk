@@ -26,6 +26,7 @@ rule figures:
         out_dir=with_known_signature(lambda wildcards, output: Path(output[0]).parent),
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
+        width=config["figures"]["width"],
         code=CODE["figures"],
     shell:
         modelvar_job(
@@ -33,7 +34,7 @@ rule figures:
             + figure_table_args()
             + " --meta {input.meta:q} --perturbation {params.perturbation:q} --design "
             "{params.design:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} "
-            "2> {log:q}",
+            "--width {params.width:q} 2> {log:q}",
         )
 
 
@@ -71,13 +72,14 @@ rule group_disparities_figure:
         out_dir=with_known_signature(lambda wildcards, output: Path(output[0]).parent),
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
+        width=config["figures"]["width"],
         code=CODE["figures"],
     shell:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} --disparities {input.disparities:q} "
             "--meta {input.meta:q} --perturbation {params.perturbation:q} --design "
             "{params.design:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} "
-            "2> {log:q}",
+            "--width {params.width:q} 2> {log:q}",
         )
 
 
@@ -137,6 +139,7 @@ rule findings:
         weak=config["perturbation"]["warn_changed_below"],
         boot=config["findings"]["bootstrap"],
         root_seed=config["root_seed"],
+        width=config["figures"]["width"],
         code=CODE["findings"],
     shell:
         modelvar_job(
@@ -144,5 +147,5 @@ rule findings:
             "{input.runs:q} --meta {input.meta:q} --perturbation {params.perturbation:q} "
             "--design {params.design:q} --warn-changed-below {params.weak:q} --boot "
             "{params.boot:q} --root-seed {params.root_seed:q} --results {params.results:q} "
-            "--manifest {output.manifest:q} 2> {log:q}",
+            "--manifest {output.manifest:q} --width {params.width:q} 2> {log:q}",
         )

@@ -73,11 +73,12 @@ rule evaluate_simulation:
         out_dir=with_known_signature(
             lambda wildcards, output: Path(output.simulations).parent
         ),
+        width=config["figures"]["width"],
         code=CODE["evaluate-simulation"],
     shell:
         modelvar_job(
             "evaluate-simulation --sims {input.sims:q} --out-dir {params.out_dir:q} --manifest "
-            "{output.manifest:q} 2> {log:q}",
+            "{output.manifest:q} --width {params.width:q} 2> {log:q}",
         )
 
 
@@ -121,10 +122,11 @@ rule dirichlet_simulation:
         out_dir=with_known_signature(
             lambda wildcards, output: Path(output.per_sample).parent
         ),
+        width=config["figures"]["width"],
         code=CODE["dirichlet"],
     shell:
         modelvar_job(
             "dirichlet --root-seed {params.root_seed:q} --n {params.n:q} --cases "
-            "{params.cases:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} 2> "
-            "{log:q}",
+            "{params.cases:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} "
+            "--width {params.width:q} 2> {log:q}",
         )

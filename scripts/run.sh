@@ -12,6 +12,36 @@ bash "$REPO/scripts/setup-venv.sh"
 VENV="${MODELVAR_VENV:-.venv}"
 case "$VENV" in /*) ;; *) VENV="$REPO/$VENV" ;; esac  # relative: to the repository
 export PATH="$VENV/bin:$PATH"
+# Every job the run starts watches this script (and Snakemake): if either ends, so do the jobs
+# (modelvar.run_watch), so that no job outlives a killed run.
+if [ -r "/proc/$$/stat" ]; then
+  stat="$(<"/proc/$$/stat")"
+  read -ra fields <<<"${stat##*) }"
+  started="${fields[19]}"
+else
+  started=-
+fi
+export MODELVAR_WATCH="${MODELVAR_WATCH:+$MODELVAR_WATCH }$(uname -n):$$:$started"
+# SLURM's client tools without a controller that answers: Snakemake's SLURM plugin asks the
+# controller (`scontrol show config`) each time Snakemake or this script's helpers start, and
+# waits 10 s for it. A run on this machine does not need SLURM: say so, and hide scontrol.
+if command -v sinfo >/dev/null 2>&1 && command -v scontrol >/dev/null 2>&1; then
+  set +e
+  timeout 2 scontrol show config >/dev/null 2>&1
+  answered=$?
+  set -e
+  if [ "$answered" = 124 ]; then
+    shim="$VENV/modelvar-without-slurm"
+    mkdir -p "$shim"
+    printf '#!/bin/sh\necho "hidden by modelvar: no SLURM controller answers" >&2\nexit 1\n' \
+      >"$shim/scontrol"
+    chmod +x "$shim/scontrol"
+    export PATH="$shim:$PATH"
+    echo "modelvar: SLURM tools found but no controller answers (scontrol show config: no" \
+      "answer in 2 s): Snakemake's SLURM plugin would wait 10 s at every start; this run" \
+      "hides scontrol from it. A cluster run needs the controller: check \`scontrol ping\`." >&2
+  fi
+fi
 # Snakemake's own parser reads the options: -s and --workflow-profile go first, so that an -s
 # or a profile of the caller's still wins.
 workflow=(-s "$REPO/Snakefile" --workflow-profile "$REPO/profiles/local")
@@ -27,8 +57,14 @@ fi
 # ignores SIGINT): a SIGTERM, SIGINT or SIGHUP of this script reaches its process group as
 # SIGINT, as Ctrl-C in a terminal does: the running jobs stop and Snakemake removes their
 # incomplete outputs, instead of running on (on SIGTERM it would wait for the jobs to finish).
+# The report is written in a temporary folder, then placed atomically (modelvar place-report):
+# a full disk or an unwritable results folder leaves the earlier report, never a truncated one,
+# and says so in one line.
+staging="$(mktemp -d)"
+trap 'rm -rf "$staging"' EXIT
 set -m
-env --default-signal=INT snakemake "${workflow[@]}" "$@" --report "$report" --report-after-run &
+env --default-signal=INT snakemake "${workflow[@]}" "$@" --report "$staging/report.html" \
+  --report-after-run &
 child=$!
 set +m
 trap 'kill -INT -- -"$child" 2>/dev/null' TERM INT HUP
@@ -38,6 +74,21 @@ while :; do
   kill -0 "$child" 2>/dev/null || break  # a trapped signal interrupted the wait: wait again
 done
 trap - TERM INT HUP
-[ "$status" = 0 ] || exit "$status"
+if [ "$status" != 0 ]; then
+  limit="$(ulimit -v)"
+  if [ "$limit" != unlimited ]; then  # the likely cause, and not one Snakemake names
+    echo "modelvar: the run stopped (status $status) with a virtual-memory limit in force" \
+      "(ulimit -v $limit kB): threads and libraries reserve address space far beyond what" \
+      "they use, so under it Snakemake or a job fails (\"can't start new thread\"," \
+      "MemoryError); lift it (ulimit -v unlimited) and size the jobs' memory with" \
+      "resources.*.mem_mb" >&2
+  fi
+  exit "$status"
+fi
+python -m modelvar place-report "$staging/report.html" "$report" || {
+  echo "modelvar: the study's results are complete, but $report is not this run's report:" \
+    "run again once it can be written (with nothing left to do, a run only makes the report)" >&2
+  exit 1
+}
 echo "figures: $(dirname "$report")/*/figures/   report: $report"
 echo "the modelvar command (modelvar plan, verify, config, …): source $VENV/bin/activate"

@@ -160,7 +160,11 @@ def test_labels_of_one_value_in_different_types_compare_by_value(tmp_path, capsy
          ".csv", "writes one number in several ways"),
         (lambda f: f.assign(y_true=f["y_true"].map({0: "x", 1: "2", 2: "z"}),
                             y_pred=f["y_pred"].map({0: "x", 1: "2.0", 2: "z"})), ".csv",
-         "one number written in several ways"),
+         "y_true mixes labels that read as numbers ('2') with text labels ('x', 'z')"),
+        (lambda f: f.assign(y_pred=f["y_pred"].map({0: "0", 1: "c1", 2: "2"})), ".csv",
+         "y_pred mixes labels that read as numbers ('0', '2') with text labels ('c1')"),
+        (lambda f: f.assign(y_pred=f["y_pred"].map({0: "c0", 1: "c1", 2: "c2"})), ".csv",
+         "y_true holds numbers but y_pred holds text labels such as ['c0', 'c1', 'c2']"),
         (lambda f: f.assign(y_pred=f["y_pred"].astype(str).where(f.index != 3, "   ")), ".csv",
          "empty or blank label"),
         (lambda f: f.assign(y_pred=f["y_pred"].astype(str).where(f.index != 3, "")), ".csv",
@@ -339,3 +343,55 @@ def test_verify_names_a_corrupt_manifest(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "fit/d/k/j.json: job manifest cannot be read" in out
+
+
+# ------------------------------------------------------------------ what it cannot score (issue 49)
+def test_a_header_only_file_and_a_tab_separated_csv_are_named(tmp_path, capsys):
+    header_only = tmp_path / "empty.csv"
+    header_only.write_text("run,sample,y_true,y_pred\n")
+    tabs = tmp_path / "tabs.csv"
+    numeric_table(np.random.default_rng(3)).to_csv(tabs, index=False, sep="\t")
+    semicolons = tmp_path / "semi.csv"
+    numeric_table(np.random.default_rng(3)).to_csv(semicolons, index=False, sep=";")
+    nothing = tmp_path / "nothing.csv"
+    nothing.write_text("")
+    for path, message in [
+        (header_only, "empty.csv: no rows (the file holds only its header)"),
+        (tabs, "tabs.csv: its header is separated by tabs, not commas"),
+        (semicolons, "semi.csv: its header is separated by semicolons, not commas"),
+        (nothing, "nothing.csv: the file is empty (no header, no rows)"),
+    ]:
+        assert main(["metrics", str(path), "--out", str(tmp_path / "o.parquet")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not list(tmp_path.glob("o*"))
+
+
+def test_the_output_set_is_written_all_or_none(tmp_path, capsys, monkeypatch):
+    """A disk that fills on the third table: every file of the earlier set stays as it was
+    (none removed, none replaced, no temporary file left), in one line naming the file."""
+    import errno
+    import os
+
+    source = tmp_path / "in.parquet"
+    numeric_table(np.random.default_rng(1)).to_parquet(source)
+    assert main(["metrics", str(source), "--out", str(tmp_path / "pw.parquet")]) == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.glob("pw*")}
+    assert len(before) >= 4
+    numeric_table(np.random.default_rng(2)).to_parquet(source)  # new predictions
+    real, calls = pd.DataFrame.to_parquet, []
+
+    def fills_up(self, path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", fills_up)
+    assert main(["metrics", str(source), "--out", str(tmp_path / "pw.parquet")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("modelvar metrics: error: cannot write ") and \
+        err.endswith(": the disk is full; nothing was written there"), err
+    assert len(err.splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("pw*")} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, "in.parquet"])

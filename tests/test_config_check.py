@@ -40,9 +40,9 @@ def test_every_schema_error_with_its_key_path_and_allowed_values():
     problems = schema_problems(config, SCHEMA)
     assert problems == [
         "config: unknown key 'colour'; allowed keys: ['classifier_settings', 'classifiers', "
-        "'datasets', 'design', 'findings', 'grouped', 'hparams', 'jobs', 'metrics', 'openml', "
-        "'perturbation', 'predictions', 'resources', 'results_dir', 'root_seed', 'simulation', "
-        "'split', 'tuning']",
+        "'datasets', 'design', 'figures', 'findings', 'grouped', 'hparams', 'jobs', 'metrics', "
+        "'openml', 'perturbation', 'predictions', 'resources', 'results_dir', 'root_seed', "
+        "'simulation', 'split', 'tuning']",
         "datasets.mine: missing key 'target'",
         "perturbation.data[1].sig: 9 is greater than the maximum of 6",
         "perturbation.data[2]: {'foo': 1} is not valid here; expected one of: 'none'; "
@@ -464,3 +464,105 @@ def test_peek_counts_the_few_valued_numeric_features(tmp_path):
                             "categorical": ["colour"]})
         assert schema.few_valued == 3, name
     assert peek("vehicle", {"source": "embedded"}).few_valued == 1
+
+
+# ------------------------------------------------------------------ encodings (issue 49)
+def windows_csv(tmp_path) -> Path:
+    """A CSV as Excel on Windows saves it: cp1252, with 'café' and curly quotes."""
+    frame = vehicle_frame().head(200).assign(
+        shop=lambda f: np.where(np.arange(len(f)) % 2, "café", "“corner” store"))
+    path = tmp_path / "shops.csv"
+    path.write_bytes(frame.to_csv(index=False).encode("cp1252"))
+    return path
+
+
+def test_a_file_that_is_not_utf8_is_refused_with_its_offset_and_the_fix(tmp_path):
+    path = windows_csv(tmp_path)
+    data = path.read_bytes()
+    offset = next(i for i, b in enumerate(data) if b >= 0x80)
+    line = data[:offset].count(b"\n") + 1
+    spec = {"source": "file", "path": str(path), "target": "Class", "categorical": ["shop"]}
+    config = tiny(datasets={"shops": spec}, grouped={})
+    with pytest.raises(ConfigProblems) as caught:
+        check_config(config, SCHEMA)
+    text = str(caught.value)
+    assert f"shops: {path} is not UTF-8 text: byte 0x{data[offset]:02x} at offset {offset:,} " \
+        f"(line {line:,}, in " in text, text
+    assert "set `encoding:` in its config entry to the file's encoding (cp1252 for a CSV " \
+        "saved by Excel on Windows" in text
+    assert "UnicodeDecodeError" not in text
+    with pytest.raises(DatasetError, match="is not UTF-8 text: byte 0x"):
+        load("shops", spec)  # the prepare job's read says the same
+
+
+def test_a_declared_encoding_reads_the_file_as_written(tmp_path):
+    path = windows_csv(tmp_path)
+    spec = {"source": "file", "path": str(path), "target": "Class", "categorical": ["shop"],
+            "encoding": "cp1252"}
+    check_config(tiny(datasets={"shops": spec}, grouped={}), SCHEMA)
+    ds = load("shops", spec)
+    assert ds.categories["shop"] == ["café", "“corner” store"]
+    assert ds.provenance["encoding"] == "cp1252"
+    with pytest.raises(ConfigProblems, match="encoding 'klingon' is not a codec Python knows"):
+        check_config(tiny(datasets={"shops": {**spec, "encoding": "klingon"}}, grouped={}),
+                     SCHEMA)
+
+
+def test_only_a_byte_order_mark_is_detected_and_said(tmp_path, capsys):
+    frame = vehicle_frame().head(100)
+    path = tmp_path / "v16.csv"
+    path.write_bytes(frame.to_csv(index=False).encode("utf-16"))  # with its byte-order mark
+    ds = load("v", {"source": "file", "path": str(path), "target": "Class"})
+    assert len(ds.y) == 100 and ds.provenance["encoding"] == "utf-16"
+    assert "v16.csv starts with a UTF-16 byte-order mark: read as UTF-16" in \
+        capsys.readouterr().err
+    utf8 = tmp_path / "v8.csv"  # a UTF-8 mark is UTF-8: read, nothing to say
+    utf8.write_bytes(frame.to_csv(index=False).encode("utf-8-sig"))
+    ds = load("v", {"source": "file", "path": str(utf8), "target": "Class"})
+    assert list(ds.X.columns)[0] == frame.columns[0] and capsys.readouterr().err == ""
+
+
+def test_the_first_undecodable_byte_is_found_across_chunks(tmp_path):
+    """A two-byte character cut by a read's chunk boundary decodes; a bad byte after it is
+    found at its own offset, gzip-compressed or not."""
+    from modelvar.data.readers import first_undecodable
+
+    data = b"a" * ((1 << 20) - 1) + "é".encode() + b"\nline two \xe9\n"
+    for name, raw in (("cut.csv", data), ("cut.csv.gz", gzip.compress(data))):
+        (tmp_path / name).write_bytes(raw)
+        offset, line, byte, _ = first_undecodable(tmp_path / name, name.endswith(".gz"),
+                                                  "utf-8")
+        assert (offset, line, byte) == (data.index(b"\xe9"), 2, 0xE9)
+    assert first_undecodable(tmp_path / "cut.csv", False, "cp1252") is None
+
+
+def test_special_files_are_named_for_what_they_are(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    for path, kind in [(Path("/dev/zero"), "a character device"),
+                       (fifo, "a FIFO (named pipe)"), (tmp_path, "a folder")]:
+        spec = {"source": "file", "path": str(path), "target": "y"}
+        for read in (peek, load):
+            with pytest.raises(DatasetError) as caught:
+                read("d", spec)
+            assert str(caught.value) == f"d: {path} is {kind}, not a data file"
+
+
+
+def test_classes_left_with_one_training_row_are_warned_about_at_any_downsample(tmp_path):
+    """200 classes of two rows each: the split tests one and trains on the other, so every
+    run sees one example of each, at downsample 1 too (the file is small: its classes are
+    counted at the config check)."""
+    rng = np.random.default_rng(0)
+    labels = [f"c{i}" for i in range(200) for _ in range(2)] + ["big"] * 100
+    path = tmp_path / "ids.csv"
+    pd.DataFrame({"a": rng.random(len(labels)), "b": rng.random(len(labels)),
+                  "label": labels}).to_csv(path, index=False)
+    config = tiny(datasets={"ids": {"source": "file", "path": str(path), "target": "label"}},
+                  grouped={})
+    config["perturbation"]["downsample"] = [1.0]
+    warnings = check_config(config, SCHEMA).warnings
+    assert ("ids: 200 class(es) (c0, c1, c2, c3, c4, … (200 in all)) keep a single training "
+            "row per run: a classifier sees one example of each") in warnings, warnings

@@ -166,9 +166,13 @@ def test_a_new_family_declared_once_reaches_the_runs_table_findings_and_figures(
                          findings.tables["claims"], notes=findings.notes, strength=strength,
                          figures={})
     assert "label flip 0.3" in page and "of labels" in page
+    # the page reads top-down: the sentences, grouped by question, before the folded tables
+    question = page.index("<i>Which source moved accuracy most?</i>")
+    table = page.index("<details><summary><b>Sources of variance, one at a time</b></summary>")
+    assert question < table and "<table" not in page[:table]
     summary = read_tables([agg / "summary" / where / "job.parquet"])
     roles = cell_roles(perturbation, "one-at-a-time", reach_of(meta))
-    sources_figure(sources, findings.tables["study_sources"], [tmp_path / "headline.png"])
+    sources_figure(sources, [tmp_path / "headline.png"])
     sources_of_variance(summary, read_tables([agg / "agreement" / where / "job.parquet"]),
                         runs, roles, "vehicle", [tmp_path / "sources.png"])
     assert (tmp_path / "headline.png").stat().st_size > 0

@@ -27,18 +27,64 @@ def report(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def eight_datasets(tmp_path_factory):
+    """The report of a study of 8 datasets: a long answer on the landing page."""
+    work = tmp_path_factory.mktemp("eight")
+    snakemake(work, CONFIGS / "eight.yaml", "--cores", "2")
+    snakemake(work, CONFIGS / "eight.yaml", "--report", "results/report.html")
+    return work / "results" / "report.html"
+
+
+@pytest.fixture(scope="module")
 def browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
     options = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     yield driver
     driver.quit()
+
+
+def viewport(browser, width: int, height: int) -> None:
+    """The page's viewport exactly (a window's size includes its frame)."""
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+
+@needs_browser
+@pytest.mark.parametrize("size", [(1366, 768), (1400, 1000)])
+def test_the_answer_is_on_the_first_screen_of_a_laptop_for_a_short_and_a_long_answer(
+        report, eight_datasets, browser, size):
+    """The landing page's heading and first sentence lie inside the viewport on load, with no
+    scrolling, for a study of one dataset and one of eight (its answer taller than the
+    window); the headline figure is shown wide enough to read (at least 900 px)."""
+    from selenium.webdriver.common.by import By
+
+    width, height = size
+    viewport(browser, width, height)
+    try:
+        for page in (report, eight_datasets):
+            browser.get(page.as_uri())
+            time.sleep(1.5)
+            heading = browser.find_element(By.XPATH, "//h1[contains(., \"study's answer\")]")
+            first = browser.find_element(By.XPATH, "//div[contains(@class, 'prose')]//li")
+            for element in (heading, first):
+                top = element.location["y"]
+                bottom = top + element.size["height"]
+                assert 0 <= top and bottom <= height, (page, element.text[:60], top, bottom)
+            assert browser.execute_script("return window.scrollY") == 0
+            figure = browser.find_element(By.XPATH,
+                                          "//img[@alt=\"the study's headline figure\"]")
+            assert figure.size["width"] >= 900, figure.size
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def study_tables(results):

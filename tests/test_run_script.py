@@ -139,6 +139,26 @@ def test_a_results_dir_that_holds_the_working_directory_is_refused(tmp_path, res
     assert results_dir_problems({"results_dir": "results"}, work) == []
 
 
+def test_a_results_dir_inside_the_checkout_is_refused_from_elsewhere(tmp_path):
+    """From elsewhere, results inside modelvar's checkout would mix with its code (a dry run
+    wrote there); from the checkout, its results/ is the README's default."""
+    from modelvar.planning.config_check import CHECKOUT, results_dir_problems
+
+    assert CHECKOUT == REPO.resolve()
+    inside = str(REPO / "results-of-elsewhere")
+    problems = results_dir_problems({"results_dir": inside}, tmp_path)
+    assert problems == [
+        f"results_dir: {inside!r} is {REPO.resolve() / 'results-of-elsewhere'}, inside "
+        f"modelvar's checkout {REPO.resolve()}, while the workflow runs from "
+        f"{tmp_path.resolve()}: give the results a folder outside the checkout (e.g. "
+        "results, here), or run from the checkout"]
+    assert results_dir_problems({"results_dir": "results"}, REPO) == []
+    assert results_dir_problems({"results_dir": inside}, REPO / "config") == []
+    proc = run_sh("--config", f"results_dir={inside}", "-n", cwd=tmp_path)
+    assert proc.returncode != 0 and "inside modelvar's checkout" in proc.stderr
+    assert not (REPO / "results-of-elsewhere").exists()
+
+
 def test_sigterm_to_run_sh_stops_snakemake_and_its_jobs(tmp_path):
     """Issue 20: SIGTERM to run.sh reaches Snakemake, which stops its jobs: nothing of the
     run is left running."""

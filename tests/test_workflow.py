@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from conftest import CONFIGS, dry_run_jobs, job_counts, manifest_of, snakemake
 
@@ -262,8 +263,54 @@ def test_end_to_end_figures_and_logs(tiny_run):
     logs = list((tiny_run / "logs").rglob("*.log"))
     assert {"vehicle.log", "findings.log"} <= {p.name for p in logs}
     crowded = [line for p in logs for line in p.read_text().splitlines()
-               if "tick labels overlap" in line]
+               if "tick labels overlap" in line or "text below" in line
+               or "wider than the figure set" in line]
     assert crowded == []
+
+
+def pdf_fonts_and_sizes(path) -> tuple[set[str], set[float]]:
+    """The font subtypes a PDF embeds and the sizes its text is set in (its content streams'
+    ``Tf`` operators), read with the standard library."""
+    import zlib
+
+    data = path.read_bytes()
+    kinds = {k.decode() for k in re.findall(rb"/Subtype\s*/(\w+)", data)}
+    sizes = set()
+    for stream in re.findall(rb"stream\r?\n(.*?)\r?\nendstream", data, re.S):
+        try:
+            text = zlib.decompress(stream)
+        except zlib.error:
+            continue
+        sizes |= {float(x) for x in re.findall(rb"/[\w.+-]+ ([0-9.]+) Tf", text)}
+    return kinds, sizes
+
+
+def test_every_figure_pdf_embeds_truetype_fonts_and_no_text_below_7_pt(tiny_run):
+    """Journal submission systems reject or flag Type 3 fonts; text is at least 7 pt at the
+    size the figure is printed at (every PDF of the run: the dataset's figures, the
+    findings' headline figures)."""
+    pdfs = sorted(tiny_run.rglob("*.pdf"))
+    assert len(pdfs) >= len(FIGURES) + 2
+    for pdf in pdfs:
+        kinds, sizes = pdf_fonts_and_sizes(pdf)
+        assert "Type3" not in kinds, pdf
+        assert {"Type0", "CIDFontType2"} <= kinds or "TrueType" in kinds, (pdf, kinds)
+        assert sizes and min(sizes) >= 7.0, (pdf, sorted(sizes))
+
+
+def test_the_font_check_sees_type_3_fonts_and_small_text(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with matplotlib.rc_context({"pdf.fonttype": 3}):
+        fig, ax = plt.subplots(figsize=(2, 1))
+        ax.set_title("tiny", fontsize=5)
+        fig.savefig(tmp_path / "type3.pdf")
+        plt.close(fig)
+    kinds, sizes = pdf_fonts_and_sizes(tmp_path / "type3.pdf")
+    assert "Type3" in kinds and 5.0 in sizes
 
 
 def test_end_to_end_aggregated_dataset(tiny_run):
@@ -723,3 +770,62 @@ def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
     assert declared == sorted(drawn)
     assert float(arg("--warn-changed-below")) == config["perturbation"]["warn_changed_below"]
     assert int(arg("--boot")) == config["findings"]["bootstrap"]
+
+
+def _drawn(monkeypatch):
+    """Capture the figures the plotting functions save (their Figure objects and paths)."""
+    from modelvar.plots import common, findings, study
+
+    saved = []
+
+    def keep(fig, out_paths):
+        saved.append(fig)
+        real_save(fig, out_paths)
+
+    real_save = common.save_figure
+    for module in (study, findings):
+        monkeypatch.setattr(module, "save_figure", keep)
+    return saved
+
+
+def test_figures_at_a_journals_single_column_fit_it_and_show_few_values_as_dots(
+        tiny_run, tmp_path, monkeypatch):
+    """At ``figures.width: single`` every dataset figure of the tiny study is at most 3.5 in
+    (+0.15) wide with no text below 7 pt; its groups of 6 runs are drawn as dots, never as
+    violins (a density of 6 values invents its shape); its palette is the Okabe–Ito one."""
+    import json
+
+    from matplotlib.collections import PolyCollection
+    from PIL import Image
+
+    from modelvar.pipeline.result_tables import read_table
+    from modelvar.plots import common, study
+    from modelvar.study import figures as registry
+    from modelvar.study.design import cell_roles, reach_of
+
+    saved = _drawn(monkeypatch)
+    meta = json.loads((tiny_run / "datasets" / "vehicle.json").read_text())
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    roles = cell_roles(config["perturbation"], "both", reach_of(meta))
+    common.set_width("single")
+    try:
+        for spec in registry.DATASET_FIGURES:
+            if spec.part == "grouped":
+                continue
+            frames = [read_table(tiny_run, t, "vehicle") for t in spec.tables]
+            path = tmp_path / f"{spec.name}.png"
+            getattr(study, spec.name)(*frames, roles, "vehicle", [path])
+            width = Image.open(path).size[0] / 150
+            assert width <= 3.5 + common.WIDTH_SLACK_IN, (spec.name, width)
+            assert common.small_text(saved[-1]) == [], spec.name
+    finally:
+        common.set_width("double")
+    grid = saved[[s.name for s in registry.DATASET_FIGURES if s.part != "grouped"].index(
+        "gross_accuracy_grid")]
+    assert not any(isinstance(c, PolyCollection) for ax in grid.axes for c in ax.collections)
+    okabe_ito = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7",
+                 "#000000"}
+    names = ["lr-sgd", "svm-sgd", "xgb", "mlp", "a", "b", "c", "d"]
+    colours = common.classifier_colours(names)
+    assert set(colours.values()) == okabe_ito and len(set(colours.values())) == 8
+    assert len(set(common.classifier_markers(names).values())) == 8

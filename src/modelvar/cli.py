@@ -63,7 +63,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from modelvar.pipeline.metric_tables import TABLES, repeat_tables
     from modelvar.pipeline.user_predictions import check_paths, read_user_predictions
-    from modelvar.table_files import write_table
+    from modelvar.table_files import write_tables
 
     out = Path(args.out)
     paths = {t: out if t == "pairwise" else out.with_name(f"{out.stem}.{t}{out.suffix}")
@@ -71,14 +71,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     check_paths(args.predictions, list(paths.values()))
     frame = read_user_predictions(args.predictions)
     tables = repeat_tables(frame, ec_local_undefined=args.ec_local_undefined)
-    written: list[Path] = []
-    try:  # all tables or none: a failure removes what this command wrote
-        for name, path in paths.items():
-            written.append(write_table(tables[name], path))
-    except BaseException:
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+    # all tables or none: a failure leaves an earlier set of these files as it was
+    write_tables({path: tables[name] for name, path in paths.items()})
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 
@@ -115,6 +109,14 @@ def cmd_unlock_stale(args: argparse.Namespace) -> int:
     message = unlock_if_stale(resolve(argv).workdir, workflow_options(argv))
     if message:
         print(message, file=sys.stderr)
+    return 0
+
+
+def cmd_place_report(args: argparse.Namespace) -> int:
+    from modelvar.table_files import copy_file
+
+    copy_file(args.report, args.dest)
+    Path(args.report).unlink()
     return 0
 
 
@@ -215,6 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     recorded.add_argument("--manifest", metavar="PATH",
                           help="record every file written (path, size, sha256, rows) in this "
                           "JSON manifest, for `modelvar verify`")
+    # the jobs that draw figures draw them at the config's figures.width
+    drawn = argparse.ArgumentParser(add_help=False)
+    drawn.add_argument("--width", required=True, type=_figure_width, metavar="WIDTH",
+                       help="single or double (a journal's column width: 3.5 or 7.2 in), or "
+                       "inches: the width the figures are drawn and printed at")
 
     # -------------------------------------------------------------- for your own work
     p = _command(sub, "metrics", "reproducibility metrics of your own predictions", cmd_metrics,
@@ -292,6 +299,16 @@ def build_parser() -> argparse.ArgumentParser:
                  "scripts/run.sh runs this before every run.")
     p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
                    help="Snakemake's arguments, after --")
+
+    p = _command(sub, "place-report", "move a report written elsewhere into place, atomically",
+                 cmd_place_report,
+                 description="Copy REPORT to DEST under a temporary name in DEST's folder, "
+                 "then rename it over DEST, and remove REPORT: DEST is the whole new report or "
+                 "the one it was before, never a truncated one; a full disk or a folder that "
+                 "cannot be written is one line naming DEST. scripts/run.sh has Snakemake "
+                 "write the report to a temporary folder and places it with this.")
+    p.add_argument("report", help="the report Snakemake wrote")
+    p.add_argument("dest", help="where it goes (RESULTS_DIR/report.html)")
 
     # -------------------------------------------------------------- the workflow's jobs
     p = _command(sub, "prepare", "(job) write a canonical dataset: parquet + JSON metadata",
@@ -392,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     _ec_local(p)
 
     p = _command(sub, "figures", "(job) the figure set of one dataset", _job("figures"),
-                 parents=[recorded])
+                 parents=[recorded, drawn])
     p.add_argument("--dataset", required=True, help="the dataset")
     for name in ("summary", "agreement", "runs"):
         p.add_argument(f"--{name}", nargs="+", metavar="TABLE",
@@ -411,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formats", nargs="+", default=["png", "pdf"], help="file formats")
 
     p = _command(sub, "findings", "(job) the study's findings from its aggregated tables",
-                 _job("findings"), parents=[recorded],
+                 _job("findings"), parents=[recorded, drawn],
                  description="Sources of variance (each source alone against the control), "
                  "variance components over the factorial grid, seed 004's claims checked, "
                  "the report's Findings page and each dataset's summary page, from the "
@@ -453,18 +470,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "evaluate-simulation",
                  "(job) score every pairwise metric on the seed's criteria (seed 000)",
-                 _job("evaluate_simulation"), parents=[recorded])
+                 _job("evaluate_simulation"), parents=[recorded, drawn])
     p.add_argument("--sims", nargs="+", required=True, help="tables of the simulate command")
     p.add_argument("--out-dir", required=True, help="where the tables and figures go")
 
     p = _command(sub, "dirichlet", "(job) Dirichlet probability simulation (seed 002)",
-                 _job("dirichlet"), parents=[recorded])
+                 _job("dirichlet"), parents=[recorded, drawn])
     p.add_argument("--root-seed", type=int, required=True,
                    help="root of every named random stream")
     p.add_argument("--n", type=int, default=1000, help="samples per case")
     p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
     p.add_argument("--out-dir", required=True, help="where the tables and figures go")
     return parser
+
+
+def _fit_failed() -> type[Exception]:
+    """The error of a fit that raised (:class:`modelvar.pipeline.fitting.FitFailed`), without
+    importing the fit's libraries where it is not loaded."""
+    module = sys.modules.get("modelvar.pipeline.fitting")
+    return module.FitFailed if module is not None else _NeverRaised
+
+
+class _NeverRaised(Exception):
+    pass
+
+
+def _figure_width(value: str) -> str | float:
+    """``single``, ``double`` or a number of inches."""
+    if value in ("single", "double"):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: single, double or a width in inches") from None
 
 
 def _without_pandas(args: argparse.Namespace) -> bool:
@@ -506,6 +545,10 @@ def _without(names):
 
 def _os_error(exc: OSError) -> str:
     """An OSError as one line naming the path(s): ``PATH: Not a directory``."""
+    from modelvar.table_files import WriteFailed
+
+    if isinstance(exc, WriteFailed):  # names its file and cause itself
+        return exc.strerror
     paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
     reason = exc.strerror or str(exc)
     if isinstance(exc, FileExistsError | NotADirectoryError) and paths:
@@ -534,6 +577,10 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     lean = _without(["pandas"]) if _without_pandas(args) else contextlib.nullcontext()
+    if getattr(args.func, "__name__", "").startswith("job_"):  # a workflow job: no orphans
+        from modelvar.run_watch import watch
+
+        watch(args.command)
     try:
         with lean:
             return args.func(args)
@@ -543,6 +590,26 @@ def main(argv: list[str] | None = None) -> int:
         if extra_for_module(exc.name or "") is None:
             raise
         print(missing_module_message(args.command, exc), file=sys.stderr)
+        return 2
+    except _fit_failed() as exc:  # a classifier's fit raised: its traceback, then one line
+        import traceback
+
+        traceback.print_exception(exc.__cause__ or exc, file=sys.stderr)
+        print(f"modelvar {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C, or the run that started this job ended (run_watch)
+        return 130
+    except MemoryError:
+        print(f"modelvar {args.command}: error: out of memory (MemoryError); a job's memory is "
+              "its resources.*.mem_mb (and any `ulimit -v` of the shell that started it)",
+              file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        if "can't start new thread" not in str(exc):
+            raise
+        print(f"modelvar {args.command}: error: out of memory for a new thread ({exc}); "
+              "a `ulimit -v` below what threads and libraries reserve stops jobs this way",
+              file=sys.stderr)
         return 2
     except BrokenPipeError:  # `modelvar verify | head`: the reader left; so do we, quietly
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -13,11 +13,14 @@ labels:
 * no missing label (NaN, None), no empty or whitespace-only label, and no label with leading or
   trailing spaces (' cat' and 'cat' would silently be two classes);
 * text such as 'NA', 'None' or 'null' is a label like any other (written that way on purpose);
+* in one column, labels that read as numbers beside labels that do not ('1' and 'c1') are
+  refused as mixed: a CSV reads both as text, and '1' would silently never equal 'c1';
 * numbers (or number-like text) are compared by value only when *every* label of both columns
   reads as a number; then two different spellings of one number in the same column ('2' and
   '2.0' both in y_true) are refused as ambiguous;
 * one column of numbers and the other of text that does not read as numbers: refused (labels
-  of different types); booleans count as the text 'True'/'False'.
+  of different types, whether the file stores the numbers as numbers or as text); booleans
+  count as the text 'True'/'False'.
 """
 
 from __future__ import annotations
@@ -109,9 +112,16 @@ def harmonise(y_true: pd.Series, y_pred: pd.Series) -> tuple[pd.Series, pd.Serie
         values = values.astype(str) if pd.api.types.is_bool_dtype(values) else values
         columns[name] = (kind, values.astype(object))
     numbers = {name: vals.map(_as_number) for name, (_, vals) in columns.items()}
-    all_numeric = all(n.notna().all() for n in numbers.values())
-    kinds = {kind for kind, _ in columns.values()}
-    if all_numeric:
+    for name, (_, vals) in columns.items():
+        is_number = numbers[name].notna()
+        if is_number.any() and not is_number.all():
+            numeric = sorted(set(vals[is_number].astype(str)))[:3]
+            text = sorted(set(vals[~is_number].astype(str)))[:3]
+            raise LabelError(
+                f"{name} mixes labels that read as numbers ({', '.join(map(repr, numeric))}) "
+                f"with text labels ({', '.join(map(repr, text))}); write each class one way")
+    numeric = {name: bool(n.notna().all()) for name, n in numbers.items()}
+    if all(numeric.values()):
         for name, (kind, vals) in columns.items():
             if kind == "text":  # two spellings of one number in one column are ambiguous
                 spelled = pd.DataFrame({"label": vals, "value": numbers[name]}).drop_duplicates()
@@ -122,20 +132,12 @@ def harmonise(y_true: pd.Series, y_pred: pd.Series) -> tuple[pd.Series, pd.Serie
                         f"({sorted(clash['label'].astype(str))[:4]}): write each class one way")
         return tuple(numbers[name].map(_canonical_number).astype(object)
                      for name in ("y_true", "y_pred"))
-    if kinds == {"number", "text"}:
-        text_col = next(n for n, (k, _) in columns.items() if k == "text")
+    if any(numeric.values()):  # one column of numbers, the other of text (none reads as one)
+        text_col = next(n for n, is_numeric in numeric.items() if not is_numeric)
         other = "y_pred" if text_col == "y_true" else "y_true"
-        examples = sorted(set(columns[text_col][1][numbers[text_col].isna()].astype(str)))[:3]
+        examples = sorted(set(columns[text_col][1].astype(str)))[:3]
         raise LabelError(
             f"{other} holds numbers but {text_col} holds text labels such as {examples}: labels "
             "of different types; write both columns with the same labels")
-    # text only: exact comparison, but the same number spelled twice across the columns would
-    # silently be two classes
-    spelled = pd.DataFrame({
-        "label": pd.concat([columns["y_true"][1], columns["y_pred"][1]]).astype(str),
-        "value": pd.concat([numbers["y_true"], numbers["y_pred"]])}).dropna().drop_duplicates()
-    clash = spelled[spelled.duplicated("value", keep=False)]
-    if len(clash):
-        raise LabelError(f"labels {sorted(clash['label'])[:4]} are one number written in several "
-                         "ways: write each class one way in y_true and y_pred")
+    # text only, and no label reads as a number: compared exactly
     return columns["y_true"][1], columns["y_pred"][1]

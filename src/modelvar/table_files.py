@@ -6,7 +6,9 @@ Every table (and JSON/HTML file) a pipeline job writes goes through this module:
   goes to a uniquely named, hidden temporary file in the destination folder
   (``.<name>.<random>.tmp``: dataset readers such as pyarrow skip names that start with ``.`` or
   ``_``, so a stray one is never read as data), which is renamed over the destination only when
-  complete. A failure removes the temporary file and leaves any previous file untouched.
+  complete. A failure removes the temporary file and leaves any previous file untouched; a
+  full disk, a read-only or unwritable folder is a :class:`WriteFailed` naming the file and the
+  cause in one line. :func:`write_tables` writes a set of files all or none.
 * **Manifests** (:class:`Manifest`): what one job wrote — per file its path (relative to the
   results folder), size, sha256 and, for tables, row count — written atomically after all the
   job's files, as ``RESULTS/.modelvar/manifests/<rule>/<job>.json``.
@@ -26,6 +28,7 @@ job that depends on it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -49,6 +52,57 @@ class TableReadError(OSError):
     """A table file is missing, truncated or corrupt."""
 
 
+class WriteFailed(OSError):
+    """A file could not be written (disk full, read-only or unwritable folder, …): one line
+    naming the file and the cause; the system's error is its ``__cause__``."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+#: what the write errors a user can fix mean
+WRITE_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "the folder is not writable (permission denied)",
+    errno.EPERM: "the folder is not writable (operation not permitted)",
+    errno.EFBIG: "the file is larger than the file system or `ulimit -f` allows",
+}
+
+
+def write_errno(exc: BaseException) -> int | None:
+    """The errno of a failed write: the exception's, else the one whose text it quotes (pyarrow
+    and zlib raise errors that carry only the system's message)."""
+    number = getattr(exc, "errno", None)
+    if number is None:
+        text = str(exc)
+        number = next((n for n in WRITE_CAUSES if os.strerror(n) in text), None)
+    return number
+
+
+def write_failed(path: str | Path, exc: BaseException) -> WriteFailed:
+    """The :class:`WriteFailed` for writing ``path`` that failed with ``exc``."""
+    number = write_errno(exc)
+    cause = WRITE_CAUSES.get(number) or getattr(exc, "strerror", None) or str(exc)
+    error = WriteFailed(number, f"cannot write {path}: {cause}; nothing was written there")
+    error.filename = str(path)
+    return error
+
+
+def file_kind(path: str | Path) -> str:
+    """What ``path`` is, as an error names it: "a folder", "a FIFO (named pipe)", …"""
+    import stat
+
+    mode = os.stat(path).st_mode
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a file"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
 def sha256_file(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -62,14 +116,25 @@ def _atomic(path: str | Path) -> Iterator[Path]:
     """Yield a hidden temporary path next to ``path``; rename it onto ``path`` on success,
     remove it on any failure."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX,
+                                        dir=path.parent)
+    except OSError as exc:
+        if write_errno(exc) not in WRITE_CAUSES:  # e.g. a file where a folder should be
+            raise
+        raise write_failed(path, exc) from exc
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         yield tmp
         os.chmod(tmp, 0o644)
         tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, WriteFailed) or write_errno(exc) not in WRITE_CAUSES:
+            raise
+        raise write_failed(path, exc) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -94,9 +159,39 @@ def write_text(text: str, path: str | Path) -> Path:
     return Path(path)
 
 
+def write_bytes(data: bytes, path: str | Path) -> Path:
+    with _atomic(path) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
+
+
+def copy_file(source: str | Path, path: str | Path) -> Path:
+    """Copy ``source`` to ``path`` atomically."""
+    import shutil
+
+    with _atomic(path) as tmp:
+        shutil.copyfile(source, tmp)
+    return Path(path)
+
+
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     """Parquet, or CSV when the path ends in ``.csv``."""
     return (write_csv if Path(path).suffix.lower() == ".csv" else write_parquet)(frame, path)
+
+
+def write_tables(frames: dict[Path, pd.DataFrame]) -> list[Path]:
+    """Write every table (:func:`write_table`'s formats) or none: each goes to its temporary
+    file first, and only when all are complete are they renamed into place (the stack's exits);
+    a failed write leaves every earlier file at those paths as it was."""
+    with contextlib.ExitStack() as stack:
+        for path, frame in frames.items():
+            tmp = stack.enter_context(_atomic(path))
+            if Path(path).suffix.lower() == ".csv":
+                frame.to_csv(tmp, index=False)
+            else:
+                frame.to_parquet(tmp, index=False)
+    return [Path(p) for p in frames]
+
 
 
 class PendingParquet:

@@ -18,6 +18,13 @@ any name + ``format: csv|tsv|arff|``   that format
 ``parquet``
 =====================================  =============================================================
 
+Text (delimited or ARFF) is UTF-8 unless the config's ``encoding`` names another codec
+(``encoding: cp1252`` for a file saved by Excel on Windows, ``latin-1``, …). A file that does not
+decode is refused with the byte offset and line of the first byte that does not, never guessed
+at: single-byte encodings cannot be told apart by their bytes (0xE9 is "é" in cp1252 and "й" in
+cp1251). The one unambiguous case is a byte-order mark: a file that starts with one is read in
+the encoding it names, with a warning.
+
 Delimited text: ``header: false`` for a file without a header row, with ``columns: [...]`` (or the
 columns are named V1, V2, …); spaces after a delimiter are skipped; empty cells, ``?`` and pandas'
 missing-value markers (``NA``, ``NaN``, ``null``, …) are missing values. The target and the
@@ -27,8 +34,10 @@ booleans), and numeric features as numbers.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,21 +61,98 @@ class FileFormat:
     gzip: bool = False
     header: bool = True
     columns: tuple[str, ...] | None = None
+    encoding: str = "utf-8"
 
     def describe(self) -> dict:
-        return {"format": self.kind, "delimiter": self.delimiter, "gzip": self.gzip,
-                "header": self.header}
+        out = {"format": self.kind, "delimiter": self.delimiter, "gzip": self.gzip,
+               "header": self.header}
+        if self.encoding != "utf-8":  # UTF-8 files keep the provenance they always had
+            out["encoding"] = self.encoding
+        return out
 
 
-def _open_text(path: Path, gz: bool):
-    return gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")
+#: byte-order marks and the encodings they name, longest first (UTF-32's starts with UTF-16's)
+BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                    (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+                    (codecs.BOM_UTF16_BE, "utf-16"))
 
 
-def _detect_delimiter(path: Path, gz: bool, name: str) -> str:
+def _open_bytes(path: Path, gz: bool):
+    return gzip.open(path, "rb") if gz else open(path, "rb")
+
+
+def _open_text(path: Path, gz: bool, encoding: str = "utf-8"):
+    return gzip.open(path, "rt", encoding=encoding) if gz else open(path, encoding=encoding)
+
+
+def text_encoding(path: Path, gz: bool, name: str, declared: str | None) -> str:
+    """The encoding to read ``path`` in: ``declared`` (the config's ``encoding``), else the one
+    its byte-order mark names (with a warning), else UTF-8."""
+    if declared:
+        try:
+            return codecs.lookup(declared).name
+        except LookupError:
+            raise DatasetError(f"{name}: encoding {declared!r} is not a codec Python knows; "
+                               "e.g. utf-8, cp1252, latin-1") from None
     try:
-        with _open_text(path, gz) as fh:
+        with _open_bytes(path, gz) as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
+    for mark, encoding in BYTE_ORDER_MARKS:
+        if head.startswith(mark):
+            if encoding != "utf-8-sig":  # a UTF-8 mark is UTF-8: nothing to warn about
+                print(f"modelvar: warning: {name}: {path} starts with a {encoding.upper()} "
+                      f"byte-order mark: read as {encoding.upper()}; set `encoding:` in its "
+                      "config entry to say so", file=sys.stderr)
+            return encoding
+    return "utf-8"
+
+
+def first_undecodable(path: Path, gz: bool, encoding: str
+                       ) -> tuple[int, int, int, bytes] | None:
+    """(byte offset, line number, the byte, the bytes around it) of the first byte of ``path``
+    that ``encoding`` cannot decode, or None when the whole file decodes."""
+    offset, line, carry = 0, 1, b""  # offset: where ``carry`` starts in the file
+    with _open_bytes(path, gz) as fh:
+        while True:
+            chunk = fh.read(1 << 20)
+            data = carry + chunk
+            try:
+                data.decode(encoding)
+                done = len(data)
+            except UnicodeDecodeError as exc:
+                if not chunk or exc.end < len(data):  # not a character cut by the chunk's end
+                    at = exc.start
+                    return (offset + at, line + data[:at].count(b"\n"), data[at],
+                            data[max(at - 20, 0):at + 20])
+                done = exc.start  # decode the cut character with the next chunk
+            if not chunk:
+                return None
+            line += data[:done].count(b"\n")
+            offset += done
+            carry = data[done:]
+
+
+def undecodable(path: Path, fmt: FileFormat, name: str) -> DatasetError:
+    """The error for a file that ``fmt.encoding`` does not decode: where and how to fix it."""
+    found = first_undecodable(path, fmt.gzip, fmt.encoding)
+    where = "" if found is None else (
+        f": byte 0x{found[2]:02x} at offset {found[0]:,} (line {found[1]:,}, in "
+        f"{found[3]!r}) does not decode")
+    return DatasetError(
+        f"{name}: {path} is not {fmt.encoding.upper()} text{where}; set `encoding:` in its "
+        "config entry to the file's encoding (cp1252 for a CSV saved by Excel on Windows, "
+        "latin-1, …), or save it as UTF-8")
+
+
+def _detect_delimiter(path: Path, gz: bool, name: str, encoding: str) -> str:
+    try:
+        with _open_text(path, gz, encoding) as fh:
             lines = [ln.rstrip("\n") for ln, _ in zip(fh, range(200), strict=False)]
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise undecodable(path, FileFormat("csv", gzip=gz, encoding=encoding), name) from None
+    except OSError as exc:
         raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
     lines = [ln for ln in lines if ln.strip()][:50]
     if not lines:
@@ -90,7 +176,7 @@ def _detect_delimiter(path: Path, gz: bool, name: str) -> str:
 
 def file_format(path: str | Path, name: str, spec: dict | None = None) -> FileFormat:
     """The format of a dataset file: from the config (``format``, ``delimiter``, ``header``,
-    ``columns``) or its name (see module docstring)."""
+    ``columns``, ``encoding``) or its name (see module docstring)."""
     spec = spec or {}
     path = Path(path)
     lower = path.name.lower()
@@ -105,47 +191,61 @@ def file_format(path: str | Path, name: str, spec: dict | None = None) -> FileFo
         raise DatasetError(f"{name}: {path.name}: parquet compresses inside; do not gzip it")
     columns = tuple(spec["columns"]) if spec.get("columns") else None
     header = spec.get("header", columns is None)
+    if kind == "parquet" and "encoding" in spec:
+        raise DatasetError(f"{name}: `encoding` applies to text files, not parquet")
     if kind in ("arff", "parquet"):
         extra = [k for k in ("delimiter", "header", "columns") if k in spec]
         if extra:
             raise DatasetError(f"{name}: {extra} apply to delimited text, not {kind} files")
-        return FileFormat(kind=kind, gzip=gz)
+        if kind == "parquet":
+            return FileFormat(kind=kind)
+        return FileFormat(kind=kind, gzip=gz,
+                          encoding=text_encoding(path, gz, name, spec.get("encoding")))
+    encoding = text_encoding(path, gz, name, spec.get("encoding"))
     if "delimiter" in spec:
         delimiter = _DELIMITERS.get(spec["delimiter"], spec["delimiter"])
     elif kind == "detect":
-        delimiter = _detect_delimiter(path, gz, name)
+        delimiter = _detect_delimiter(path, gz, name, encoding)
     else:
         delimiter = "\t" if kind == "tsv" else ","
     return FileFormat(kind="csv", delimiter=delimiter, gzip=gz, header=bool(header),
-                      columns=columns)
+                      columns=columns, encoding=encoding)
 
 
 # ----------------------------------------------------------------------------- ARFF
-def arff_attributes(path: str | Path, gz: bool = False) -> list[tuple[str, object]]:
+def arff_attributes(path: str | Path, gz: bool = False, encoding: str = "utf-8",
+                    name: str = "") -> list[tuple[str, object]]:
     """(name, type) of each ARFF attribute, from the header alone: a list of levels for nominal
     attributes, the type name otherwise."""
     import arff
 
     header = []
-    with _open_text(Path(path), gz) as fh:
-        for line in fh:
-            header.append(line)
-            if line.strip().lower().startswith("@data"):
-                break
+    try:
+        with _open_text(Path(path), gz, encoding) as fh:
+            for line in fh:
+                header.append(line)
+                if line.strip().lower().startswith("@data"):
+                    break
+    except UnicodeDecodeError:
+        raise undecodable(Path(path), FileFormat("arff", gzip=gz, encoding=encoding),
+                          name or Path(path).name) from None
     parsed = arff.load("".join(header) + "\n")
     return list(parsed["attributes"])
 
 
 def read_arff(path: str | Path, name: str, target: str, provenance: dict | None = None,
-              *, gz: bool = False) -> Dataset:
+              *, gz: bool = False, encoding: str = "utf-8") -> Dataset:
     """Read an ARFF file; nominal attributes are categorical with their declared levels."""
     import arff
 
     path = Path(path)
+    fmt = FileFormat(kind="arff", gzip=gz, encoding=encoding)
     try:
-        with _open_text(path, gz) as fh:
+        with _open_text(path, gz, encoding) as fh:
             parsed = arff.load(fh)
-    except (OSError, UnicodeDecodeError, arff.ArffException) as exc:
+    except UnicodeDecodeError:
+        raise undecodable(path, fmt, name) from None
+    except (OSError, arff.ArffException) as exc:
         raise DatasetError(f"{name}: cannot read ARFF file {path}: {exc}") from exc
     columns, categorical, levels = [], [], {}
     for attr_name, attr_type in parsed["attributes"]:
@@ -163,8 +263,7 @@ def read_arff(path: str | Path, name: str, target: str, provenance: dict | None 
     class_order = levels.pop(target, None)
     if target in categorical:
         categorical.remove(target)
-    prov = {"file": path.name, "file_sha256": sha256_file(path),
-            **FileFormat(kind="arff", gzip=gz).describe()}
+    prov = {"file": path.name, "file_sha256": sha256_file(path), **fmt.describe()}
     prov.update(provenance or {})
     return build(
         name,
@@ -178,14 +277,24 @@ def read_arff(path: str | Path, name: str, target: str, provenance: dict | None 
 
 
 # ----------------------------------------------------------------------------- delimited text
+def _first_line(path: Path, fmt: FileFormat, name: str) -> str:
+    """The first line of ``path`` that is not blank."""
+    try:
+        with _open_text(path, fmt.gzip, fmt.encoding) as fh:
+            return next((ln for ln in fh if ln.strip()), "")
+    except UnicodeDecodeError:
+        raise undecodable(path, fmt, name) from None
+    except OSError as exc:
+        raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
+
+
 def _refuse_repeated_names(path: Path, fmt: FileFormat, name: str) -> None:
     """pandas renames a repeated column name (``x``, ``x.1``): refuse it instead, since which
     column a config's ``target`` or ``categorical`` means would be a guess."""
     import csv
     from collections import Counter
 
-    with _open_text(path, fmt.gzip) as fh:
-        first = next((ln for ln in fh if ln.strip()), "")
+    first = _first_line(path, fmt, name)
     if fmt.delimiter == r"\s+":
         header = first.split()
     else:
@@ -202,8 +311,7 @@ def read_delimited(path: Path, fmt: FileFormat, name: str, *, text_columns=(),
     names = list(fmt.columns) if fmt.columns else None
     header: int | None = 0 if fmt.header else None
     if not fmt.header and names is None:
-        with _open_text(path, fmt.gzip) as fh:
-            first = next((ln for ln in fh if ln.strip()), "")
+        first = _first_line(path, fmt, name)
         width = len(re.split(fmt.delimiter, first.strip())) if fmt.delimiter == r"\s+" \
             else len(first.split(fmt.delimiter))
         names = [f"V{i + 1}" for i in range(width)]
@@ -214,10 +322,12 @@ def read_delimited(path: Path, fmt: FileFormat, name: str, *, text_columns=(),
         return pd.read_csv(
             path, sep=fmt.delimiter, header=header, names=names, dtype=dtype or None,
             na_values=MISSING_MARKERS, keep_default_na=True, skipinitialspace=True,
-            compression="gzip" if fmt.gzip else None, nrows=nrows,
+            compression="gzip" if fmt.gzip else None, nrows=nrows, encoding=fmt.encoding,
             engine="python" if fmt.delimiter == r"\s+" else "c",
         )
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+    except UnicodeDecodeError:
+        raise undecodable(path, fmt, name) from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise DatasetError(f"{name}: cannot read {path} as delimited text "
                            f"(delimiter {fmt.delimiter!r}): {exc}") from exc
 
@@ -262,5 +372,5 @@ def read_file(
     if fmt.kind == "arff":
         if categorical:
             raise DatasetError(f"{name}: ARFF files declare their categorical columns themselves")
-        return read_arff(path, name, target, provenance, gz=fmt.gzip)
+        return read_arff(path, name, target, provenance, gz=fmt.gzip, encoding=fmt.encoding)
     return read_table(path, name, target, categorical or [], provenance, fmt=fmt)

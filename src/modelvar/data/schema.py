@@ -133,19 +133,22 @@ def _types_from_frame(frame: pd.DataFrame, target: str, categorical: list[str], 
 
 def _peek_file(name: str, spec: dict) -> DatasetSchema:
     from modelvar.data.readers import arff_attributes, file_format, read_delimited
+    from modelvar.table_files import file_kind
 
     path = Path(spec["path"])
     if not path.exists():
         raise DatasetError(f"{name}: file {path} does not exist")
     if not path.is_file():
-        raise DatasetError(f"{name}: {path} is a folder, not a data file")
+        raise DatasetError(f"{name}: {path} is {file_kind(path)}, not a data file")
     fmt = file_format(path, name, spec)
     target, categorical = spec["target"], list(spec.get("categorical", []))
     if fmt.kind == "arff":
         if categorical:
             raise DatasetError(f"{name}: ARFF files declare their categorical columns themselves")
         try:
-            attributes = arff_attributes(path, fmt.gzip)
+            attributes = arff_attributes(path, fmt.gzip, fmt.encoding, name)
+        except DatasetError:
+            raise
         except Exception as exc:  # liac-arff's parse errors
             raise DatasetError(f"{name}: cannot read the ARFF header of {path}: {exc}") from exc
         schema = DatasetSchema(name, target, _types_from_arff(attributes, target, name,
@@ -153,7 +156,7 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
         kinds = dict(attributes)
         schema.levels = {c: len(kinds[c]) for c in schema.columns_of(CATEGORICAL)}
         schema.n_classes = len(kinds[target]) if isinstance(kinds[target], list) else None
-        schema.n_rows = _arff_rows(path, fmt.gzip)
+        schema.n_rows = _arff_rows(path, fmt.gzip, fmt.encoding)
         return schema
     if fmt.kind == "parquet":
         import pyarrow.parquet as pq
@@ -167,6 +170,9 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
         schema = DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
                                                                str(path)))
         schema.n_rows = pf.metadata.num_rows
+        if len(frame) == schema.n_rows:  # one row group: its classes are known
+            schema.class_counts = {str(k): int(v) for k, v in
+                                   frame[target].value_counts(sort=False).items()}
         schema.levels = {c: int(frame[c].nunique()) for c in categorical}
         schema.n_classes = int(frame[target].nunique())
         schema.few_valued = count_few_valued(frame[schema.columns_of(NUMERIC)])
@@ -180,6 +186,9 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
     schema.few_valued = count_few_valued(frame[schema.columns_of(NUMERIC)])
     schema.n_rows = len(frame) if len(frame) < SAMPLE_ROWS else _estimate_rows(
         path, len(frame), fmt.gzip)
+    if len(frame) < SAMPLE_ROWS:  # the sample is the whole file: its classes are known
+        schema.class_counts = {str(k): int(v) for k, v in
+                               frame[target].value_counts(sort=False).items()}
     return schema
 
 
@@ -192,13 +201,13 @@ def _from_dataset(ds) -> DatasetSchema:
                          few_valued=count_few_valued(ds.X[ds.numeric_columns]))
 
 
-def _arff_rows(path: Path, gz: bool) -> int:
+def _arff_rows(path: Path, gz: bool, encoding: str = "utf-8") -> int:
     """Data rows of an ARFF file (lines after @data that are not blank or comments)."""
     import gzip
 
     opener = gzip.open if gz else open
     rows, data = 0, False
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+    with opener(path, "rt", encoding=encoding, errors="replace") as fh:
         for line in fh:
             text = line.strip()
             if data:

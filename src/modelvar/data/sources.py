@@ -22,7 +22,7 @@ import pandas as pd
 from modelvar.data.canonical import Dataset, DatasetError, build
 from modelvar.data.errors import did_you_mean
 from modelvar.data.readers import read_arff, read_file, read_table
-from modelvar.table_files import sha256_file
+from modelvar.table_files import file_kind, sha256_file
 
 #: the package data this module reads, part of the code version of every job that imports it
 #: (modelvar.planning.code_hash): the embedded registry, which holds each embedded file's sha256
@@ -111,7 +111,7 @@ def load(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml"
         path = Path(spec["path"])
         if not path.is_file():
             raise DatasetError(f"{name}: file {path} does not exist" if not path.exists()
-                               else f"{name}: {path} is a folder, not a data file")
+                               else f"{name}: {path} is {file_kind(path)}, not a data file")
         ds = read_file(
             path,
             name,

@@ -76,6 +76,13 @@ def split_test_set(
     return np.sort(np.setdiff1d(rows, test)), np.sort(test)
 
 
+def training_rows(n: int, test_fraction: float) -> int:
+    """About how many of a class's ``n`` rows (n ≥ 2) stay in the training pool: the split
+    tests round(test_fraction·n) of them, at least 1 and at most n − 1 (as
+    :func:`_stratified_sample`, up to its largest-remainder rounding)."""
+    return n - min(max(round(test_fraction * n), 1), n - 1)
+
+
 def _stratified_sample(y: np.ndarray, rows: np.ndarray, fraction: float,
                        rng: np.random.Generator) -> np.ndarray:
     """⌈fraction·n⌉ of ``rows``, stratified by ``y`` (module docstring); every class has ≥ 2."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from pathlib import Path
 
 import numpy as np
@@ -161,41 +162,59 @@ def combined_sentence(combined: pd.DataFrame | None, dataset, classifier: str) -
             + "; ".join(said))
 
 
-def sentences(sources: pd.DataFrame, components: pd.DataFrame,
-              margins: pd.DataFrame | None = None,
-              combined: pd.DataFrame | None = None) -> dict[str, list[str]]:
-    """What the numbers say, per dataset: per classifier which source moved accuracy and
-    predictions most, told apart from the runner-up or not (``margins``,
-    :func:`~modelvar.findings.comparison.leader_margins`), the test-set yardstick with its
-    interval, each source against all combined, the sources without effect, and the variance
-    shares (ranked only where the bootstrap tells the leader apart)."""
-    out: dict[str, list[str]] = {}
+#: the questions the per-dataset sentences answer, in the page's order
+QUESTIONS = ("Which source moved accuracy most?", "Which source moved predictions most?",
+             "Against another test set and training pool", "Against all sources combined",
+             "Sources too weak or without effect", "Variance shares over the factorial grid")
+
+
+def sentences_by_question(sources: pd.DataFrame, components: pd.DataFrame,
+                          margins: pd.DataFrame | None = None,
+                          combined: pd.DataFrame | None = None
+                          ) -> dict[str, dict[str, list[str]]]:
+    """What the numbers say, per dataset and question (:data:`QUESTIONS`): per classifier
+    which source moved accuracy and predictions most, told apart from the runner-up or not
+    (``margins``, :func:`~modelvar.findings.comparison.leader_margins`), the test-set yardstick
+    with its interval, each source against all combined, the sources too weak or without
+    effect, and the variance shares (ranked only where the bootstrap tells the leader apart)."""
+    out: dict[str, dict[str, list[str]]] = {}
+
+    def say(dataset, question: int, text: str | None, end: str = ".") -> None:
+        if text:
+            out.setdefault(dataset, {q: [] for q in QUESTIONS})[QUESTIONS[question]].append(
+                text + end)
+
     for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
-        said = [leader_sentence(rows, _margin(margins, dataset, classifier, m), classifier, m)
-                for m in MEASURE_WORDS]
-        said += [yardstick_sentence(rows, margins, dataset, classifier),
-                 combined_sentence(combined, dataset, classifier)]
-        for text in said:
-            if text:
-                out.setdefault(dataset, []).append(text + ".")
+        for question, measure in enumerate(MEASURE_WORDS):
+            say(dataset, question, leader_sentence(rows, _margin(margins, dataset, classifier,
+                                                                  measure), classifier, measure))
+        say(dataset, 2, yardstick_sentence(rows, margins, dataset, classifier))
+        say(dataset, 3, combined_sentence(combined, dataset, classifier))
     if "weak" in sources:
         for _, row in sources[sources["weak"].fillna(False).astype(bool)].drop_duplicates(
                 ["dataset", "level"]).iterrows():
-            out.setdefault(row["dataset"], []).append(
+            say(row["dataset"], 4,
                 f"{row['level'].capitalize()} changed {row['data_changed_frac']:.1%} of "
                 f"{row['dataset']}'s numeric training cells (below "
-                "perturbation.warn_changed_below): too weak to judge its source.")
+                "perturbation.warn_changed_below): too weak to judge its source")
     for _, row in no_effect(sources).iterrows():
-        out.setdefault(row["dataset"], []).append(
+        say(row["dataset"], 4,
             f"{row['level'].capitalize()} had no effect on {row['classifier']}: every run "
-            f"predicted every sample alike in all {row['repeats']} repeats.")
+            f"predicted every sample alike in all {row['repeats']} repeats")
     if not components.empty:
         for (dataset, classifier, response), rows in components.groupby(
                 ["dataset", "classifier", "response"], sort=False):
-            text = components_sentence(rows, classifier, response)
-            if text:
-                out.setdefault(dataset, []).append(text)
-    return out
+            say(dataset, 5, components_sentence(rows, classifier, response), end="")
+    return {d: {q: said for q, said in by_q.items() if said} for d, by_q in out.items()}
+
+
+def sentences(sources: pd.DataFrame, components: pd.DataFrame,
+              margins: pd.DataFrame | None = None,
+              combined: pd.DataFrame | None = None) -> dict[str, list[str]]:
+    """Per dataset, every sentence of :func:`sentences_by_question` in the questions' order."""
+    return {d: [t for said in by_q.values() for t in said]
+            for d, by_q in sentences_by_question(sources, components, margins,
+                                                 combined).items()}
 
 
 def components_sentence(rows: pd.DataFrame, classifier: str, response: str) -> str | None:
@@ -301,7 +320,7 @@ def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
     def listed(items: list[str]) -> str:
         return "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in items) + "</ul>"
 
-    per_dataset = sentences(sources, components, margins, combined)
+    per_dataset = sentences_by_question(sources, components, margins, combined)
     if not per_dataset:
         return ("<p>No one-at-a-time cells: set <code>design: both</code> or "
                 "<code>one-at-a-time</code> to measure each source against the control.</p>")
@@ -311,8 +330,11 @@ def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
         parts.append(f"<h3>Over the {len(per_dataset)} datasets</h3>"
                      + listed(study_sentences(sources, margins)) + "<h3>Per dataset</h3>")
     state = " open" if len(per_dataset) <= open_up_to else ""
-    parts += [f"<details{state}><summary><b>{html.escape(dataset)}</b></summary>"
-              f"{listed(items)}</details>" for dataset, items in per_dataset.items()]
+    for dataset, by_question in per_dataset.items():
+        body = "".join(f"<p><i>{html.escape(q)}</i></p>{listed(said)}"
+                       for q, said in by_question.items())
+        parts.append(f"<details{state}><summary><b>{html.escape(dataset)}</b></summary>"
+                     f"{body}</details>")
     return "\n".join(parts)
 
 
@@ -379,7 +401,7 @@ def comparison_html(comparison: pd.DataFrame, study: pd.DataFrame) -> str:
             "each source alone: difference a − b in disagreement and in run-to-run accuracy SD "
             f"({how}); below 0, a is the more reproducible.</p><ul>"
             + "".join(f"<li>{html.escape(t)}</li>" for t in said) + "</ul>"
-            + shown.to_html(index=False, float_format=lambda x: f"{x:.3f}"))
+            + folded("the table", shown.to_html(index=False, float_format=lambda x: f"{x:.3f}")))
 
 
 def dose_html(summary: pd.DataFrame) -> str:
@@ -396,7 +418,44 @@ def dose_html(summary: pd.DataFrame) -> str:
             "0), Spearman's ρ over the points, and the strength at which the accuracy SD "
             "reaches the test-set yardstick.</p><ul>"
             + "".join(f"<li>{html.escape(t)}</li>" for t in said) + "</ul>"
-            + shown.to_html(index=False, float_format=lambda x: f"{x:.3g}", na_rep="–"))
+            + folded("the table", shown.to_html(index=False, float_format=lambda x: f"{x:.3g}",
+                                                na_rep="–")))
+
+
+def folded(title: str, body: str) -> str:
+    """A section shown by its title, opened by a click (the page reads top-down: sentences
+    and figures first, tables folded below them)."""
+    return f"<details><summary><b>{html.escape(title)}</b></summary>{body}</details>"
+
+
+#: the Findings page's table sections, folded under their titles
+FOLDED = ("Each source alone against all combined", "Sources of variance, one at a time",
+          "Over datasets", "Variance components over the factorial grid",
+          "Seed 004's stated findings, checked on this run", "Realised perturbation strength",
+          "Where the runs ran")
+
+
+def _fold_tables(parts: list[str]) -> list[str]:
+    """Each section whose heading is one of :data:`FOLDED`, folded: the part that opens with
+    the heading and the parts after it up to the next heading."""
+    out: list[str] = []
+    section: list[str] | None = None
+    for part in parts:
+        match = re.match(r"<h3>(.*?)</h3>(.*)", part, re.S)
+        if match or part == "</div>":
+            if section is not None:
+                out.append(folded(section[0], "".join(section[1:])))
+                section = None
+            if match and html.unescape(match.group(1)) in FOLDED:
+                section = [html.unescape(match.group(1)), match.group(2)]
+                continue
+        if section is not None:
+            section.append(part)
+        else:
+            out.append(part)
+    if section is not None:
+        out.append(folded(section[0], "".join(section[1:])))
+    return out
 
 
 def _image(path: Path, alt: str) -> str:
@@ -495,9 +554,9 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                 study_components["share"], study_components["share_low"],
                 study_components["share_high"], strict=True)]
             parts.append("<p>Over datasets:</p>" + shown.to_html(index=False))
-    parts.append("<h3>Seed 004's stated findings, checked on this run</h3>")
+    claims_title = "<h3>Seed 004's stated findings, checked on this run</h3>"
     if claims.empty:
-        parts.append("<p>–</p>")
+        parts.append(claims_title + "<p>–</p>")
     else:
         rows = []
         for _, c in claims.iterrows():
@@ -506,8 +565,8 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                         f"{html.escape(c['classifier'])}</td><td>{html.escape(c['statement'])}"
                         f'</td><td class="{cls}">{c["status"]}</td><td>'
                         f"{html.escape(c['evidence'])}</td></tr>")
-        parts.append("<table><tr><th>dataset</th><th>classifier</th><th>claim</th><th>status"
-                     "</th><th>numbers</th></tr>" + "".join(rows) + "</table>")
+        parts.append(claims_title + "<table><tr><th>dataset</th><th>classifier</th><th>claim"
+                     "</th><th>status</th><th>numbers</th></tr>" + "".join(rows) + "</table>")
     if not strength.empty:
         parts.append("<h3>Realised perturbation strength</h3><p>Per dataset and level, over "
                      "every run of every cell with that level: mean |Δx| of the changed numeric "
@@ -529,7 +588,7 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
         parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
                      + "</ul>")
     parts.append("</div>")
-    return "\n".join(parts)
+    return "\n".join(_fold_tables(parts))
 
 
 def dataset_summary_html(dataset: str, summary: pd.DataFrame, agreement: pd.DataFrame,

@@ -11,6 +11,7 @@ from modelvar.jobs.common import job_manifest
 
 
 def run(args: argparse.Namespace) -> int:
+    from modelvar.plots.common import set_width
     from modelvar.plots.simulation import (
         dirichlet_ci_vs_h,
         dirichlet_class_densities,
@@ -19,6 +20,8 @@ def run(args: argparse.Namespace) -> int:
     from modelvar.seeding import stream
     from modelvar.simulation import FIGURES
     from modelvar.simulation.dirichlet import simulate_cases, spearman_table
+
+    set_width(args.width)
 
     cases = json.loads(args.cases)
     rng = stream(args.root_seed, "dirichlet-simulation").generator()

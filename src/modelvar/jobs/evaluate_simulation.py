@@ -11,9 +11,12 @@ from modelvar.jobs.common import job_manifest, read_tables
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.metrics.pairwise import ALL_METRICS
+    from modelvar.plots.common import set_width
     from modelvar.plots.simulation import metric_by_distribution, metric_vs_accuracy
     from modelvar.simulation import FIGURES
     from modelvar.simulation.metric_study import best_per_criterion, evaluate
+
+    set_width(args.width)
 
     sims = read_tables(args.sims)
     sims.insert(0, "simulation", range(len(sims)))

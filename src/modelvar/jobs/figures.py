@@ -15,8 +15,11 @@ from modelvar.jobs.common import job_manifest, read_json
 def run(args: argparse.Namespace) -> int:
     from modelvar.pipeline.result_tables import read_tables
     from modelvar.plots import study as draw
+    from modelvar.plots.common import set_width
     from modelvar.study import figures as registry
     from modelvar.study.design import cell_roles, reach_of
+
+    set_width(args.width)
 
     out_dir = Path(args.out_dir)
     roles = cell_roles(json.loads(args.perturbation), args.design,

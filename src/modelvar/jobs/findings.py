@@ -13,12 +13,15 @@ from modelvar.jobs.common import job_manifest, read_json
 def run(args: argparse.Namespace) -> int:
     from modelvar.findings.study import compute_findings, write_findings
     from modelvar.planning.outputs import findings_figures
+    from modelvar.plots.common import set_width
     from modelvar.plots.findings import (
         accuracy_vs_reproducibility,
         comparison_figure,
         dose_response_figure,
         sources_figure,
     )
+
+    set_width(args.width)
 
     metas = {}
     for path in args.meta:
@@ -35,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     draw = {
         "sources_of_variance": (
             "Sources of variance, each alone against the control",
-            lambda paths: sources_figure(tables["sources"], tables["study_sources"], paths)),
+            lambda paths: sources_figure(tables["sources"], paths)),
         "accuracy_vs_reproducibility": (
             "Accuracy and reproducibility, per dataset and classifier",
             lambda paths: accuracy_vs_reproducibility(findings.summary, findings.roles, paths)),

@@ -299,15 +299,16 @@ SGD_SPACE = (
     HParam("average", "categorical", False, choices=(True, False)),
 )
 #: The built-in classifiers. Memory: the Python libraries a fit job imports (MB; the SGD ones
-#: measure ~290 with numba loaded for a many-class fit); colours: the first four of
-#: ColorBrewer's Dark2 (user classifiers get the next ones).
+#: measure ~290 with numba loaded for a many-class fit); colours: four of
+#: Okabe and Ito's colour-blind-safe palette (user classifiers get the other ones:
+#: modelvar.models.registry.USER_COLOURS).
 BUILT_IN = (
     ClassifierSpec("lr-sgd", _build_lr_sgd, SGD_SPACE, ("scikit-learn", "numba"), memory_mb=400,
-                   colour="#1b9e77", hides_pandas=True, cost_regimes=(("classes", MANY_CLASSES),)),
+                   colour="#0072B2", hides_pandas=True, cost_regimes=(("classes", MANY_CLASSES),)),
     ClassifierSpec(
         "svm-sgd", _build_svm_sgd,
         (*SGD_SPACE, HParam("loss", "categorical", "hinge", choices=("hinge", "modified_huber"))),
-        ("scikit-learn", "numba"), memory_mb=400, colour="#d95f02", hides_pandas=True,
+        ("scikit-learn", "numba"), memory_mb=400, colour="#56B4E9", hides_pandas=True,
         one_hot_probabilities=_hinge_has_no_probabilities,
         cost_regimes=(("classes", MANY_CLASSES),)),
     ClassifierSpec(
@@ -325,7 +326,7 @@ BUILT_IN = (
             HParam("min_child_weight", "log", 1.0, 0.1, 20.0),
             HParam("subsample", "continuous", 1.0, 0.01, 1.0),
         ),
-        ("scikit-learn", "xgboost"), memory_mb=450, colour="#7570b3", hides_pandas=True,
+        ("scikit-learn", "xgboost"), memory_mb=450, colour="#D55E00", hides_pandas=True,
         gpu_capable=True,
         cost_regimes=(("columns", XGB_WIDE_COLUMNS), ("classes", XGB_MANY_CLASSES))),
     ClassifierSpec(
@@ -337,7 +338,7 @@ BUILT_IN = (
             HParam("width1", "ordinal", 512, 32, 1024),
             HParam("width2", "ordinal", 256, 32, 1024),
         ),
-        ("torch",), memory_mb=900, colour="#e7298a", gpu=True, gpu_capable=True,
+        ("torch",), memory_mb=900, colour="#009E73", gpu=True, gpu_capable=True,
         epochs=MLP_EPOCHS, batched=True,
         cost_regimes=(("rows", LARGE_BATCH_ROWS),)),
 )

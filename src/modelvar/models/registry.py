@@ -16,8 +16,10 @@ from modelvar.models.spec import ClassifierSpec
 
 _BUILT_IN: dict[str, ClassifierSpec] = {s.name: s for s in BUILT_IN}
 _USER: dict[str, ClassifierSpec] = {}
-#: ColorBrewer's Dark2 after the built-ins' four, then grey: user classifiers in study order
-USER_COLOURS = ("#66a61e", "#e6ab02", "#a6761d", "#1f78b4", "#b2df8a", "#fb9a99", "#666666")
+#: the Okabe–Ito palette's other four after the built-ins' (blue, sky blue, vermillion, bluish
+#: green), then grey: user classifiers in study order. Eight classifiers stay apart for
+#: colour-blind readers; each also has its own marker (modelvar.plots.common.MARKERS)
+USER_COLOURS = ("#E69F00", "#CC79A7", "#000000", "#F0E442", "#777777")
 #: what a classifier's name may look like (it is a path component and a wildcard's value)
 NAME_PATTERN = r"[a-z][a-z0-9_-]*"
 

@@ -33,6 +33,13 @@ The model (:class:`EstimatorModel`) sees the run's training rows with class indi
 Its probability columns cover every class of the dataset (a class absent from the run's training
 rows gets 0); an estimator without ``predict_proba`` gets the one-hot vector of its prediction,
 as svm-sgd's hinge loss does. A single training class gives that class everywhere, without a fit.
+
+**The contract**, checked after every fit (the plan's probe fits too, so that a dry run or
+``modelvar plan`` finds a broken estimator before any job): ``predict`` returns one label per
+row, each among the class indices it was fitted on; ``predict_proba`` an (n, fitted classes)
+array of probabilities, each in [0, 1], each row summing to 1 (within 1e-6). Anything else stops
+with one line naming the classifier, the method and what was wrong
+(:class:`EstimatorContractError`: "shorty.predict returned 211 labels for 212 rows").
 """
 
 from __future__ import annotations
@@ -54,6 +61,13 @@ from modelvar.models.hparams import HParam
 from modelvar.models.spec import ClassifierSpec
 from modelvar.table_files import sha256_file
 
+
+class EstimatorContractError(ValueError):
+    """A user's estimator returned what the study cannot use (module docstring)."""
+
+
+#: how far a row of probabilities may sum from 1
+PROBABILITY_TOLERANCE = 1e-6
 #: a job's memory for a user classifier's libraries when its declaration gives none (MB)
 DEFAULT_MEMORY_MB = 500
 TYPES = ("float", "int", "categorical")
@@ -279,6 +293,7 @@ class EstimatorModel:
     seed: int
     threads: int = 1
     device: str = "cpu"
+    name: str = "the estimator"
     model: object = field(init=False, default=None)
     present: np.ndarray = field(init=False, default=None)
     n_classes: int = field(init=False, default=0)
@@ -302,17 +317,66 @@ class EstimatorModel:
             self.model.fit(X, y)
         return self
 
+    def _broken(self, method: str, what: str) -> EstimatorContractError:
+        return EstimatorContractError(f"{self.name}.{method} {what}")
+
     def predict(self, X):
         if self.model is None:
             return np.full(len(X), self.present[0], dtype=np.int64)
-        return np.asarray(self.model.predict(X)).astype(np.int64)
+        labels = np.asarray(self.model.predict(X))
+        if labels.ndim != 1 or len(labels) != len(X):
+            raise self._broken("predict", f"returned {_count(labels, 'label')} for {len(X)} "
+                               "rows (one label per row)")
+        try:
+            as_int = labels.astype(np.int64)
+        except (TypeError, ValueError):
+            first = labels.flat[0].item() if hasattr(labels.flat[0], "item") else labels.flat[0]
+            raise self._broken("predict", f"returned labels such as {first!r}: it must "
+                               "return the class indices it was fitted on "
+                               f"({_listed(self.present)})") from None
+        if labels.dtype.kind == "f" and not np.array_equal(as_int, labels):
+            raise self._broken("predict", f"returned non-integer labels such as "
+                               f"{labels[as_int != labels][0]!r}")
+        unknown = np.setdiff1d(as_int, self.present)
+        if len(unknown):
+            raise self._broken("predict", f"returned {_listed(unknown)}, not among the "
+                               f"{len(self.present)} classes it was fitted on "
+                               f"({_listed(self.present)})")
+        return as_int
 
     def predict_proba(self, X):
         if self.model is None or not hasattr(self.model, "predict_proba"):
             return one_hot(self.predict(X), self.n_classes)
         classes = np.asarray(getattr(self.model, "classes_", self.present)).astype(np.int64)
-        return full_proba(np.asarray(self.model.predict_proba(X), dtype=float), classes,
-                           self.n_classes)
+        try:
+            proba = np.asarray(self.model.predict_proba(X), dtype=float)
+        except (TypeError, ValueError):
+            raise self._broken("predict_proba", "returned values that are not numbers") \
+                from None
+        if proba.shape != (len(X), len(classes)):
+            raise self._broken("predict_proba", f"returned shape {proba.shape} for {len(X)} "
+                               f"rows of {len(classes)} fitted classes (one column per class)")
+        if not (np.isfinite(proba).all() and (proba >= 0).all() and (proba <= 1).all()):
+            raise self._broken("predict_proba", "returned values outside [0, 1] "
+                               "(probabilities, not scores)")
+        sums = proba.sum(axis=1)
+        off = np.flatnonzero(np.abs(sums - 1) > PROBABILITY_TOLERANCE)
+        if len(off):
+            raise self._broken("predict_proba", f"returned rows that do not sum to 1 (row "
+                               f"{off[0]}: {sums[off[0]]:.6g})")
+        return full_proba(proba, classes, self.n_classes)
+
+
+def _count(values: np.ndarray, noun: str) -> str:
+    n = len(values) if values.ndim else 1
+    shape = f" (shape {values.shape})" if values.ndim > 1 else ""
+    return f"{n} {noun}{'s' * (n != 1)}{shape}"
+
+
+def _listed(values, at_most: int = 5) -> str:
+    values = [v.item() if hasattr(v, "item") else v for v in values]
+    shown = ", ".join(map(str, values[:at_most]))
+    return shown + (f", … ({len(values)} in all)" if len(values) > at_most else "")
 
 
 def to_spec(name: str, declaration: Declaration) -> ClassifierSpec:
@@ -325,7 +389,7 @@ def to_spec(name: str, declaration: Declaration) -> ClassifierSpec:
             device = "cpu"  # it has no way to use another
         elif device is None:
             device = "cuda" if nvidia_gpu_visible() else "cpu"
-        return EstimatorModel(cls, declaration, hparams, seed, threads, device)
+        return EstimatorModel(cls, declaration, hparams, seed, threads, device, name)
 
     return ClassifierSpec(
         name, build, declaration.space, libraries=tuple(package_version(cls)),

@@ -245,13 +245,23 @@ def _warmed_up(prepared: PreparedRun, classifier: str, n_classes: int, threads: 
     return model
 
 
+class FitFailed(RuntimeError):
+    """A classifier's fit raised: the message names the classifier and the run (dataset, cell,
+    repeat, run, model seed); the estimator's own error is its cause (``__cause__``), whose
+    traceback the job writes to its log."""
+
+
 def _fit_alone(prepared: PreparedRun, classifier: str, n_classes: int, threads: int,
-               epochs: int | None):
+               epochs: int | None, where: str = ""):
     """(class probabilities, labels, the time of fit + predict (a Span), realised hparams,
-    device)."""
+    device); a fit that raises is a :class:`FitFailed` naming ``where`` it was."""
     model = _warmed_up(prepared, classifier, n_classes, threads, epochs)
     with Stopwatch() as watch:
-        model.fit(prepared.X_train, prepared.y_train, n_classes)
+        try:
+            model.fit(prepared.X_train, prepared.y_train, n_classes)
+        except Exception as exc:
+            raise FitFailed(f"{classifier}.fit failed on {where}run {prepared.run} (model "
+                            f"seed {prepared.seed}): {type(exc).__name__}: {exc}") from exc
         proba = model.predict_proba(prepared.X_test)
         pred = model.predict(prepared.X_test)
     return proba, pred, watch.span, model.hparams, model.device
@@ -346,7 +356,8 @@ def fit_repeat_arrays(
         else:  # one at a time: prepare, fit, let go
             current = prepare_run(data, run=run, **keys)
             proba, pred, timed, realised, device = _fit_alone(
-                current, classifier, n_classes, threads, epochs)
+                current, classifier, n_classes, threads, epochs,
+                where=f"{data.name}, cell {cell.id}, repeat {repeat}, ")
             if on_run_done is not None:
                 on_run_done(run)
         preds.append(pred)

@@ -24,6 +24,7 @@ import pandas as pd
 from modelvar.labels import LabelError, harmonise
 from modelvar.metrics.errors import MetricInputError
 from modelvar.pipeline.predictions import PROBA_PREFIX, proba_columns
+from modelvar.table_files import file_kind
 
 REQUIRED = ("run", "sample", "y_true", "y_pred")
 READABLE = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -44,6 +45,9 @@ def check_paths(source: str | Path, outputs: list[Path]) -> None:
         raise MetricInputError(f"{source}: no such file")
     if source.is_dir():
         raise MetricInputError(f"{source} is a folder; give the predictions file itself")
+    if not source.is_file():
+        raise MetricInputError(f"{source} is {file_kind(source)}, not a file; give the "
+                               "predictions file itself")
     if _suffix(source) not in READABLE:
         raise MetricInputError(
             f"{source}: unsupported file type; use one of {sorted(READABLE)}")
@@ -70,6 +74,21 @@ def _whole_numbers(values: pd.Series, name: str) -> pd.Series:
     return numeric.astype(np.int64)
 
 
+#: delimiters a .csv is written with by mistake, as the error names them
+OTHER_DELIMITERS = {"\t": "tabs", ";": "semicolons", "|": "vertical bars", " ": "spaces"}
+
+
+def _other_delimiter(columns) -> str | None:
+    """Which other delimiter splits a header that a comma did not split into the required
+    columns (``run\tsample\t…`` read as one column), if one does."""
+    header = ",".join(map(str, columns))
+    for delimiter, name in OTHER_DELIMITERS.items():
+        fields = [f.strip() for f in header.split(delimiter)]
+        if all(c in fields for c in REQUIRED):
+            return name
+    return None
+
+
 def read_user_predictions(path: str | Path) -> pd.DataFrame:
     """Read and check a user's long-format predictions (see module docstring)."""
     path = Path(path)
@@ -80,11 +99,20 @@ def read_user_predictions(path: str | Path) -> pd.DataFrame:
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
         else:
             frame = pd.read_parquet(path)
+    except pd.errors.EmptyDataError:
+        raise MetricInputError(f"{path}: the file is empty (no header, no rows)") from None
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise MetricInputError(f"{path}: cannot be read as {kind}: {exc}") from exc
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
+        seen = _other_delimiter(frame.columns) if kind == "csv" else None
+        if seen:
+            raise MetricInputError(
+                f"{path}: its header is separated by {seen}, not commas: write it "
+                "comma-separated (modelvar metrics reads .csv files with commas)")
         raise MetricInputError(f"{path}: missing required column(s) {missing}")
+    if frame.empty:
+        raise MetricInputError(f"{path}: no rows (the file holds only its header)")
     for col in ("run", "repeat"):
         if col in frame.columns:
             frame[col] = _whole_numbers(frame[col], col)

@@ -31,7 +31,8 @@ from pathlib import Path
 from modelvar.data.canonical import DatasetError
 from modelvar.data.errors import not_found_message
 from modelvar.data.schema import DatasetSchema, peek
-from modelvar.data.splits import kept_rare_classes_warning, rare_classes
+from modelvar.data.splits import kept_rare_classes_warning, rare_classes, training_rows
+from modelvar.labels import sort_labels
 from modelvar.planning.plan import SPEEDUP_SETTINGS
 from modelvar.study.groups import CLASS_GROUPING, grouping_columns
 
@@ -359,12 +360,15 @@ def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
         rare = rare_classes(schema.class_counts or {}, need)
         if rare and split["rare_classes"] == "keep":
             warnings.append(kept_rare_classes_warning(name, rare, schema.class_counts, need))
-        if schema.class_counts and smallest < 1:
-            single = sorted(c for c, n in schema.class_counts.items()
-                            if 0 < math.ceil(n * (1 - test_fraction) * smallest) <= 1)
+        if schema.class_counts:
+            single = sort_labels(c for c, n in schema.class_counts.items() if n >= 2 and
+                                 math.ceil(training_rows(n, test_fraction) * smallest) == 1)
             if single:
-                warnings.append(f"{name}: at downsample {smallest}, class(es) {single} keep a "
-                                "single training row per run")
+                at = f"at downsample {smallest}, " if smallest < 1 else ""
+                shown = ", ".join(map(str, single[:5])) + (
+                    f", … ({len(single)} in all)" if len(single) > 5 else "")
+                warnings.append(f"{name}: {at}{len(single)} class(es) ({shown}) keep a single "
+                                "training row per run: a classifier sees one example of each")
     return warnings
 
 
@@ -413,10 +417,23 @@ def gpu_speedup_problems(config: dict) -> list[str]:
     return problems
 
 
+def _checkout() -> Path | None:
+    """The repository this package runs from, when it runs from a checkout (src layout)."""
+    root = Path(__file__).resolve().parents[3]
+    return root if (root / "Snakefile").is_file() and (root / "src" / "modelvar").is_dir() \
+        else None
+
+
+CHECKOUT = _checkout()
+
+
 def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]:
     """``results_dir`` must be a folder of its own: not the working directory, the file
     system's root or a folder that holds the working directory (runs write there and remove
-    tables that a changed config no longer plans)."""
+    tables that a changed config no longer plans); and, when the workflow runs from outside
+    modelvar's checkout, not a folder inside the checkout (a run from elsewhere is a study of
+    its own, whose results, caches and locks would mix with the code; from the checkout,
+    its ``results/`` is the README's default)."""
     value = config.get("results_dir", "results")  # before the check: the raw config
     if not isinstance(value, str) or not value.strip():
         return []  # the schema reports it
@@ -428,6 +445,12 @@ def results_dir_problems(config: dict, workdir: Path | None = None) -> list[str]
         return [f"results_dir: {value!r} is {what}: runs write there and delete tables a "
                 "changed config no longer plans; give the results a folder of their own "
                 "(e.g. results)"]
+    checkout = CHECKOUT
+    if checkout is not None and folder.is_relative_to(checkout) and \
+            not workdir.is_relative_to(checkout):
+        return [f"results_dir: {value!r} is {folder}, inside modelvar's checkout {checkout}, "
+                f"while the workflow runs from {workdir}: give the results a folder outside "
+                "the checkout (e.g. results, here), or run from the checkout"]
     return []
 
 

@@ -479,6 +479,7 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
                       notes: dict[str, str]) -> None:
     """Constants for each declared classifier the cost model lacks: its ``seconds_per_fit``,
     else probe fits (:mod:`modelvar.planning.probe_cost`); ``notes`` says which."""
+    from modelvar.models.user import EstimatorContractError
     from modelvar.planning import outputs, probe_cost
 
     test_fraction = config["split"]["test_fraction"]
@@ -494,12 +495,20 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
             cost.classifiers[clf] = (probe_cost.declared_cost(spec.seconds_per_fit),)
             notes[clf] = f"declared seconds_per_fit {spec.seconds_per_fit:g} s"
             continue
-        probed, notes[clf] = probe_cost.probed_cost(
-            clf, spec.settings,
-            [probe_cost.ProbeShape(int(s.n_rows * (1 - test_fraction)), s.d, s.n_classes,
-                                   (name,)) for name, s in shapes.items()],
-            config["results_dir"], budget=config["jobs"]["probe_budget_seconds"],
-            threads=outputs.fit_threads(config, clf))
+        try:
+            probed, notes[clf] = probe_cost.probed_cost(
+                clf, spec.settings,
+                [probe_cost.ProbeShape(int(s.n_rows * (1 - test_fraction)), s.d, s.n_classes,
+                                       (name,)) for name, s in shapes.items()],
+                config["results_dir"], budget=config["jobs"]["probe_budget_seconds"],
+                threads=outputs.fit_threads(config, clf))
+        except EstimatorContractError as exc:
+            raise PlanError(f"classifiers: {exc} (found by the plan's probe fits of {clf} on "
+                            "synthetic data; a fit job would stop the same way)") from None
+        except probe_cost.ProbeFitFailed as exc:
+            raise PlanError(f"classifiers: {exc} (the plan times probe fits of a classifier "
+                            f"that declares no seconds_per_fit; declare it to skip them)") \
+                from exc
         cost.classifiers[clf] = (probed,)
 
 

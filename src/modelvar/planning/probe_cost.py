@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from modelvar.models.user import EstimatorContractError
 from modelvar.planning.cost_model import FitCost, fit
 from modelvar.seeding import stream
 from modelvar.table_files import write_text
@@ -81,6 +82,10 @@ class ProbeShape:
         return out if out[-1] == top else [*out, top]
 
 
+class ProbeFitFailed(RuntimeError):
+    """A classifier's fit raised on the plan's synthetic data; its error is the cause."""
+
+
 def declared_cost(seconds_per_fit: float) -> FitCost:
     """A constant cost: ``seconds_per_fit`` whatever the shape."""
     return FitCost(float(np.log(seconds_per_fit)), (0.0, 0.0, 0.0, 0.0))
@@ -96,8 +101,9 @@ def _cpu_seconds(model_of, X, y, n_classes: int) -> tuple[float, float]:
     best, spent = math.inf, 0.0
     for _ in range(2):
         model = model_of()
-        with Stopwatch() as watch:
+        with Stopwatch() as watch:  # what a fit job times (and the estimator's contract)
             model.fit(X, y, n_classes)
+            model.predict_proba(X)
             model.predict(X)
         best, spent = min(best, watch.span.cpu), spent + watch.span.cpu
         if watch.span.cpu >= REPEAT_BELOW:
@@ -145,7 +151,14 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
                 f"{rows:,} rows ({spent + used:.1f} of {budget:g} s CPU used)")
             X, y = X_all[:rows], y_all[:rows].copy()
             y[:shape.n_classes] = np.arange(shape.n_classes)  # every class present
-            seconds, cost = _cpu_seconds(model_of, X, y, shape.n_classes)
+            try:
+                seconds, cost = _cpu_seconds(model_of, X, y, shape.n_classes)
+            except EstimatorContractError:
+                raise
+            except Exception as exc:
+                raise ProbeFitFailed(
+                    f"{name} raised on a probe fit of {rows:,} synthetic rows of {shape.label}: "
+                    f"{type(exc).__name__}: {exc}") from exc
             used += cost
             times.append(seconds)
             samples.append((rows, shape.d, shape.n_classes, 1, max(seconds, 1e-6)))

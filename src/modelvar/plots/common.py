@@ -1,11 +1,80 @@
-"""What every figure shares: fixed classifier colours, saving."""
+"""What every figure shares: the journal style, the width of the figure set, each
+classifier's colour and marker, saving.
+
+**Journal style** (docs/measurements and ``../shared/reference/figure-conventions.md``): fonts
+embedded as TrueType (``pdf.fonttype`` 42: journal submission systems reject or flag Type 3),
+text at print size no smaller than :data:`MIN_FONT_PT` points (the figure is drawn at the width
+it is printed at, never shrunk), lines at least 0.5 pt. **Width**: the figure set is drawn at a
+journal's single (:data:`WIDTHS` ``single``, 3.5 in) or double column (7.2 in, the default) or
+at a width in inches (config ``figures.width``); figures lay out their panels for it.
+**Colours**: the Okabe–Ito palette (Okabe & Ito 2008), distinguishable for colour-blind readers
+and in greyscale, one colour and one marker per classifier, the same in every figure of a study
+(:func:`modelvar.models.registry.colour`).
+"""
 
 from __future__ import annotations
 
+import io
 import itertools
 from pathlib import Path
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
+
+from modelvar.table_files import write_bytes
+
+#: journal column widths in inches (config ``figures.width``)
+WIDTHS = {"single": 3.5, "double": 7.2}
+#: the smallest text at print size, points
+MIN_FONT_PT = 7.0
+#: how far a saved figure may exceed the figure set's width (inches)
+WIDTH_SLACK_IN = 0.15
+#: each classifier's marker, by its place in the study's colour order
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+STYLE = {
+    "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none",
+    "font.size": 7.5, "axes.titlesize": 7.5, "axes.labelsize": 7.5, "xtick.labelsize": 7,
+    "ytick.labelsize": 7, "legend.fontsize": 7, "legend.title_fontsize": 7,
+    "figure.titlesize": 8.5, "lines.linewidth": 1.0, "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6, "ytick.major.width": 0.6, "grid.linewidth": 0.5,
+    "patch.linewidth": 0.5, "lines.markersize": 4,
+}
+mpl.rcParams.update(STYLE)
+_width = {"inches": WIDTHS["double"]}
+
+
+def set_width(width: str | float) -> float:
+    """Draw the figure set at ``width``: ``single``, ``double`` or inches; returns inches."""
+    inches = WIDTHS[width] if isinstance(width, str) else float(width)
+    if not 2.0 <= inches <= 12.0:
+        raise ValueError(f"figures.width: {width!r} is not a printable width (2 to 12 in)")
+    _width["inches"] = inches
+    return inches
+
+
+def figure_width() -> float:
+    """The width the figures are drawn at, inches."""
+    return _width["inches"]
+
+
+def wrap_label(text: str, panel_share: float = 0.5) -> str:
+    """A tick label wrapped to at most ``panel_share`` of the figure width (at 7 pt, about
+    15 characters an inch), so that long cell labels do not push a narrow figure wider."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, max(12, int(figure_width() * panel_share * 15)))) \
+        or text
+
+
+def row_inches(labels) -> float:
+    """The height a row of a panel needs for its tick label (7 pt lines)."""
+    return 0.05 + 0.115 * max((str(label).count("\n") + 1 for label in labels), default=1)
+
+
+def columns_that_fit(panel_inches: float, wanted: int, margin: float = 0.9) -> int:
+    """How many panels of ``panel_inches`` fit side by side in the figure width (at least 1,
+    at most ``wanted``)."""
+    return max(1, min(wanted, int((figure_width() - margin) // panel_inches)))
 
 #: What figures call the metrics that are not pairwise (those are named in their registry,
 #: :mod:`modelvar.metrics.registry`), and the simulation's per-repeat means.
@@ -95,19 +164,41 @@ def thin_crowded_ticks(fig) -> None:
                 fig.canvas.draw()
 
 
+def classifier_markers(classifiers) -> dict[str, str]:
+    """Each classifier's marker, in the order of :func:`classifier_colours` (a second cue
+    beside the colour)."""
+    return {c: MARKERS[i % len(MARKERS)] for i, c in enumerate(sorted(set(classifiers)))}
+
+
+def small_text(fig) -> list[str]:
+    """The visible texts of ``fig`` smaller than :data:`MIN_FONT_PT` (its size is its print
+    size: figures are drawn at their printed width)."""
+    return [f"{t.get_text()[:30]!r} at {t.get_fontsize():g} pt" for t in fig.findobj(
+        mpl.text.Text) if t.get_visible() and t.get_text().strip()
+        and t.get_fontsize() < MIN_FONT_PT - 1e-9]
+
+
 def save_figure(fig, out_paths: list[Path]) -> None:
-    """Save ``fig`` to every path (PNG at 150 dpi; PDFs without a creation date, so they are
-    byte-stable), then close it. Numeric axes whose tick labels would overlap get fewer ticks
-    first; labels that still overlap are logged as a warning (``modelvar.plots``)."""
+    """Save ``fig`` to every path, each all or nothing (PNG at 150 dpi; PDFs without a
+    creation date, so they are byte-stable, with TrueType fonts), then close it. Numeric axes
+    whose tick labels would overlap get fewer ticks first; labels that still overlap, and text
+    below :data:`MIN_FONT_PT`, are logged as a warning (``modelvar.plots``)."""
     import logging
 
+    log = logging.getLogger("modelvar.plots")
     thin_crowded_ticks(fig)
     for problem in overlapping_tick_labels(fig):
-        logging.getLogger("modelvar.plots").warning(
-            "%s: tick labels overlap (%s)", Path(out_paths[0]).name, problem)
-    for path in out_paths:
+        log.warning("%s: tick labels overlap (%s)", Path(out_paths[0]).name, problem)
+    for problem in small_text(fig):
+        log.warning("%s: text below %g pt: %s", Path(out_paths[0]).name, MIN_FONT_PT, problem)
+    drawn = fig.get_tightbbox(_renderer(fig)).width
+    if drawn > figure_width() + WIDTH_SLACK_IN:
+        log.warning("%s: %.2f in wide, wider than the figure set's %.2f in",
+                    Path(out_paths[0]).name, drawn, figure_width())
+    for path in out_paths:  # drawn in memory, written atomically (modelvar.table_files)
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150, bbox_inches="tight",
+        buffer = io.BytesIO()
+        fig.savefig(buffer, dpi=150, bbox_inches="tight", format=path.suffix[1:],
                     metadata={"CreationDate": None} if path.suffix == ".pdf" else {})
+        write_bytes(buffer.getvalue(), path)
     plt.close(fig)

@@ -1,4 +1,6 @@
-"""Figures of the simulation studies (seeds 000 and 002), seaborn."""
+"""Figures of the simulation studies (seeds 000 and 002), seaborn, at the figure set's width
+(:func:`modelvar.plots.common.figure_width`). Point clouds larger than :data:`MAX_POINTS` a
+panel are thinned to a fixed random sample of that many (the panel says so)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,30 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from modelvar.plots.common import metric_name, save_figure
+from modelvar.plots.common import columns_that_fit, figure_width, metric_name, save_figure
+
+#: the most points a scatter panel draws (a fixed random sample beyond)
+MAX_POINTS = 300
+
+
+def thinned(frame: pd.DataFrame, by: str, at_most: int = MAX_POINTS) -> tuple[pd.DataFrame, int]:
+    """At most ``at_most`` rows per ``by`` group (a sample from a fixed seed) and the largest
+    group's size before thinning."""
+    import numpy as np
+
+    largest = int(frame.groupby(by, observed=True).size().max()) if len(frame) else 0
+    if largest <= at_most:
+        return frame, largest
+    rng = np.random.default_rng(0)
+    keep = [rows if len(rows) <= at_most else rng.choice(rows, at_most, replace=False)
+            for rows in frame.groupby(by, observed=True).indices.values()]
+    return frame.iloc[np.sort(np.concatenate(keep))], largest
+
+
+def _panels(n: int) -> tuple[int, float]:
+    """(panels a row, panel height in inches) for ``n`` panels at the figure width."""
+    wrap = columns_that_fit(1.6, n, margin=0.4)
+    return wrap, (figure_width() - 0.4) / wrap * 0.95
 
 
 def _process(sims: pd.DataFrame) -> pd.Series:
@@ -24,10 +49,10 @@ def _tidy(grid, xlabel: str, ylabel: str) -> None:
     grid.set_titles("{col_name}")
     grid.set_axis_labels(xlabel, ylabel)
     for ax in grid.axes.flat:
-        ax.set_title(textwrap.fill(ax.get_title(), 26), fontsize=8)
+        ax.set_title(textwrap.fill(ax.get_title(), 24), fontsize=7)
         ax.tick_params(labelsize=7)
-    sns.move_legend(grid, "lower center", bbox_to_anchor=(0.45, -0.06), ncol=4, frameon=False,
-                    fontsize=8, title_fontsize=8)
+    sns.move_legend(grid, "lower center", bbox_to_anchor=(0.5, -0.02), ncol=2, frameon=False,
+                    fontsize=7, title_fontsize=7)
 
 
 def metric_vs_accuracy(sims: pd.DataFrame, metrics: list[str], out_paths: list[Path]) -> None:
@@ -36,12 +61,16 @@ def metric_vs_accuracy(sims: pd.DataFrame, metrics: list[str], out_paths: list[P
         id_vars=["mean_accuracy", "process"], value_vars=metrics, var_name="metric",
         value_name="value")
     data["metric"] = data["metric"].map(metric_name)
+    data, largest = thinned(data, "metric")
+    wrap, height = _panels(len(metrics))
     grid = sns.relplot(data=data, x="mean_accuracy", y="value", hue="process", col="metric",
-                       col_wrap=4, kind="scatter", s=6, alpha=0.5, height=2.0, aspect=1.05,
-                       facet_kws={"sharey": False})
+                       col_wrap=wrap, kind="scatter", s=4, alpha=0.5, linewidth=0,
+                       height=height, aspect=1.0, facet_kws={"sharey": False})
     _tidy(grid, "mean accuracy of the runs", "mean over pairs")
-    grid.figure.suptitle("Simulated runs: each reproducibility metric against accuracy, "
-                         "by prediction process", y=1.0, va="bottom")
+    if largest > MAX_POINTS:
+        grid.figure.text(0.5, 1.0, f"{MAX_POINTS} of {largest} simulations a panel shown",
+                         ha="center", va="top", fontsize=7, color="#444444")
+    grid.figure.suptitle("Each metric against accuracy", y=1.0, va="bottom", fontsize=8.5)
     save_figure(grid.figure, out_paths)
 
 
@@ -51,14 +80,14 @@ def metric_by_distribution(sims: pd.DataFrame, metrics: list[str], out_paths: li
                      var_name="metric", value_name="value")
     data["metric"] = data["metric"].map(metric_name)
     data["classes"] = data["n_classes"].astype(str)
+    wrap, height = _panels(len(metrics))
     grid = sns.catplot(data=data, x="distribution", y="value", hue="classes", col="metric",
-                       col_wrap=4, kind="box", fliersize=1, linewidth=0.6, height=2.0,
-                       aspect=1.05, sharey=False)
+                       col_wrap=wrap, kind="box", fliersize=1, linewidth=0.6, height=height,
+                       aspect=1.0, sharey=False)
     _tidy(grid, "class distribution", "mean over pairs")
     for ax in grid.axes.flat:
         ax.tick_params(axis="x", labelrotation=30)
-    grid.figure.suptitle("Simulated runs: metric distributions by class-distribution type and "
-                         "number of classes", y=1.0, va="bottom")
+    grid.figure.suptitle("Metrics by class distribution", y=1.0, va="bottom", fontsize=8.5)
     save_figure(grid.figure, out_paths)
 
 
@@ -81,9 +110,13 @@ def dirichlet_class_densities(probs: pd.DataFrame, out_paths: list[Path],
 def _densities_by_case(frame: pd.DataFrame, *, x: str, hue: str, xlabel: str,
                        out_paths: list[Path], **kde) -> None:
     """Kernel densities of ``x`` on [0, 1] by ``hue``, one panel per case titled with its α."""
-    grid = sns.displot(data=frame, x=x, hue=hue, col="case", kind="kde", common_norm=False,
-                       clip=(0, 1), height=3, aspect=1.1, facet_kws={"sharey": False}, **kde)
+    wrap, height = _panels(frame["case"].nunique())
+    grid = sns.displot(data=frame, x=x, hue=hue, col="case", col_wrap=wrap, kind="kde",
+                       common_norm=False, clip=(0, 1), height=height, aspect=1.0,
+                       facet_kws={"sharey": False}, **kde)
     grid.set_titles("{col_name}")
+    for ax in grid.axes.flat:
+        ax.title.set_fontsize(7)
     grid.set_axis_labels(xlabel, "density")
     save_figure(grid.figure, out_paths)
 
@@ -99,9 +132,11 @@ def dirichlet_h_ci_densities(per_sample: pd.DataFrame, out_paths: list[Path],
 def dirichlet_ci_vs_h(per_sample: pd.DataFrame, out_paths: list[Path],
                       cases: dict | None = None) -> None:
     """CI against H for every simulated vector, coloured by case (third figure)."""
-    per_sample = with_alphas(per_sample, cases)
-    fig, ax = plt.subplots(figsize=(5.5, 5.5))
-    sns.scatterplot(data=per_sample, x="H", y="CI", hue="case", s=8, alpha=0.5, ax=ax)
+    per_sample, _ = thinned(with_alphas(per_sample, cases), "case", 4 * MAX_POINTS)
+    side = min(figure_width(), 4.5)
+    fig, ax = plt.subplots(figsize=(side, side))
+    sns.scatterplot(data=per_sample, x="H", y="CI", hue="case", s=4, alpha=0.5, linewidth=0,
+                    ax=ax)
     ax.set_xlabel("normalised Shannon entropy H")
     ax.set_ylabel("confusion index CI")
     ax.set_xlim(-0.02, 1.02)

@@ -4,9 +4,12 @@ Every figure says what it shows and what each mark pools: its title names the pa
 and where a violin or a point pools several levels of a family that varies in the grid, a line
 under the title lists them with the number of values per mark. Cells carry readable labels
 (``data rel 0.2 · hparam none · 50 % train · seed per run``, :func:`modelvar.study.cells.
-cell_label`), metrics their names, classifiers one fixed colour each. Figures are at most
-9.3 inches (1,400 px at 150 dpi) wide, and no panel holds more than :data:`MAX_PER_PANEL`
-violins or rows.
+cell_label`), metrics their names, classifiers one fixed colour and marker each. Figures are
+drawn at the figure set's width (:func:`modelvar.plots.common.figure_width`: a journal's single or
+double column), panels wrapping where they do not fit, and no panel holds more than
+:data:`MAX_PER_PANEL` violins or rows. A distribution of fewer than
+:data:`MIN_VALUES_FOR_DENSITY` values is drawn as its values (a strip), not as a density that
+would invent its shape; violins never pool training fractions (they split by them).
 
 Each figure takes the dataset's tables and ``roles`` (cell → its parts of the design,
 :func:`modelvar.study.design.cell_roles`): the seed's figures (gross accuracy grid, accuracy
@@ -28,12 +31,22 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
-from modelvar.plots.common import classifier_colours, metric_name, save_figure
+from modelvar.plots.common import (
+    classifier_colours,
+    classifier_markers,
+    columns_that_fit,
+    figure_width,
+    metric_name,
+    row_inches,
+    save_figure,
+    wrap_label,
+)
 from modelvar.study import families
 from modelvar.study.cells import cell_label, level_value
 
-MAX_WIDTH_IN = 9.3
 MAX_PER_PANEL = 20
+#: a group of fewer values is drawn as its values, not as a density
+MIN_VALUES_FOR_DENSITY = 30
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -98,51 +111,94 @@ def pooling_note(frame: pd.DataFrame, shown: list[str], per_mark: str) -> str:
 
 
 def _title(fig, title: str, note: str = "") -> None:
-    width = int(fig.get_figwidth() * 12)
-    text = textwrap.fill(title, width)
-    if note:
-        text += "\n" + textwrap.fill(note, int(width * 1.1))
-    fig.suptitle(text, fontsize=9.5, y=1.0, va="bottom")
+    """A one-line title above the panels; what the marks pool between them, in the smallest
+    print size (both above the figure's area, which the saved file's tight box includes)."""
+    lines = textwrap.wrap(note, int(fig.get_figwidth() * 15)) if note else []
+    if lines:
+        fig.text(0.5, 1.0, "\n".join(lines), ha="center", va="bottom", fontsize=7,
+                 color="#444444", transform=fig.transFigure)
+    gap = (len(lines) * 8.5 + 1) / 72 / fig.get_figheight()
+    fig.suptitle(title, y=1.0 + gap, va="bottom", fontsize=8.5)
 
 
 def _palette(classifiers) -> dict[str, str]:
     return classifier_colours(classifiers)
 
 
+#: the colours of a split family's levels (training fractions), light to dark
+SPLIT_COLOURS = ("#9ecae1", "#4292c6", "#08519c", "#08306b")
+
+
+def _split(data: pd.DataFrame, shown: list[str]) -> str | None:
+    """The training fraction, where it varies and no row, column or position shows it: violins
+    are split by it (one per fraction), never pooled across it."""
+    return "downsample" if "downsample" not in shown and data["downsample"].nunique() > 1 \
+        else None
+
+
 def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: str | None,
                  xlabel: str, ylabel: str, title: str, note: str, horizontal: bool = False,
-                 order: list[str] | None = None):
-    """Violins of y by x (one colour per classifier), faceted by row/col; panel sizes chosen so
-    that the figure fits the report's width."""
+                 order: list[str] | None = None, hue: str = "classifier"):
+    """Distributions of y by x, faceted by row/col, panels sized to the figure width (columns
+    wrap where there is no row facet): violins, or the values themselves where a group holds
+    fewer than :data:`MIN_VALUES_FOR_DENSITY`. Coloured by classifier (its colour), or by the
+    levels of ``hue`` (a family that would be pooled, :func:`_split`; rows then name the
+    classifier)."""
     rows = _order(data, row) if row else [None]
     cols = _order(data, col) if col else [None]
     cat = y if horizontal else x
     if order is None:
         order = _order(data, cat) if cat != "classifier" else sorted(data["classifier"].unique())
-    n_cols = len(cols)
-    panel_w = min(3.2, max(1.4, (MAX_WIDTH_IN - 0.8) / n_cols))
-    panel_h = 0.32 * len(order) + 0.9 if horizontal else 2.4
+    width = figure_width()
+    n_cols, wrap = len(cols), None
+    if row is None and col and n_cols > max(1, int((width - 0.6) // 1.4)):
+        wrap = max(1, int((width - 0.6) // 1.4))
+    per_row = wrap or n_cols
+    panel_w = max(1.2, min(3.0, (width - 0.8) / per_row))
+    panel_h = 0.22 * len(order) + 0.8 if horizontal else 1.9
     kw = {"row": row, "row_order": rows} if row else {}
     if col:
-        kw.update(col=col, col_order=cols)
-    hue_order = sorted(data["classifier"].unique())
-    grid = sns.catplot(data=data, kind="violin", x=x, y=y, hue="classifier", order=order,
-                       hue_order=hue_order, palette=_palette(hue_order), cut=0, inner="quart",
-                       density_norm="width", linewidth=0.5, height=panel_h,
+        kw.update(col=col, col_order=cols, col_wrap=wrap)
+    if hue == "classifier":
+        hue_order = sorted(data["classifier"].unique())
+        palette = _palette(hue_order)
+    else:
+        hue_order = _order(data, hue)
+        picks = np.linspace(0, len(SPLIT_COLOURS) - 1, len(hue_order)).round().astype(int)
+        palette = dict(zip(hue_order, [SPLIT_COLOURS[i] for i in picks], strict=True))
+    groups = list(dict.fromkeys(c for c in (cat, hue, row, col) if c))
+    smallest = int(data.groupby(groups, observed=True).size().min())
+    if smallest < MIN_VALUES_FOR_DENSITY:
+        drawn = {"kind": "strip", "dodge": len(hue_order) > 1 and cat != hue,
+                 "jitter": 0.2, "size": 2.6, "alpha": 0.8, "linewidth": 0}
+        note = (f"{note}; " if note else "").replace("per violin", "a group").replace(
+            "a violin", "a group").replace("each violin", "each group") + (
+            f"each dot one value (as few as {smallest} a group: no density drawn)")
+    else:
+        drawn = {"kind": "violin", "cut": 0, "inner": "quart", "density_norm": "width",
+                 "linewidth": 0.5}
+    grid = sns.catplot(data=data, x=x, y=y, hue=hue, order=order,
+                       hue_order=hue_order, palette=palette, height=panel_h,
                        aspect=panel_w / panel_h, margin_titles=True, legend_out=True,
-                       sharex=not horizontal, sharey=True, **kw)
+                       sharex=True, sharey=True, **drawn, **kw)
     grid.set_axis_labels(xlabel, ylabel)
     grid.set_titles(row_template=f"{_facet_title(row)}: {{row_name}}" if row else "",
                     col_template=f"{_facet_title(col)}: {{col_name}}" if col else "")
     for ax in grid.axes.flat:
         ax.grid(axis="x" if horizontal else "y", alpha=0.3)
-        ax.tick_params(labelsize=7.5)
-        ax.title.set_fontsize(8)
+        ax.tick_params(labelsize=7)
+        ax.title.set_fontsize(7)
         if not horizontal:
             ax.tick_params(axis="x", labelrotation=30)
     for ax in grid.axes.flat:  # the margin titles of the rows
         for text in ax.texts:
-            text.set_fontsize(8)
+            text.set_fontsize(7)
+    if grid.legend is not None:  # under the panels: a legend beside them widens the figure
+        sns.move_legend(grid, "lower center", bbox_to_anchor=(0.5, 0.0),
+                        ncol=min(len(hue_order), 4), frameon=False,
+                        title="" if hue == "classifier" else _facet_title(hue), fontsize=7,
+                        title_fontsize=7)
+        grid.figure.subplots_adjust(bottom=0.3 / grid.figure.get_figheight() + 0.12)
     _title(grid.figure, title, note)
     return grid.figure
 
@@ -175,16 +231,12 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
     """Each source alone against the control: within-repeat accuracy SD and disagreement, means
     over repeats with 95 % intervals (:mod:`modelvar.findings.sources`)."""
     from modelvar.findings.sources import sources_of_variance as table
-    from modelvar.findings.sources import study_sources
     from modelvar.plots.findings import sources_figure
 
     sources = table(summary, agreement, runs, {dataset: roles})
     if sources.empty:
         raise ValueError(f"{dataset}: no one-at-a-time cells to draw")
-    sources_figure(sources, study_sources(sources), out_paths, title=(
-        f"{dataset}: each source of variance alone against the control (means over "
-        f"{int(sources['repeats'].max())} repeats, 95 % CI; test set: SD of the control's "
-        "accuracy between repeats)"))
+    sources_figure(sources, out_paths, title=f"{dataset}: each source alone")
 
 
 def accuracy_by_source(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
@@ -202,7 +254,7 @@ def accuracy_by_source(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str
     fig = _violin_grid(
         data, x="accuracy", y="source", order=order,
         row=None, col="classifier", xlabel="run accuracy", ylabel="", horizontal=True,
-        title=f"{dataset}: run accuracy under each source alone and the control",
+        title=f"{dataset}: run accuracy, each source alone",
         note=f"each violin: every run of one cell, {repeats} repeats × "
              f"{int(per.max() / repeats)} runs = {int(per.max())} runs (test sets differ "
              "between repeats)")
@@ -227,48 +279,53 @@ def reproducibility_vs_chance(summary: pd.DataFrame, roles: dict[str, tuple], da
     points = pd.DataFrame(rows)
     classifiers = sorted(points["classifier"].unique())
     levels = [label for _, label in source_order(data["cell"].unique())]
-    fig, axes = plt.subplots(1, len(classifiers), squeeze=False, sharey=True,
-                             figsize=(min(MAX_WIDTH_IN, 2.2 + 3.2 * len(classifiers)),
-                                      # title and legend take ~1.5 in whatever the rows: with
-                                      # 0.9 in, three rows' labels ran into each other
-                                      1.8 + 0.32 * len(levels)))
-    for ax, clf in zip(axes[0], classifiers, strict=True):
+    n_cols = columns_that_fit(1.7, len(classifiers), margin=1.3)
+    n_rows = math.ceil(len(classifiers) / n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, squeeze=False, sharey=True, sharex=True,
+                             figsize=(figure_width() if n_cols > 1 else min(figure_width(), 4.0),
+                                      0.8 + n_rows * (0.6 + 0.17 * len(levels))))
+    colours, markers = _palette(classifiers), classifier_markers(classifiers)
+    for i, clf in enumerate(classifiers):
+        ax = axes[i // n_cols][i % n_cols]
         part = points[points["classifier"] == clf].set_index("source").reindex(levels)
         y = np.arange(len(levels))
-        ax.errorbar(part["mean"], y, xerr=[(part["mean"] - part["low"]).clip(lower=0),
-                                           (part["high"] - part["mean"]).clip(lower=0)],
-                    fmt="o", color=_palette(classifiers)[clf], ecolor="black",
-                    capsize=2, label="global EC, mean over repeats (95 % CI)")
-        ax.scatter(part["null"], y, marker="D", facecolor="none", edgecolor="#555555",
-                   label="expected if runs erred independently")
-        ax.set_yticks(y, levels, fontsize=8)
+        ax.errorbar(part["mean"], y, xerr=[(part["mean"] - part["low"]).clip(lower=0).fillna(0),
+                                           (part["high"] - part["mean"]).clip(lower=0).fillna(0)],
+                    fmt=markers[clf], color=colours[clf], ecolor="black", capsize=1.5,
+                    elinewidth=0.8, markersize=4, label="global EC (mean, 95 % CI)")
+        ax.scatter(part["null"], y, marker="D", s=12, facecolor="none", edgecolor="#555555",
+                   linewidths=0.6, label="if runs erred independently")
+        ax.set_yticks(y, levels)
         ax.set_ylim(len(levels) - 0.5, -0.5)
-        ax.set_title(clf, fontsize=9, color=_palette(classifiers)[clf])
-        ax.set_xlabel("global EC (rate both runs wrong)", fontsize=8)
+        ax.set_title(clf, color=colours[clf], loc="left")
+        ax.set_xlabel("global EC")
         ax.grid(axis="x", alpha=0.3)
+    for i in range(len(classifiers), n_rows * n_cols):
+        axes[i // n_cols][i % n_cols].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False,
-               bbox_to_anchor=(0.5, -0.02))
-    _title(fig, f"{dataset}: global error consistency of each source alone, against chance "
-                "(the gap is the excess over independent errors; full test sets)")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=2 if n_cols > 1 else 1,
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    _title(fig, f"{dataset}: global EC against chance")
+    fig.tight_layout(rect=(0, 0.06 if n_cols > 1 else 0.1, 1, 1))
     save_figure(fig, out_paths)
 
 
 # ----------------------------------------------------------------------------- the seed's figures
 def gross_accuracy_grid(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
                         out_paths: list[Path]) -> None:
-    """Every run's accuracy (seed 004): rows data, columns hparam perturbation, x classifier."""
-    data = _labelled(cells_of(runs, roles, "factorial"))
+    """Every run's accuracy (seed 004): rows data, columns hparam perturbation; x the training
+    fraction where it varies (violins never pool fractions), else the classifier."""
     grid = cells_of(runs, roles, "factorial")
-    n = data.groupby(["classifier", "data", "hparam"], observed=True).size().max()
-    fig = _violin_grid(data, x="classifier", y="accuracy",
+    data = _labelled(grid)
+    x = "downsample" if data["downsample"].nunique() > 1 else "classifier"
+    shown = ["data", "hparam", x]
+    n = data.groupby(["classifier", *dict.fromkeys(shown)], observed=True).size().max()
+    fig = _violin_grid(data, x=x, y="accuracy",
                        row="data" if data["data"].nunique() > 1 else None,
                        col="hparam" if data["hparam"].nunique() > 1 else None,
-                       xlabel="", ylabel="run accuracy",
-                       title=f"{dataset}: gross accuracies, every run of every repeat (rows: "
-                             "data perturbation, columns: hparam perturbation)",
-                       note=pooling_note(grid, ["data", "hparam"], f"{n} runs per violin"))
+                       xlabel="training fraction" if x == "downsample" else "",
+                       ylabel="run accuracy", title=f"{dataset}: gross accuracies",
+                       note=pooling_note(grid, shown, f"{n} runs a violin"))
     save_figure(fig, out_paths)
 
 
@@ -277,12 +334,14 @@ def _violins_by_data(data: pd.DataFrame, grid: pd.DataFrame, *, y: str, facet: s
     """Violins of ``y`` by data perturbation level, one row per classifier and one column per
     level of ``facet`` (when it varies); the note says what else each violin pools."""
     col = facet if data[facet].nunique() > 1 else None
-    n = data.groupby(["classifier", "data"] + ([col] if col else []), observed=True).size().max()
+    split = _split(data, ["data", facet])
+    keys = ["classifier", "data", *([col] if col else []), *([split] if split else [])]
+    n = data.groupby(keys, observed=True).size().max()
     return _violin_grid(data, x="data", y=y, row="classifier", col=col,
-                        xlabel="data perturbation", ylabel=ylabel,
-                        title=f"{title} (rows: classifier"
-                              + (f", columns: {facet_label})" if col else ")"),
-                        note=pooling_note(grid, ["data", facet], f"{n} {unit} per violin"))
+                        xlabel="data perturbation", ylabel=ylabel, title=title,
+                        hue=split or "classifier",
+                        note=pooling_note(grid, ["data", facet, *([split] if split else [])],
+                                          f"{n} {unit} per violin"))
 
 
 def accuracy_by_data_perturbation(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
@@ -303,7 +362,7 @@ def repeat_accuracy_ranges(summary: pd.DataFrame, roles: dict[str, tuple], datas
     grid = grid[(grid["metric"] == "accuracy") & (grid["subset"] == "all")]
     fig = _violins_by_data(_labelled(grid), grid, y="range", facet="hparam",
                            facet_label="hparam perturbation", ylabel="accuracy range in a repeat",
-                           title=f"{dataset}: range of run accuracies within each repeat",
+                           title=f"{dataset}: accuracy range within a repeat",
                            unit="repeat ranges")
     save_figure(fig, out_paths)
 
@@ -318,15 +377,22 @@ def ec_distributions(summary: pd.DataFrame, roles: dict[str, tuple], dataset: st
     short = {"ec_global": "1 global EC", "ec_global_accnorm_sqrt": "2 global EC, acc.-norm.",
              "ec_local": "3 local EC", "ec_local_accnorm_sqrt": "4 local EC, acc.-norm."}
     data["metric"] = data["metric"].map(short)
-    n = data.groupby(["classifier", "data", "metric"], observed=True).size().max()
-    fig = _violin_grid(data, x="data", y="mean", row="classifier", col="metric",
+    split = _split(data, ["data"])
+    keys = ["classifier", "data", "metric", *([split] if split else [])]
+    n = data.groupby(keys, observed=True).size().max()
+    # the four metrics side by side where they fit, else one above the other
+    wide = figure_width() - 0.8 >= 4 * 1.2 or data["classifier"].nunique() > 2
+    row, col = ("classifier", "metric") if wide else ("metric", "classifier")
+    fig = _violin_grid(data, x="data", y="mean", row=row, col=col,
                        xlabel="data perturbation", ylabel="repeat mean",
-                       title=f"{dataset}: error consistency, the mean over each repeat's run "
-                             "pairs, shown over repeats (rows: classifier, columns: metric; "
-                             "acc.-norm. = accuracy-normalised, √)",
-                       note=pooling_note(grid, ["data"], f"{n} repeat means per violin"))
+                       title=f"{dataset}: error consistency, repeat means",
+                       hue=split or "classifier",
+                       note=pooling_note(grid, ["data", *([split] if split else [])],
+                                         f"{n} repeat means per violin"))
     for ax in np.ravel(fig.axes):
-        ax.set_title(re.sub(r"metric: \d ", "", ax.get_title()), fontsize=8)
+        ax.set_title(re.sub(r"metric: \d ", "", ax.get_title()), fontsize=7)
+        for text in ax.texts:  # the margin titles of the rows
+            text.set_text(re.sub(r"metric: \d ", "", text.get_text()))
     save_figure(fig, out_paths)
 
 
@@ -336,8 +402,7 @@ def per_sample_instability(agreement: pd.DataFrame, roles: dict[str, tuple], dat
     grid = cells_of(agreement, roles, "factorial")
     fig = _violins_by_data(_labelled(grid), grid, y="unstable_frac", facet="downsample",
                            facet_label="training fraction", ylabel="unstable share",
-                           title=f"{dataset}: share of test samples not predicted alike by all "
-                                 "runs of a repeat", unit="repeats")
+                           title=f"{dataset}: unstable test samples", unit="repeats")
     save_figure(fig, out_paths)
 
 
@@ -363,7 +428,8 @@ def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], data
         mean, low, high = mean_ci(part[stat], (0, 1) if metric != "kappa" else (-1, 1))
         rows.append({"classifier": clf, "metric": metric, "mean": mean, "low": low,
                      "high": high, "facet": cell_label(str(cell), facets) if facets else "",
-                     "row": cell_label(str(cell), labelled) if labelled else "all cells",
+                     "row": wrap_label(cell_label(str(cell), labelled)) if labelled
+                     else "all cells",
                      "key": _cell_key(str(cell), labelled),
                      "facet_key": _cell_key(str(cell), facets)})
     points = pd.DataFrame(rows)
@@ -372,45 +438,45 @@ def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], data
     panels = sorted(points["facet"].unique(), key=panel_key.get)
     classifiers = sorted(points["classifier"].unique())
     metric_list = [m for m in metrics if m in set(points["metric"])]
-    pairs = [metric_list[i:i + 2] for i in range(0, len(metric_list), 2)]
+    per_row = columns_that_fit(2.2, 2, margin=1.6)
+    groups = [metric_list[i:i + per_row] for i in range(0, len(metric_list), per_row)]
     n_rows = points.groupby("facet")["row"].nunique().max()
-    blocks = [(panel, pair) for panel in panels for pair in pairs]
-    fig, axes = plt.subplots(len(blocks), 2, squeeze=False,
-                             figsize=(MAX_WIDTH_IN, len(blocks) * (0.24 * n_rows + 0.9) + 0.7))
+    blocks = [(panel, group) for panel in panels for group in groups]
+    fig, axes = plt.subplots(len(blocks), per_row, squeeze=False, figsize=(
+        figure_width(), len(blocks) * (row_inches(points["row"]) * n_rows + 0.85) + 0.4))
     offsets = np.linspace(-0.25, 0.25, len(classifiers)) if len(classifiers) > 1 else [0.0]
-    for r, (panel, pair) in enumerate(blocks):
+    colours, markers = _palette(classifiers), classifier_markers(classifiers)
+    for r, (panel, group) in enumerate(blocks):
         part = points[points["facet"] == panel]
         order = sorted(part["row"].unique(), key=key_of.get)
-        for c in range(2):
+        for c in range(per_row):
             ax = axes[r][c]
-            if c >= len(pair):
+            if c >= len(group):
                 ax.axis("off")
                 continue
-            metric = pair[c]
+            metric = group[c]
             for off, clf in zip(offsets, classifiers, strict=True):
                 p = part[(part["metric"] == metric) & (part["classifier"] == clf)].set_index(
                     "row").reindex(order)
                 y = np.arange(len(order)) + off
-                ax.errorbar(p["mean"], y, xerr=[(p["mean"] - p["low"]).clip(lower=0),
-                                                (p["high"] - p["mean"]).clip(lower=0)],
-                            fmt="o", markersize=3.5, capsize=1.5, elinewidth=0.8,
-                            color=_palette(classifiers)[clf], label=clf)
-            ax.set_yticks(range(len(order)), order if c == 0 else [], fontsize=7)
+                ax.errorbar(p["mean"], y, xerr=[(p["mean"] - p["low"]).clip(lower=0).fillna(0),
+                                                (p["high"] - p["mean"]).clip(lower=0).fillna(0)],
+                            fmt=markers[clf], markersize=3, capsize=1.2, elinewidth=0.6,
+                            color=colours[clf], label=clf)
+            ax.set_yticks(range(len(order)), order if c == 0 else [])
             ax.set_ylim(len(order) - 0.5, -0.5)
             ax.grid(axis="x", alpha=0.3)
-            ax.tick_params(axis="x", labelsize=7)
-            ax.xaxis.set_major_locator(MaxNLocator(6))
+            ax.xaxis.set_major_locator(MaxNLocator(5))
             name = metric_name(metric)
-            ax.set_title((name if stat == "mean" else f"range of {name}")
-                         + (f" — {panel}" if panel else ""), fontsize=8)
+            ax.set_xlabel(name if stat == "mean" else f"range of {name}")
+            if panel and c == 0:
+                ax.set_title(panel, loc="left", fontweight="bold")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(classifiers), fontsize=8,
-               frameon=False, bbox_to_anchor=(0.5, -0.01))
-    what = "mean over each repeat's runs or run pairs" if stat == "mean" else \
-        "range (max − min) over each repeat's run pairs"
-    _title(fig, f"{dataset}: every cell of the factorial grid, the {what}, as the mean over "
-                f"{grid['repeat'].nunique()} repeats with a 95 % interval")
-    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=len(classifiers), frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    _title(fig, f"{dataset}: every cell, mean over {grid['repeat'].nunique()} repeats"
+           if stat == "mean" else f"{dataset}: ranges within a repeat, every cell")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, out_paths)
 
 
@@ -454,7 +520,8 @@ def group_disparities(disparities: pd.DataFrame, roles: dict[str, tuple], datase
     classifiers = sorted(points["classifier"].unique())
     offsets = np.linspace(-0.2, 0.2, len(classifiers)) if len(classifiers) > 1 else [0.0]
     fig, axes = plt.subplots(len(groupings), len(metrics), squeeze=False, sharey=True,
-                             figsize=(MAX_WIDTH_IN, len(groupings) * (0.3 * len(order) + 1.0)))
+                             figsize=(figure_width(), len(groupings) * (0.18 * len(order) + 0.8)
+                                      + 0.5))
     for r, grouping in enumerate(groupings):
         for c, metric in enumerate(metrics):
             ax = axes[r][c]
@@ -478,8 +545,6 @@ def group_disparities(disparities: pd.DataFrame, roles: dict[str, tuple], datase
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(classifiers), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, -0.01))
-    _title(fig, f"{dataset}: largest difference between groups (max − min), mean over runs "
-                "or repeats with a 95 % interval" + (", for the control and each source alone"
-                                                     if not oat.empty else ""))
+    _title(fig, f"{dataset}: differences between groups (max − min)")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     save_figure(fig, out_paths)
