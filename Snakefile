@@ -45,7 +45,7 @@ onstart:
 
 onsuccess:
     tidy_partitions()
-    print(run_summary())
+    print(run_summary(log))
     refresh_report_landing()
 
 

@@ -35,6 +35,7 @@ from modelvar.planning.job_recipes import (
 from modelvar.planning.plan import (
     SPEEDUP_SETTINGS,
     PlanError,
+    on_attempt,
     plan_study,
     runtime_minutes,
 )
@@ -148,21 +149,35 @@ def threads_of(group):
 
 
 def resources_of(group, **extra):
-    """The `resources:` of a rule group (mem_mb, runtime), plus e.g. gpu=1."""
-    own = outputs.resources(config, group)
-    return {"mem_mb": own["mem_mb"], "runtime": own["runtime"], **extra}
-
-
-def planned_resources(group, job_of, **extra):
-    """mem_mb and runtime of a plan-sized job (`job_of(wildcards)`: its FitJob/MetricsJob)."""
+    """The `resources:` of a rule group (mem_mb, runtime), plus e.g. gpu=1; both double on
+    each retry (`on_attempt`)."""
     own = outputs.resources(config, group)
     return {
         "mem_mb": with_known_signature(
-            lambda wildcards: max(job_of(wildcards).mem_mb, own["mem_mb"])
+            lambda wildcards, attempt: on_attempt(own["mem_mb"], attempt)
         ),
         "runtime": with_known_signature(
-            lambda wildcards: max(
-                runtime_minutes(job_of(wildcards).seconds), own["runtime"]
+            lambda wildcards, attempt: on_attempt(own["runtime"], attempt)
+        ),
+        **extra,
+    }
+
+
+def planned_resources(group, job_of, **extra):
+    """mem_mb and runtime of a plan-sized job (`job_of(wildcards)`: its FitJob/MetricsJob),
+    doubled on each retry (`on_attempt`)."""
+    own = outputs.resources(config, group)
+    margin = config["jobs"]["runtime_margin_minutes"]
+    return {
+        "mem_mb": with_known_signature(
+            lambda wildcards, attempt: on_attempt(
+                max(job_of(wildcards).mem_mb, own["mem_mb"]), attempt
+            )
+        ),
+        "runtime": with_known_signature(
+            lambda wildcards, attempt: on_attempt(
+                max(runtime_minutes(job_of(wildcards).seconds, margin), own["runtime"]),
+                attempt,
             )
         ),
         **extra,
@@ -445,8 +460,9 @@ def tidy_partitions(*, warn_foreign=False):
         print(f"modelvar: {line}", file=sys.stderr)
 
 
-def run_summary():
-    return outputs.run_summary(RESULTS, PLAN)
+def run_summary(log_files=()):
+    """The run's summary; `log_files`: Snakemake's logs of this run (`log` in onsuccess)."""
+    return outputs.run_summary(RESULTS, PLAN, log_files)
 
 
 for _function in [f for name, f in globals().items() if name.startswith("get_")]:

@@ -108,3 +108,70 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     summary = pd.read_parquet(results / "aggregated" / "summary")
     assert set(summary["classifier"]) == {"lr-sgd", "mlp", "xgb"}
     print(f"SLURM test: first run {first_seconds:.1f} s")
+
+
+SLEEPY = '''
+import os
+import time
+
+import numpy as np
+
+
+class Sleepy:
+    """Nearest centroid whose first fit in a process sleeps SLEEPY_SECONDS (a job that needs
+    more time than its limit)."""
+
+    slept = False
+
+    def fit(self, X, y):
+        if not Sleepy.slept:
+            Sleepy.slept = True
+            time.sleep(float(os.environ.get("SLEEPY_SECONDS", "0")))
+        self.classes_ = np.unique(y)
+        self.centroids_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
+        return self
+
+    def predict(self, X):
+        d = ((X[:, None, :] - self.centroids_[None]) ** 2).sum(axis=2)
+        return self.classes_[d.argmin(axis=1)]
+'''
+
+
+@skip_without_slurm
+def test_a_fit_job_killed_for_time_comes_back_with_twice_the_limit(tmp_path):
+    """Issue 50: a fit job's limit (1 minute: jobs.runtime_margin_minutes 0) far below its need
+    (~100 s): SLURM kills it with TIMEOUT (its time-limit check runs every 30 s), the profile's
+    retry asks for 2 minutes and completes, the run summary names it, and its predictions are
+    those of a run without the kill."""
+    def sleepy(c):
+        c["classifiers"] = [{"name": "sleepy", "estimator": "sleepy.py:Sleepy",
+                             "seconds_per_fit": 0.01}]
+        c["split"] = {"test_fraction": 0.25, "repeats": 2, "runs": 2}
+        c["jobs"] = {"runtime_margin_minutes": 0}
+        c["resources"]["fit"] = {"threads": 1, "mem_mb": 1000, "runtime": 1}
+
+    config = _variant(tmp_path, "sleepy.yaml", sleepy)
+    work, baseline = tmp_path / "work", tmp_path / "baseline"
+    for folder in (work, baseline):
+        folder.mkdir()
+        (folder / "sleepy.py").write_text(SLEEPY)
+    table = "results/predictions/dataset=vehicle/classifier=sleepy/dnone_cnone_hnone.parquet"
+    os.environ["SLEEPY_SECONDS"] = "100"
+    try:
+        proc = run_slurm(work, config, table)
+    finally:
+        del os.environ["SLEEPY_SECONDS"]
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "SLURM status is: 'TIMEOUT'" in out, out[-4000:]
+    assert "Trying to restart job" in out
+    assert "needed more than one attempt" in out and "fit vehicle, sleepy" in out
+    log = (work / "results/logs/fit/vehicle/sleepy/dnone_cnone_hnone.log").read_text()
+    assert "runs done" in log
+    local = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+         str(baseline), "--configfile", str(config), "--cores", "1", table],
+        capture_output=True, text=True, timeout=600)
+    assert local.returncode == 0, local.stderr[-3000:]
+    pd.testing.assert_frame_equal(pd.read_parquet(work / table),
+                                  pd.read_parquet(baseline / table))

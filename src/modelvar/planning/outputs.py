@@ -242,15 +242,21 @@ def stale_tables_messages(results: str | Path, plan: StudyPlan, grouped: Iterabl
     return out
 
 
-def run_summary(results: str | Path, plan: StudyPlan) -> str:
+def run_summary(results: str | Path, plan: StudyPlan,
+                log_files: Iterable[str | Path] = ()) -> str:
     """What a finished run holds (:func:`modelvar.pipeline.result_tables.study_summary`), with
-    the plan's estimate of every fit job."""
+    the plan's estimate of every fit job, and the jobs Snakemake's ``log_files`` show it
+    restarted (:mod:`modelvar.planning.snakemake_log`)."""
+    from modelvar.planning.snakemake_log import restarts_line
+
     estimates = {
         result_tables.table_path(results, "runs", ds, clf, job.id):
             (f"{ds} {clf} {job.id}", job.seconds)
         for ds, clf, clf_plan in _classifier_plans(plan) for job in clf_plan.fit_jobs}
     runs = [p for ds in plan.datasets for p in dataset_tables(results, plan, ds, "runs")]
-    return result_tables.study_summary(runs, results, estimates)
+    summary = result_tables.study_summary(runs, results, estimates)
+    restarts = restarts_line(log_files)
+    return summary if restarts is None else f"{summary}\n  note: {restarts}"
 
 
 def report_landing(results: str | Path, guide: Path) -> str:

@@ -552,6 +552,16 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     return study
 
 
-def runtime_minutes(seconds: float) -> int:
-    """A job's time limit: twice its estimate plus 10 minutes."""
-    return int(math.ceil(2 * (seconds + STARTUP_SECONDS) / 60 + 10))
+def runtime_minutes(seconds: float, margin_minutes: float = 10) -> int:
+    """A job's time limit: twice its estimate (with a Python process's start-up) plus
+    ``margin_minutes`` (config ``jobs.runtime_margin_minutes``), at least one minute."""
+    return max(1, int(math.ceil(2 * (seconds + STARTUP_SECONDS) / 60 + margin_minutes)))
+
+
+def on_attempt(amount: float, attempt: int) -> int:
+    """What a job asks for on its ``attempt`` (Snakemake's, from 1): ``amount`` on the first,
+    doubled on each retry, so a job the scheduler killed for time or memory (SLURM's TIMEOUT,
+    OUT_OF_MEMORY) comes back with twice as much."""
+    if attempt < 1:
+        raise ValueError(f"attempt counts from 1, got {attempt}")
+    return int(math.ceil(amount * 2 ** (attempt - 1)))
