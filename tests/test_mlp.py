@@ -133,7 +133,7 @@ def test_predictions_do_not_depend_on_the_thread_count():
 
 def test_groups_and_refusals():
     h = [H, {**H, "width1": 64}, H, {**H, "lr": 1.0}]
-    assert mlp.groups_of(h, [100, 100, 100, 90], d=5) == [[0, 2], [1], [3]]
+    assert mlp.groups_of(h, [100, 100, 100, 90]) == [[0, 2], [1], [3]]
     X, y = data(1)
     with pytest.raises(ValueError, match="equal training shapes and widths"):
         mlp.train([X, X[:-1]], [y, y[:-1]], n_classes=3, hparams=[H, H], seeds=[1, 2])

@@ -30,6 +30,8 @@ the device's kernels for k stacked models sum in other orders than for one): the
 test (``tests/test_mlp.py``) compares batched with one-at-a-time training (and k = 1 with
 ``torch.nn`` modules and ``torch.optim.AdamW``). On a GPU one small network leaves the device
 mostly idle (the original study ran 10 processes per GPU); stacked, a repeat's runs share it.
+Which runs share a stack is fixed by the design and the data's shape alone (:func:`stack_size`),
+never by how jobs are sized, since on a GPU a run's predictions depend on its stack.
 
 **Determinism on the CPU.** Training and prediction use deterministic algorithms
 (``torch.use_deterministic_algorithms``) and exactly :data:`CPU_THREADS` intra-op thread,
@@ -56,7 +58,7 @@ import numpy as np
 MLP_EPOCHS = 20
 BN_MOMENTUM, BN_EPS, LEAKY_SLOPE = 0.1, 1e-5, 0.01
 BETAS, ADAM_EPS = (0.9, 0.999), 1e-8
-#: the most training values (models × rows × features) stacked in one group
+#: the most training values (models × rows × features) stacked in one group (:func:`stack_size`)
 MAX_STACKED_VALUES = 250_000_000
 #: intra-op threads of training and prediction (module docstring: determinism)
 CPU_THREADS = 1
@@ -332,14 +334,25 @@ def predict_proba(models: Models, X: Sequence[np.ndarray], device: str = "cpu",
     return proba / proba.sum(axis=2, keepdims=True)
 
 
-def groups_of(hparams: Sequence[dict], n_rows: Sequence[int], d: int) -> list[list[int]]:
-    """Indices of the runs that can train together: equal widths and training rows, at most
-    :data:`MAX_STACKED_VALUES` training values per group."""
+def stack_size(n_pool: int, d: int, runs: int) -> int:
+    """How many runs of one cell and repeat train as one batched model on a GPU: all the
+    config's ``runs``, or as many as :data:`MAX_STACKED_VALUES` training values allow at the
+    dataset's whole training pool of ``n_pool`` rows × ``d`` encoded columns (no cell trains
+    on more). A function of the data's shape and the config alone: which runs share a stack
+    never depends on how the plan sizes jobs (``jobs.target_minutes``, ``jobs.gpu_speedup``,
+    the cost model), since on a GPU a run's predictions depend on its stack."""
+    return max(1, min(runs, MAX_STACKED_VALUES // max(n_pool * d, 1)))
+
+
+def stacks(runs: int, size: int) -> list[range]:
+    """The stacks of one cell and repeat: runs ``[0, size)``, ``[size, 2 · size)``, …"""
+    return [range(start, min(start + size, runs)) for start in range(0, runs, size)]
+
+
+def groups_of(hparams: Sequence[dict], n_rows: Sequence[int]) -> list[list[int]]:
+    """Indices of a stack's runs that can train together: equal widths and training rows
+    (runs of a stack with other widths, under a hyperparameter perturbation, train apart)."""
     by_key: dict[tuple, list[int]] = {}
     for j, (h, n) in enumerate(zip(hparams, n_rows, strict=True)):
         by_key.setdefault((int(h["width1"]), int(h["width2"]), n), []).append(j)
-    out = []
-    for (_w1, _w2, n), members in by_key.items():
-        size = max(1, MAX_STACKED_VALUES // max(n * d, 1))
-        out += [members[i:i + size] for i in range(0, len(members), size)]
-    return out
+    return list(by_key.values())

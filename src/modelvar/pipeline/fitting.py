@@ -314,10 +314,13 @@ def fit_repeat_arrays(
     form: str = "dense",
 ) -> RepeatFit:
     """Fit the given runs (of ``n_runs``) of one repeat of one cell (module docstring). MLP runs
-    that share their widths train as one batched model when ``batch_mlp`` (default: on a GPU,
-    :func:`batch_mlp_runs`); every run gets the same model either way. In the ``compact`` form
-    each run's probabilities are reduced to their per-sample statistics as soon as it is
-    predicted, so a job holds one run's n × C probabilities, not k of them."""
+    train in stacks (one batched model each) when ``batch_mlp`` (default: on a GPU,
+    :func:`batch_mlp_runs`): the stacks are fixed by the design alone
+    (:func:`modelvar.models.mlp.stack_size`), a job trains each stack that holds one of its
+    runs whole, and each run records its stack (runs table: ``stack``, the runs trained with
+    it; ``[run]`` alone). On the CPU every run gets the same model either way. In the
+    ``compact`` form each run's probabilities are reduced to their per-sample statistics as
+    soon as it is predicted, so a job holds one run's n × C probabilities, not k of them."""
     base = {**spec(classifier).defaults(), **(base_hparams or {})}
     y_all = data.y
     n_classes = len(data.classes)
@@ -330,22 +333,31 @@ def fit_repeat_arrays(
                 test=test, root_seed=root_seed, base=base)
     fitted: dict[int, tuple] = {}
     prepared: dict[int, PreparedRun] = {}
+    stack_of: dict[int, list[int]] = {}
     if spec(classifier).batched and (batch_mlp if batch_mlp is not None else batch_mlp_runs()):
         from modelvar.models.classifiers import torch_device
-        from modelvar.models.mlp import groups_of
+        from modelvar.models.mlp import groups_of, stack_size, stacks
 
         device = torch_device()
-        prepared = {run: prepare_run(data, run=run, **keys) for run in runs}
-        order = list(prepared.values())
-        _warmed_up(order[0], classifier, n_classes, threads, epochs)
-        for group in groups_of([r.hparams for r in order], [len(r.rows) for r in order],
-                               order[0].X_train.shape[1]):
-            members = [order[j] for j in group]
-            for r, result in zip(members, _fit_mlp_together(members, n_classes,
-                                                            epochs, device), strict=True):
-                fitted[r.run] = result
-                if on_run_done is not None:
-                    on_run_done(r.run)
+        wanted = set(runs)
+        first = prepare_run(data, run=runs[0], **keys)  # its encoded columns size the stacks
+        _warmed_up(first, classifier, n_classes, threads, epochs)
+        size = stack_size(len(pool), first.X_train.shape[1], n_runs)
+        for stack in stacks(n_runs, size):
+            if wanted.isdisjoint(stack):
+                continue
+            # the whole stack trains, whichever of its runs the job holds; it keeps its own
+            order = [first if run == first.run else prepare_run(data, run=run, **keys)
+                     for run in stack]
+            for group in groups_of([r.hparams for r in order], [len(r.rows) for r in order]):
+                members = [order[j] for j in group]
+                results = _fit_mlp_together(members, n_classes, epochs, device)
+                for r, result in zip(members, results, strict=True):
+                    if r.run in wanted:
+                        fitted[r.run], prepared[r.run] = result, r
+                        stack_of[r.run] = [m.run for m in members]
+                        if on_run_done is not None:
+                            on_run_done(r.run)
     preds, probas, run_rows = [], [], []
     trained_epochs = None if spec(classifier).epochs is None else (epochs or
                                                                   spec(classifier).epochs)
@@ -371,6 +383,7 @@ def fit_repeat_arrays(
             "perturbation": json.dumps(perturbation, sort_keys=True),
             "hparams": json.dumps(realised, sort_keys=True),
             "device": device,
+            "stack": json.dumps(stack_of.get(run, [run])),
             "streams": json.dumps(current.streams, sort_keys=True),
             "versions": versions,
             "platform": platform_json,

@@ -21,7 +21,9 @@ chunk whose repeats fit in ``jobs.target_minutes`` is one job (id: the chunk, e.
 into blocks of repeats (``….r0-4``), a repeat that alone exceeds the target into blocks of runs
 (``….r3.k0-4``), and a chunk whose one run of every cell exceeds it into blocks of cells first
 (``….c1.r3.k0-0``), so no job outgrows the target (and a SLURM time limit set from it) unless a
-single fit does.
+single fit does, or one stack of the MLP's batched runs: those blocks hold whole stacks
+(:func:`modelvar.models.mlp.stack_size`, fixed by the design and the data's shape), since a job
+trains each stack it holds a run of whole.
 
 **Metrics jobs.** One per group of fit jobs that share their cells, reading their predictions
 one repeat at a time (the run blocks of a repeat put together): for a cheap job the job itself,
@@ -29,8 +31,9 @@ for a chunk split by repeats or runs the chunk (``rel0p2_cnone_hnone``), for a b
 the block (``….c1``). Fewer, longer metrics jobs keep the DAG small; their memory does not grow
 with the number of repeats.
 
-**Resources.** A job's ``runtime`` is twice its estimate plus 10 minutes (the cost model's
-predictions are within 2× of measured fits); ``mem_mb`` comes from the data it holds (the encoded
+**Resources.** A job's ``runtime`` is twice its estimate plus ``jobs.runtime_margin_minutes``
+(default 10; the cost model's predictions are within 2× of measured fits), doubled with its
+``mem_mb`` on each retry (:func:`on_attempt`); ``mem_mb`` comes from the data it holds (the encoded
 dataset and one repeat of predictions for a fit job; one repeat of predictions and the label tables
 for a metrics job) plus the libraries' own footprint. The config's ``resources`` raise them, never
 lower them.
@@ -49,6 +52,7 @@ import math
 from dataclasses import dataclass, field
 
 from modelvar.data.schema import DatasetSchema
+from modelvar.models.mlp import stack_size
 from modelvar.models.registry import classifier_names, on_gpu
 from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline.result_tables import METRIC_TABLES
@@ -393,6 +397,8 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
     mem_metrics = _mem_metrics(shape, config, form)
     n_test = math.ceil(shape.n_rows * config["split"]["test_fraction"])
     all_repeats = tuple(range(repeats))
+    stack = (stack_size(shape.n_rows - n_test, shape.d, runs)
+             if classifier_spec(classifier).batched else 1)
 
     def add(job_id, chunk_cells, reps, run_range, seconds, group):
         plan.fit_jobs.append(FitJob(job_id, tuple(c.id for c in chunk_cells), tuple(reps),
@@ -426,15 +432,19 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
                 job_id = f"{chunk}.r{reps[0]}-{reps[-1]}"
                 add(job_id, members, reps, (0, runs), per_repeat * len(reps), chunk)
             continue
-        # one run of every cell exceeds the target: split the cells into blocks (.c0, .c1 …)
-        # whose run fits in it, then each repeat of a block into blocks of runs
-        blocks = _cell_blocks(list(zip(members, per_fit[chunk], strict=True)), target) \
-            if per_repeat / runs > target else [list(zip(members, per_fit[chunk], strict=True))]
+        # one run (one stack of runs, for batched runs) of every cell exceeds the target: split
+        # the cells into blocks (.c0, .c1 …) whose run fits in it, then each repeat of a block
+        # into blocks of runs (of whole stacks)
+        unit = stack * per_repeat / runs
+        blocks = _cell_blocks(list(zip(members, per_fit[chunk], strict=True)), target / stack) \
+            if unit > target else [list(zip(members, per_fit[chunk], strict=True))]
         for b, block_cells in enumerate(blocks):
             name = chunk if len(blocks) == 1 else f"{chunk}.c{b}"
             block_members = [c for c, _ in block_cells]
             per_run = sum(sec for _, sec in block_cells)
             size = max(1, int(target // per_run))
+            if stack > 1:  # whole stacks of batched runs (a job trains each stack whole)
+                size = max(stack, size // stack * stack)
             for r in all_repeats:
                 for start in range(0, runs, size):
                     stop = min(runs, start + size)
