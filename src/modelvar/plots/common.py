@@ -178,6 +178,13 @@ def small_text(fig) -> list[str]:
         and t.get_fontsize() < MIN_FONT_PT - 1e-9]
 
 
+def legend_band(fig, legend_rows: int = 1) -> float:
+    """The share of ``fig``'s height a legend under its panels needs (``tight_layout``'s
+    ``rect`` bottom): a fixed band in inches per row of entries, so a short figure's legend
+    does not run into its tick labels."""
+    return min((0.08 + 0.17 * legend_rows) / fig.get_figheight(), 0.4)
+
+
 def save_figure(fig, out_paths: list[Path]) -> None:
     """Save ``fig`` to every path, each all or nothing (PNG at 150 dpi; PDFs without a
     creation date, so they are byte-stable, with TrueType fonts), then close it. Numeric axes
@@ -186,6 +193,8 @@ def save_figure(fig, out_paths: list[Path]) -> None:
     import logging
 
     log = logging.getLogger("modelvar.plots")
+    # the PDFs' TrueType subsetting logs each table it prunes at INFO: not a job's news
+    logging.getLogger("fontTools").setLevel(logging.WARNING)
     thin_crowded_ticks(fig)
     for problem in overlapping_tick_labels(fig):
         log.warning("%s: tick labels overlap (%s)", Path(out_paths[0]).name, problem)

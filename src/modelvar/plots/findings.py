@@ -29,6 +29,7 @@ from modelvar.plots.common import (
     classifier_markers,
     columns_that_fit,
     figure_width,
+    legend_band,
     row_inches,
     save_figure,
     wrap_label,
@@ -134,6 +135,7 @@ def sources_figure(sources: pd.DataFrame, out_paths: list[Path], *,
             ax.set_yticks(range(len(levels)), ticks)
             ax.set_ylim(len(levels) - 0.5, -0.5)
             ax.set_xlim(0, hi[measure])
+            ax.xaxis.set_major_locator(plt.MaxNLocator(5))  # room between 4-decimal labels
             ax.grid(axis="x", alpha=0.3)
             ax.set_title(f"{clf}: {MEASURES[measure]}", fontsize=7.5, color=colours[clf],
                          loc="left")
@@ -147,7 +149,9 @@ def sources_figure(sources: pd.DataFrame, out_paths: list[Path], *,
                bbox_to_anchor=(0.5, 0.0))
     fig.suptitle(title or ("Sources of variance, each alone against the control"
                            if side_by_side else "Sources of variance, each alone"))
-    fig.tight_layout(rect=(0, 0.03 + 0.02 * (len(handles) > 4), 1, 1))
+    # the legend's own band at the bottom: a fixed height, whatever the figure's
+    fig.tight_layout(rect=(0, legend_band(fig, 1 + (len(handles) > (4 if side_by_side else 3))),
+                           1, 1))
     save_figure(fig, out_paths)
 
 
@@ -225,6 +229,7 @@ def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
                         color=PAIR_COLOURS[k % len(PAIR_COLOURS)], elinewidth=0.8, capsize=1.5,
                         markersize=4, label=f"{a} − {b}")
         ax.axvline(0, color="black", linewidth=0.6)
+        ax.xaxis.set_major_locator(plt.MaxNLocator(5))
         ax.set_yticks(range(len(levels)), levels)
         ax.set_ylim(len(levels) - 0.5, -0.5)
         ax.grid(axis="x", alpha=0.3)
@@ -235,7 +240,7 @@ def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
     fig.legend(handles, labels, loc="lower center", ncol=min(len(pairs), 3) or 1,
                frameon=False, bbox_to_anchor=(0.5, 0.0))
     fig.suptitle("Classifiers compared, each source alone")
-    fig.tight_layout(rect=(0, 0.04 + 0.03 * (len(pairs) > 3), 1, 1))
+    fig.tight_layout(rect=(0, legend_band(fig, math.ceil(max(len(pairs), 1) / 3)), 1, 1))
     save_figure(fig, out_paths)
 
 
@@ -289,5 +294,5 @@ def dose_response_figure(dose: pd.DataFrame, out_paths: list[Path]) -> None:
     fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=min(len(unique), 4),
                frameon=False, bbox_to_anchor=(0.5, 0.0))
     fig.suptitle("Dose-response: each source against its strength")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout(rect=(0, legend_band(fig, math.ceil(max(len(unique), 1) / 4)), 1, 1))
     save_figure(fig, out_paths)

@@ -36,6 +36,7 @@ from modelvar.plots.common import (
     classifier_markers,
     columns_that_fit,
     figure_width,
+    legend_band,
     metric_name,
     row_inches,
     save_figure,
@@ -198,7 +199,9 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
                         ncol=min(len(hue_order), 4), frameon=False,
                         title="" if hue == "classifier" else _facet_title(hue), fontsize=7,
                         title_fontsize=7)
-        grid.figure.subplots_adjust(bottom=0.3 / grid.figure.get_figheight() + 0.12)
+        # a fixed band in inches: the panels' tick labels and axis label (~0.6 in), then the
+        # legend with its title (~0.4 in)
+        grid.figure.subplots_adjust(bottom=min(1.0 / grid.figure.get_figheight(), 0.4))
     _title(grid.figure, title, note)
     return grid.figure
 
@@ -306,7 +309,7 @@ def reproducibility_vs_chance(summary: pd.DataFrame, roles: dict[str, tuple], da
     fig.legend(handles, labels, loc="lower center", ncol=2 if n_cols > 1 else 1,
                frameon=False, bbox_to_anchor=(0.5, 0.0))
     _title(fig, f"{dataset}: global EC against chance")
-    fig.tight_layout(rect=(0, 0.06 if n_cols > 1 else 0.1, 1, 1))
+    fig.tight_layout(rect=(0, legend_band(fig, 1 if n_cols > 1 else 2), 1, 1))
     save_figure(fig, out_paths)
 
 
@@ -476,7 +479,7 @@ def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], data
                bbox_to_anchor=(0.5, 0.0))
     _title(fig, f"{dataset}: every cell, mean over {grid['repeat'].nunique()} repeats"
            if stat == "mean" else f"{dataset}: ranges within a repeat, every cell")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, legend_band(fig), 1, 1))
     save_figure(fig, out_paths)
 
 
@@ -546,5 +549,5 @@ def group_disparities(disparities: pd.DataFrame, roles: dict[str, tuple], datase
     fig.legend(handles, labels, loc="lower center", ncol=len(classifiers), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, -0.01))
     _title(fig, f"{dataset}: differences between groups (max − min)")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, legend_band(fig), 1, 1))
     save_figure(fig, out_paths)
