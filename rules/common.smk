@@ -35,9 +35,8 @@ from modelvar.planning.job_recipes import (
 from modelvar.planning.plan import (
     SPEEDUP_SETTINGS,
     PlanError,
-    on_attempt,
+    job_resources,
     plan_study,
-    runtime_minutes,
 )
 from modelvar.planning.run_lock import hold_activity_lock
 from modelvar.planning.workflow_config import ConfigError, check_config_file
@@ -148,40 +147,18 @@ def threads_of(group):
     return outputs.resources(config, group)["threads"]
 
 
-def resources_of(group, **extra):
-    """The `resources:` of a rule group (mem_mb, runtime), plus e.g. gpu=1; both double on
-    each retry (`on_attempt`)."""
-    own = outputs.resources(config, group)
-    return {
-        "mem_mb": with_known_signature(
-            lambda wildcards, attempt: on_attempt(own["mem_mb"], attempt)
-        ),
-        "runtime": with_known_signature(
-            lambda wildcards, attempt: on_attempt(own["runtime"], attempt)
-        ),
-        **extra,
-    }
+def resources_of(group, job_of=None, **extra):
+    """The `resources:` of a rule group, plus e.g. gpu=1: mem_mb and runtime, for a plan-sized
+    job from its FitJob/MetricsJob (`job_of(wildcards)`), doubled on each retry."""
 
+    def amount(key):
+        return with_known_signature(
+            lambda wildcards, attempt: job_resources(
+                config, group, attempt, job_of(wildcards) if job_of else None
+            )[key]
+        )
 
-def planned_resources(group, job_of, **extra):
-    """mem_mb and runtime of a plan-sized job (`job_of(wildcards)`: its FitJob/MetricsJob),
-    doubled on each retry (`on_attempt`)."""
-    own = outputs.resources(config, group)
-    margin = config["jobs"]["runtime_margin_minutes"]
-    return {
-        "mem_mb": with_known_signature(
-            lambda wildcards, attempt: on_attempt(
-                max(job_of(wildcards).mem_mb, own["mem_mb"]), attempt
-            )
-        ),
-        "runtime": with_known_signature(
-            lambda wildcards, attempt: on_attempt(
-                max(runtime_minutes(job_of(wildcards).seconds, margin), own["runtime"]),
-                attempt,
-            )
-        ),
-        **extra,
-    }
+    return {"mem_mb": amount("mem_mb"), "runtime": amount("runtime"), **extra}
 
 
 @functools.cache

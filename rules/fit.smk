@@ -20,7 +20,7 @@ rule fit:
         "../envs/fit.yaml"
     threads: threads_of("fit")
     resources:
-        **planned_resources("fit", fit_job),
+        **resources_of("fit", fit_job),
     params:
         job=get_fit_job_args,
         n_runs=config["split"]["runs"],
@@ -52,7 +52,7 @@ use rule fit as fit_mlp with:
         "../envs/mlp.yaml"
     threads: threads_of("fit_mlp")
     resources:
-        **planned_resources("fit_mlp", fit_job, gpu=1),
+        **resources_of("fit_mlp", fit_job, gpu=1),
 
 
 rule tune:

@@ -18,7 +18,7 @@ rule pairwise_metrics:
         "../envs/metrics.yaml"
     threads: threads_of("pairwise")
     resources:
-        **planned_resources("pairwise", metrics_job),
+        **resources_of("pairwise", metrics_job),
     params:
         # RESULTS, from RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet
         results=with_known_signature(
@@ -53,7 +53,7 @@ rule grouped_metrics:
         "../envs/metrics.yaml"
     threads: threads_of("grouped")
     resources:
-        **planned_resources("grouped", metrics_job),
+        **resources_of("grouped", metrics_job),
     params:
         # RESULTS, from RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet
         results=with_known_signature(

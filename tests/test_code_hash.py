@@ -51,7 +51,7 @@ def test_every_rule_is_in_the_table_of_rules_and_runs_its_command():
             assert code and code.group(1) == entry.command, entry.name
             assert f'manifest=manifest_path("{entry.name}")' in block, entry.name
         assert f'threads: threads_of("{entry.group}")' in block, entry.name
-        assert re.search(rf'(resources_of|planned_resources)\(\s*"{entry.group}"', block), \
+        assert re.search(rf'resources_of\(\s*"{entry.group}"', block), \
             entry.name
     for command in job_commands():
         assert import_closure(job_module(command))

@@ -575,3 +575,20 @@ def on_attempt(amount: float, attempt: int) -> int:
     if attempt < 1:
         raise ValueError(f"attempt counts from 1, got {attempt}")
     return int(math.ceil(amount * 2 ** (attempt - 1)))
+
+
+def job_resources(config: dict, group: str, attempt: int, job=None) -> dict[str, int]:
+    """``mem_mb`` and ``runtime`` (minutes) a job of a resource group asks for on its
+    ``attempt``: the group's (:func:`modelvar.planning.outputs.resources`), for a plan-sized
+    ``job`` (its :class:`FitJob` or :class:`MetricsJob`) at least the plan's (its memory; twice
+    its estimate plus ``jobs.runtime_margin_minutes``), doubled on each retry
+    (:func:`on_attempt`)."""
+    from modelvar.planning import outputs
+
+    own = outputs.resources(config, group)
+    mem_mb, runtime = own["mem_mb"], own["runtime"]
+    if job is not None:
+        mem_mb = max(job.mem_mb, mem_mb)
+        runtime = max(runtime_minutes(job.seconds, config["jobs"]["runtime_margin_minutes"]),
+                      runtime)
+    return {"mem_mb": on_attempt(mem_mb, attempt), "runtime": on_attempt(runtime, attempt)}
