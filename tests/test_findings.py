@@ -583,3 +583,18 @@ def test_dose_response_recovers_a_known_monotone_curve_and_its_yardstick_crossin
     dose_response_figure(dose.iloc[:0], [tmp_path / "none.png"])
     assert (tmp_path / "dose.png").stat().st_size > 10_000
     assert (tmp_path / "none.png").stat().st_size > 1_000
+
+
+def test_a_single_source_is_never_said_to_move_things_most():
+    """One source beside the control: its sentence says what it did and that it is the only
+    one, never 'most' (a 'most' of one is no finding)."""
+    from modelvar.findings.comparison import leader_margins
+    from modelvar.findings.report import sentences
+
+    one = claim_tables({"dnone_cnone_hnone_down050_seedfix": (.78, .03, .20)})
+    said = sentences(one[0], pd.DataFrame(), leader_margins(*one))["d"]
+    assert said[0].startswith("lr-sgd's accuracy varied within a repeat under 50 % train "
+                              "(run-to-run SD 0.03")
+    assert said[0].endswith("the only source studied alone.")
+    assert said[1].startswith("lr-sgd's predictions changed under 50 % train (disagreement 0.2")
+    assert not any(" most " in s for s in said[:2])

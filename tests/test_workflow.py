@@ -588,7 +588,8 @@ def test_end_to_end_findings(tiny_run):
     components = pd.read_parquet(tiny_run / "aggregated/study/components.parquet")
     assert set(components["component"]) >= {"training fraction", "repeat (test set)"}
     page = (tiny_run / "findings" / "findings.html").read_text()
-    assert "varied most within a repeat under 50 % train" in page
+    assert "varied within a repeat under 50 % train (run-to-run SD" in page
+    assert "the only source studied alone" in page
     assert (tiny_run / "vehicle" / "summary.html").read_text().count("<tr>") == 2 * 2  # rows
     assert (tiny_run / "findings" / "sources_of_variance.png").stat().st_size > 10_000
 

@@ -99,7 +99,11 @@ def leader_sentence(rows: pd.DataFrame, margin: pd.Series | None, classifier: st
     if single[measure].notna().sum() == 0:
         return None
     most, short = MEASURE_WORDS[measure]
-    if margin is None:  # one source alone: nothing to compare
+    if single[measure].notna().sum() == 1:  # one source: no "most" to claim
+        top = single.loc[single[measure].idxmax()]
+        return (f"{classifier}'s {most.replace(' most', '')} under {top['level']} ({short} "
+                f"{_value(top, measure)}), the only source studied alone")
+    if margin is None:  # no margins given: the largest, untested
         top = single.loc[single[measure].idxmax()]
         return f"{classifier}'s {most} under {top['level']} ({short} {_value(top, measure)})"
     lead, second = _row(single, margin["leader"]), _row(single, margin["runner_up"])
