@@ -46,7 +46,8 @@ bench-sgd: setup
 bench-xgb-gpu: setup
 	$(PY) benchmarks/bench_xgb_gpu.py
 # the shipped cost model against fits it was not fitted on, timed on this machine (issue 23: every
-# one within 0.5-2x; ~10 minutes)
+# one within 0.5-2x), then xgb's growth check: full fits of 10,000-40,000 rows x 355 classes, the
+# model against each and a growth extrapolated from the smaller two (issue 50; ~25 minutes)
 bench-cost-model: setup
 	$(PY) benchmarks/calibrate_cost_model.py --held-out-only
 # re-fit the shipped cost model on this machine (writes src/modelvar/planning/cost_model.json)

@@ -46,6 +46,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+import dataclasses
 import itertools
 import json
 import platform
@@ -112,6 +113,15 @@ XGB_HELD_OUT = (
     ("like dionis (1/50 rows)", "dense", 8000, 60, 355),
     ("like aloi (1/25 rows)", "dense", 4000, 128, 1000),
 )
+#: xgb's fits with many classes and many rows (the regime from XGB_MANY_CLASSES classes and
+#: XGB_MANY_ROWS rows on): (n, d, C), full fits of 40 s to 6 minutes, varied in rows (to 64,000:
+#: the full study's dionis trains on 312,141), columns and classes, none of the growth check's
+XGB_MANY_ROWS_POINTS = ((20000, 10, 200), (24000, 60, 355), (32000, 60, 355), (64000, 60, 355),
+                        (20000, 128, 500), (30000, 200, 150), (40000, 30, 150))
+#: xgb's growth check: full fits of one many-class shape (dionis's 60 columns and 355 classes)
+#: on growing training rows; the model's error at each, and a power law through the two smaller
+#: sizes carried to the largest (how far an extrapolation in rows goes wrong)
+XGB_GROWTH = dict(d=60, c=355, n=(10_000, 20_000, 40_000))
 REAL = ("anneal", "vehicle", "blood-transfusion-service-center")
 REAL_HELD_OUT = ("credit-g", "car")
 
@@ -358,6 +368,75 @@ def print_held_out(model, held, drift: dict[str, float] | None = None) -> None:
               f"{inside} of {len(adjusted)} within 0.5-2x; median {np.median(adjusted):.2f}")
 
 
+def xgb_growth(model, rng) -> list[tuple]:
+    """xgb's growth check (:data:`XGB_GROWTH`): the subsamples of one synthetic many-class
+    dataset, each fitted in full (every boosting round: early rounds cost more than the
+    average one, so a few rounds multiplied out mislead), in CPU seconds, with the model's
+    prediction beside each; then the growth exponent between the two smaller sizes carried to
+    the largest."""
+    d, c, sizes = XGB_GROWTH["d"], XGB_GROWTH["c"], XGB_GROWTH["n"]
+    X, y = synthetic("dense", max(sizes) + max(sizes) // 3, d, c, rng)
+    test = slice(max(sizes), None)
+    print(f"\nxgb growth in training rows at {d} columns, {c} classes (full fits, CPU s):")
+    print(f"  {'n':>7s} {'predicted':>9s} {'measured':>9s} {'ratio':>6s}")
+    rows = []
+    for n in sizes:
+        Xtr, Xte = as_a_fit_job_sees("dense", np.vstack([X[:n], X[test]]), n)
+        seconds = time_fit("xgb", Xtr, y[:n], Xte, c, 1, repeats=1)
+        predicted = model.seconds("xgb", n, d, c, 1)
+        rows.append((n, d, c, 1, seconds, f"growth n={n}", 0.0, 0.0))
+        flag = "" if 0.5 <= predicted / seconds <= 2 else "  outside 0.5-2x"
+        print(f"  {n:7d} {predicted:9.1f} {seconds:9.1f} {predicted / seconds:6.2f}{flag}",
+              flush=True)
+    (n1, *_, t1), (n2, *_, t2), (n3, *_, t3) = (r[:5] for r in rows)
+    exponent = np.log(t2 / t1) / np.log(n2 / n1)
+    carried = t2 * (n3 / n2) ** exponent
+    print(f"  measured growth exponent {n1}->{n2}: {exponent:.2f}, {n2}->{n3}: "
+          f"{np.log(t3 / t2) / np.log(n3 / n2):.2f}; the first carried to {n3}: {carried:.1f} s "
+          f"({carried / t3:.2f}x measured); the model's own exponent of n there: "
+          f"{model.regime('xgb', n3, c, d).exponents[0]:.2f}")
+    return rows
+
+
+def xgb_many_rows(shipped, rng, write: bool) -> None:
+    """Calibrate xgb's regime of many classes and many rows alone (the other regimes keep their
+    constants): full fits of :data:`XGB_MANY_ROWS_POINTS` and of the grid's points in that
+    range, each scaled to the calibration's speed (× :func:`machine_drift`, this machine now
+    against the fits the shipped model was fitted on: a shared machine drifts), fitted to the
+    model's form, and (``write``) added to the shipped model."""
+    from modelvar.models.classifiers import XGB_MANY_CLASSES, XGB_MANY_ROWS
+
+    drift = machine_drift(shipped, "xgb")
+    print(f"xgb now against the calibration: {drift:.2f} (timings x {drift:.2f})", flush=True)
+    points = [(n, d, c) for kind, n, d, c, _ in grid_points("xgb", False)
+              if kind == "dense" and c >= XGB_MANY_CLASSES and n >= XGB_MANY_ROWS]
+    points += [p for p in XGB_MANY_ROWS_POINTS if p not in points]
+    rows = []
+    for n, d, c in points:
+        seconds = synthetic_fit("xgb", "dense", n, d, c, 1, rng)
+        rows.append((n, d, c, 1, seconds * drift, 0.0))
+        print(f"  {n:6d} x {d:4d} x {c:4d}: {seconds:7.1f} s, at the calibration's speed "
+              f"{seconds * drift:7.1f} s", flush=True)
+    model = fit({"xgb": np.array(rows)}, source="",
+                regimes={"xgb": (("classes", XGB_MANY_CLASSES), ("rows", XGB_MANY_ROWS))})
+    regime = model.regime("xgb", XGB_MANY_ROWS, XGB_MANY_CLASSES)
+    regime = dataclasses.replace(regime, min_classes=XGB_MANY_CLASSES, min_rows=XGB_MANY_ROWS)
+    exps = ", ".join(f"{e:+.2f}" for e in regime.exponents)
+    print(f"  regime from C={XGB_MANY_CLASSES}, n={XGB_MANY_ROWS}: t0 {regime.overhead:.3f} s, "
+          f"exponents (n, d, C, epochs) {exps}, column offset {regime.column_offset:.1f}")
+    kept = [r for r in shipped.classifiers["xgb"]
+            if (r.min_classes, r.min_rows) != (XGB_MANY_CLASSES, XGB_MANY_ROWS)]
+    shipped.classifiers["xgb"] = (*kept, regime)
+    for n, d, c, _, seconds, _ in rows:
+        print(f"  fitted {n:6d} x {d:4d} x {c:4d}: {shipped.seconds('xgb', n, d, c) / seconds:.2f}"
+              " of measured (at the calibration's speed)")
+    if write:
+        note = f"; xgb's many-class many-row regime calibrated {time.strftime('%Y-%m-%d')}"
+        shipped.source = with_note(shipped.source, note)
+        SHIPPED.write_text(shipped.to_json())
+        print(f"wrote {SHIPPED}")
+
+
 def machine_drift(model, clf: str) -> float:
     """The model's predicted / measured seconds, median over the embedded fits it was fitted
     on, timed now: how much faster (> 1) or slower (< 1) this machine runs than when the model
@@ -388,6 +467,14 @@ def main() -> None:
                         help="time only the held-out fits and check --model (default: the "
                         "shipped cost model) against them; fits nothing")
     parser.add_argument("--model", metavar="JSON", help="with --held-out-only: the cost model")
+    parser.add_argument("--no-growth", action="store_true",
+                        help="with --held-out-only: leave out xgb's growth check (full fits "
+                        "of 10,000-40,000 rows x 355 classes: about 6 CPU minutes)")
+    parser.add_argument("--many-rows-only", action="store_true",
+                        help="calibrate only xgb's regime of many classes and many rows "
+                        "(about 25 CPU minutes; with --write: into the shipped model)")
+    parser.add_argument("--growth-only", action="store_true",
+                        help="only xgb's growth check, against --model")
     parser.add_argument("--factors-only", action="store_true",
                         help="time only the data-noise and few-valued factors (with --write: "
                         "store them in the shipped model, its constants as they are)")
@@ -396,6 +483,12 @@ def main() -> None:
                         "timing (its classifiers; the two factors are timed again)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
+    if args.many_rows_only:
+        xgb_many_rows(load(SHIPPED), rng, args.write)
+        return
+    if args.growth_only:
+        xgb_growth(load(args.model), rng)
+        return
     if args.held_out_only:
         model = load(args.model)
         print(f"cost model: {model.source}")
@@ -407,6 +500,8 @@ def main() -> None:
                 yield clf, held_out_fits(clf, rng)
 
         print_held_out(model, timed(), drift)
+        if "xgb" in args.classifiers and not args.no_growth:
+            xgb_growth(model, rng)
         return
     if args.factors_only:
         shipped = load(SHIPPED)

@@ -20,11 +20,16 @@ CONFIGS = {
     "default": ["config/config.yaml"],
     "preliminary": ["config/preliminary.yaml"],
     "full-study": ["config/full-study.yaml", "config/openml/seed-study.yaml"],
+    "full-study-xgb-cpu": ["config/full-study.yaml", "config/openml/seed-study.yaml",
+                           "config/xgb-on-cpu.yaml"],
 }
+#: blocks that show only the plan's lines starting so (the rest as in the block above them)
+SHORT = {"full-study-xgb-cpu": ("jobs per rule", "total", "  fitting and tuning by classifier",
+                                "  CPU time")}
 BLOCK = re.compile(r"(<!-- plan: (?P<name>[\w-]+) -->\n)(.*?)(<!-- /plan -->)", re.S)
 
 
-def plan_text(files: list[str]) -> str:
+def plan_text(files: list[str], keep: tuple[str, ...] | None = None) -> str:
     from modelvar.planning.plan_report import format_plan, plan_of_command_line
 
     cwd = os.getcwd()
@@ -34,7 +39,10 @@ def plan_text(files: list[str]) -> str:
     finally:
         os.chdir(cwd)
     command = "modelvar plan --configfile " + " ".join(files)
-    return f"```\n$ {command}\n{format_plan(plan, config)}\n```\n"
+    text = format_plan(plan, config)
+    if keep:
+        text = "\n".join([*(line for line in text.splitlines() if line.startswith(keep)), "…"])
+    return f"```\n$ {command}\n{text}\n```\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     if sorted(names) != sorted(CONFIGS):
         print(f"README.md has plan blocks {names}, expected {list(CONFIGS)}", file=sys.stderr)
         return 1
-    new = BLOCK.sub(lambda m: m.group(1) + plan_text(CONFIGS[m.group("name")]) + m.group(4),
+    new = BLOCK.sub(lambda m: m.group(1) + plan_text(CONFIGS[m.group("name")],
+                                                     SHORT.get(m.group("name"))) + m.group(4),
                     text)
     if new == text:
         return 0

@@ -10,7 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from modelvar.models.classifiers import MANY_CLASSES, XGB_MANY_CLASSES, XGB_WIDE_COLUMNS
+from modelvar.models.classifiers import (
+    MANY_CLASSES,
+    XGB_MANY_CLASSES,
+    XGB_MANY_ROWS,
+    XGB_WIDE_COLUMNS,
+)
 from modelvar.models.mlp import LARGE_BATCH_ROWS
 from modelvar.planning.cost_model import (
     SHIPPED,
@@ -257,8 +262,12 @@ def test_the_shipped_model_has_the_regimes_the_classifiers_declare():
         assert [r.min_classes for r in shipped.classifiers[clf]] == [2, MANY_CLASSES]
     assert [r.min_rows for r in shipped.classifiers["mlp"]] == [0, LARGE_BATCH_ROWS]
     xgb = shipped.classifiers["xgb"]
-    assert [(r.min_classes, r.min_columns) for r in xgb] == [
-        (2, 0), (2, XGB_WIDE_COLUMNS), (XGB_MANY_CLASSES, 0)]
+    assert [(r.min_classes, r.min_rows, r.min_columns) for r in xgb] == [
+        (2, 0, 0), (2, 0, XGB_WIDE_COLUMNS), (XGB_MANY_CLASSES, 0, 0),
+        (XGB_MANY_CLASSES, XGB_MANY_ROWS, 0)]
+    # a dionis-shaped fit is priced by the many-class many-row regime (issue 50)
+    assert shipped.regime("xgb", 312_141, 355, 60).min_rows == XGB_MANY_ROWS
+    assert shipped.regime("xgb", 10_000, 355, 60).min_rows == 0
     # a one-hot column costs xgb's narrow regime less than a numeric one (its wide regime was
     # timed on dense data only); the SGD classifiers' passes multiply every column alike (their
     # fitted weight is near 1: 0.65-0.95, what differs is the epochs to converge on 0/1 columns

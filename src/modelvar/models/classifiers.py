@@ -71,6 +71,10 @@ XGB_WIDE_COLUMNS = 1000
 #: round, each on every row, with few rows of its class (a 5-fold cross-validation of the
 #: calibration grid: 0.348 rms log error with this regime, 0.366 without; issue 23)
 XGB_MANY_CLASSES = 100
+#: training rows from which xgb's many-class fits have cost constants of their own: their time
+#: grows faster with the rows there (full fits at 60 columns, 355 classes: exponent 0.59 from
+#: 10,000 to 20,000 rows, 1.05 from 20,000 to 40,000; docs/measurements/cost-model.md)
+XGB_MANY_ROWS = 20_000
 
 
 @dataclass
@@ -328,7 +332,8 @@ BUILT_IN = (
         ),
         ("scikit-learn", "xgboost"), memory_mb=450, colour="#D55E00", hides_pandas=True,
         gpu_capable=True,
-        cost_regimes=(("columns", XGB_WIDE_COLUMNS), ("classes", XGB_MANY_CLASSES))),
+        cost_regimes=(("columns", XGB_WIDE_COLUMNS), ("classes", XGB_MANY_CLASSES),
+                      ("rows", XGB_MANY_ROWS))),
     ClassifierSpec(
         "mlp", _build_mlp,
         (
