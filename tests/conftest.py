@@ -13,6 +13,24 @@ CONFIGS = Path(__file__).resolve().parent / "configs"
 SCHEMA_PATH = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
 
+#: the source of a small estimator of a user's own (``file.py:Class`` in a config): nearest
+#: centroid, fitted on the class indices; tests append subclasses that misbehave
+CENTROID_SOURCE = """
+import numpy as np
+
+
+class Centroid:
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        self.centroids_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
+        return self
+
+    def predict(self, X):
+        d = ((X[:, None, :] - self.centroids_[None]) ** 2).sum(axis=2)
+        return self.classes_[d.argmin(axis=1)]
+"""
+
+
 def completed(config: dict) -> dict:
     """A config built by hand, completed in place as the workflow's check completes it: the
     schema's defaults and the families' control levels filled in

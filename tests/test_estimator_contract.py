@@ -11,26 +11,15 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import CONFIGS, REPO, snakemake
+from conftest import CENTROID_SOURCE, CONFIGS, REPO, snakemake
 from modelvar.models import registry
 from modelvar.models.user import EstimatorContractError
 
-BROKEN_SOURCE = textwrap.dedent('''
-    import numpy as np
+BROKEN_SOURCE = CENTROID_SOURCE + textwrap.dedent('''
 
-
-    class Base:
+    class Base(Centroid):
         def __init__(self, shift=0.0):
             self.shift = shift
-
-        def fit(self, X, y):
-            self.classes_ = np.unique(y)
-            self.centroids_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
-            return self
-
-        def predict(self, X):
-            d = ((X[:, None, :] - self.centroids_[None]) ** 2).sum(axis=2)
-            return self.classes_[d.argmin(axis=1)]
 
 
     class Shorty(Base):

@@ -18,21 +18,22 @@ needs_browser = pytest.mark.skipif(
     reason="no chromium/chromedriver (scripts/test.sh installs them from Debian as root)")
 
 
+def _report_of(work, config):
+    """The report of a study run in ``work``."""
+    snakemake(work, config, "--cores", "2")
+    snakemake(work, config, "--report", "results/report.html")
+    return work / "results" / "report.html"
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    work = tmp_path_factory.mktemp("report")
-    snakemake(work, CONFIGS / "tiny.yaml", "--cores", "2")
-    snakemake(work, CONFIGS / "tiny.yaml", "--report", "results/report.html")
-    return work / "results" / "report.html"
+    return _report_of(tmp_path_factory.mktemp("report"), CONFIGS / "tiny.yaml")
 
 
 @pytest.fixture(scope="module")
 def eight_datasets(tmp_path_factory):
     """The report of a study of 8 datasets: a long answer on the landing page."""
-    work = tmp_path_factory.mktemp("eight")
-    snakemake(work, CONFIGS / "eight.yaml", "--cores", "2")
-    snakemake(work, CONFIGS / "eight.yaml", "--report", "results/report.html")
-    return work / "results" / "report.html"
+    return _report_of(tmp_path_factory.mktemp("eight"), CONFIGS / "eight.yaml")
 
 
 @pytest.fixture(scope="module")

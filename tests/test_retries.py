@@ -11,31 +11,24 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import CONFIGS, REPO, snakemake
+from conftest import CENTROID_SOURCE, CONFIGS, REPO, snakemake
 from modelvar.planning.plan import on_attempt, runtime_minutes
 from modelvar.planning.snakemake_log import restarted_jobs, restarts_line
 
-ONCE = textwrap.dedent("""
+ONCE = CENTROID_SOURCE + textwrap.dedent("""
+
     from pathlib import Path
 
-    import numpy as np
 
-
-    class FailsOnce:
-        '''Nearest centroid whose first fit in a folder fails, as a job the scheduler killed.'''
+    class FailsOnce(Centroid):
+        '''Its first fit in a folder fails, as a job the scheduler killed.'''
 
         def fit(self, X, y):
             marker = Path("first-attempt-failed")
             if not marker.exists():
                 marker.write_text("yes")
                 raise RuntimeError("killed on its first attempt")
-            self.classes_ = np.unique(y)
-            self.centroids_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
-            return self
-
-        def predict(self, X):
-            d = ((X[:, None, :] - self.centroids_[None]) ** 2).sum(axis=2)
-            return self.classes_[d.argmin(axis=1)]
+            return super().fit(X, y)
     """)
 
 

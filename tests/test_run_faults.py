@@ -254,6 +254,19 @@ def test_a_figure_that_cannot_be_written_is_one_error_and_no_partial_file(tmp_pa
 
 
 # ------------------------------------------------------------------ SLURM without a controller
+def _dry_run_with_tools(tmp_path: Path, fake: Path) -> subprocess.CompletedProcess:
+    """run.sh -n of the tiny study with the stand-in tools in ``fake`` first on the PATH."""
+    for tool in fake.iterdir():
+        tool.chmod(0o755)
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
+    env = dict(os.environ, MODELVAR_VENV=str(Path(PYTHON).parents[1]),
+               PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    return subprocess.run(["bash", str(REPO / "scripts" / "run.sh"), "--configfile", "my.yaml",
+                           "-n"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
 def test_slurm_tools_without_a_controller_are_said_and_do_not_stall_a_dry_run(tmp_path):
     """Client tools whose controller never answers: run.sh asks once (2 s), says why, and
     hides scontrol from Snakemake's SLURM plugin, which asked at every start (10 s each)."""
@@ -263,15 +276,7 @@ def test_slurm_tools_without_a_controller_are_said_and_do_not_stall_a_dry_run(tm
     (fake / "scontrol").write_text(f"#!/bin/sh\necho \"$*\" >> {calls}\nexec sleep 30\n")
     for tool in ("sinfo", "sacct", "squeue", "sbatch"):
         (fake / tool).write_text("#!/bin/sh\nexec sleep 30\n")
-    for tool in fake.iterdir():
-        tool.chmod(0o755)
-    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
-    (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
-    env = dict(os.environ, MODELVAR_VENV=str(Path(PYTHON).parents[1]),
-               PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "run.sh"), "--configfile", "my.yaml",
-                           "-n"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = _dry_run_with_tools(tmp_path, fake)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "modelvar: SLURM tools found but no controller answers (scontrol show config: no " \
         "answer in 2 s)" in proc.stderr
@@ -285,13 +290,5 @@ def test_slurm_tools_that_answer_are_left_alone(tmp_path, answer):
     (fake / "scontrol").write_text(f"#!/bin/sh\n{answer}\n")
     for tool in ("sinfo", "squeue"):
         (fake / tool).write_text("#!/bin/sh\nexit 0\n")
-    for tool in fake.iterdir():
-        tool.chmod(0o755)
-    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
-    (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
-    env = dict(os.environ, MODELVAR_VENV=str(Path(PYTHON).parents[1]),
-               PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "run.sh"), "--configfile", "my.yaml",
-                           "-n"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = _dry_run_with_tools(tmp_path, fake)
     assert proc.returncode == 0 and "no controller answers" not in proc.stderr

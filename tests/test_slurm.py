@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import CONFIGS, REPO, job_counts
+from conftest import CENTROID_SOURCE, CONFIGS, REPO, job_counts
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -110,16 +110,15 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     print(f"SLURM test: first run {first_seconds:.1f} s")
 
 
-SLEEPY = '''
+SLEEPY = CENTROID_SOURCE + """
+
 import os
 import time
 
-import numpy as np
 
-
-class Sleepy:
-    """Nearest centroid whose first fit in a process sleeps SLEEPY_SECONDS (a job that needs
-    more time than its limit)."""
+class Sleepy(Centroid):
+    '''Its first fit in a process sleeps SLEEPY_SECONDS (a job that needs more time than its
+    limit).'''
 
     slept = False
 
@@ -127,14 +126,8 @@ class Sleepy:
         if not Sleepy.slept:
             Sleepy.slept = True
             time.sleep(float(os.environ.get("SLEEPY_SECONDS", "0")))
-        self.classes_ = np.unique(y)
-        self.centroids_ = np.array([X[y == c].mean(axis=0) for c in self.classes_])
-        return self
-
-    def predict(self, X):
-        d = ((X[:, None, :] - self.centroids_[None]) ** 2).sum(axis=2)
-        return self.classes_[d.argmin(axis=1)]
-'''
+        return super().fit(X, y)
+"""
 
 
 @skip_without_slurm
