@@ -7,6 +7,7 @@ skipped with the reason elsewhere.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -114,17 +115,17 @@ SLEEPY = CENTROID_SOURCE + """
 
 import os
 import time
+from pathlib import Path
 
 
 class Sleepy(Centroid):
-    '''Its first fit in a process sleeps SLEEPY_SECONDS (a job that needs more time than its
-    limit).'''
-
-    slept = False
+    '''Its first fit in a folder sleeps SLEEPY_SECONDS: a job that needs more time than its
+    limit (the scheduler's kill leaves the marker, so the retry runs at its own pace).'''
 
     def fit(self, X, y):
-        if not Sleepy.slept:
-            Sleepy.slept = True
+        marker = Path("slept")
+        if not marker.exists():
+            marker.write_text("yes")
             time.sleep(float(os.environ.get("SLEEPY_SECONDS", "0")))
         return super().fit(X, y)
 """
@@ -159,6 +160,9 @@ def test_a_fit_job_killed_for_time_comes_back_with_twice_the_limit(tmp_path):
     assert "SLURM status is: 'TIMEOUT'" in out, out[-4000:]
     assert "Trying to restart job" in out
     assert "needed more than one attempt" in out and "fit vehicle, sleepy" in out
+    # the retry asked SLURM for twice the first attempt's limit
+    limits = re.findall(r"rule fit:\n(?:\s+.*\n)*?\s+resources: .*runtime=(\d+)", out)
+    assert list(dict.fromkeys(limits)) == ["1", "2"], limits  # (each block is printed twice)
     log = (work / "results/logs/fit/vehicle/sleepy/dnone_cnone_hnone.log").read_text()
     assert "runs done" in log
     local = subprocess.run(
