@@ -148,8 +148,9 @@ def threads_of(group):
 
 
 def resources_of(group, job_of=None, **extra):
-    """The `resources:` of a rule group, plus e.g. gpu=1: mem_mb and runtime, for a plan-sized
-    job from its FitJob/MetricsJob (`job_of(wildcards)`), doubled on each retry."""
+    """The `resources` of a group's rules, plus e.g. gpu=1: mem_mb and runtime (for a
+    plan-sized job from its FitJob or MetricsJob, `job_of(wildcards)`), doubled per
+    retry."""
 
     def amount(key):
         return with_known_signature(
