@@ -27,7 +27,14 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.paired import ALPHA, INCONCLUSIVE, MIN_FOR_INTERVAL, Paired, per_repeat
+from modelvar.findings.paired import (
+    ALPHA,
+    INCONCLUSIVE,
+    MIN_FOR_INTERVAL,
+    Paired,
+    between_cells,
+    per_repeat,
+)
 from modelvar.findings.sources import CONTROL, YARDSTICK, alone
 
 MEASURES = {"disagreement": "disagreement", "accuracy_sd": "sd"}
@@ -168,12 +175,10 @@ def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
             if len(ranked) < 2:
                 continue
             lead, second = ranked.iloc[0], ranked.iloc[1]
-            try:
-                a = values.loc[(dataset, classifier, lead["cell"]), column]
-                b = values.loc[(dataset, classifier, second["cell"]), column]
-            except KeyError:
+            p = between_cells(values, dataset, classifier, lead["cell"], second["cell"],
+                              column, "margin")
+            if p is None:
                 continue
-            p = Paired.between("margin", a, b)
             rows.append({"dataset": dataset, "classifier": classifier, "measure": measure,
                          "leader": lead["level"], "runner_up": second["level"],
                          "repeats": p.n, "margin": p.mean,

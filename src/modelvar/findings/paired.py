@@ -132,3 +132,15 @@ def per_repeat(summary: pd.DataFrame) -> pd.DataFrame:
     churn = rows[rows["metric"] == "churn"].set_index(keys)
     out = pd.DataFrame({"accuracy": acc["mean"], "sd": acc["sd"]})
     return out.join(churn["mean"].rename("disagreement"), how="outer")
+
+
+def between_cells(values: pd.DataFrame, dataset, classifier, cell_a: str, cell_b: str,
+                  column: str, label: str) -> Paired | None:
+    """``cell_a`` − ``cell_b`` of one dataset × classifier, paired over the repeats both have,
+    from :func:`per_repeat`'s ``column``; None where either cell has no values."""
+    try:
+        a = values.loc[(dataset, classifier, cell_a), column]
+        b = values.loc[(dataset, classifier, cell_b), column]
+    except KeyError:
+        return None
+    return Paired.between(label, a, b)

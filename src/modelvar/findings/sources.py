@@ -57,7 +57,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.paired import ALPHA, MIN_FOR_INTERVAL, Paired, per_repeat
+from modelvar.findings.paired import ALPHA, MIN_FOR_INTERVAL, between_cells, per_repeat
 from modelvar.metrics import registry as metric_registry
 from modelvar.metrics.student_t import t_quantile
 from modelvar.study import families
@@ -250,12 +250,10 @@ def single_against_combined(sources: pd.DataFrame, summary: pd.DataFrame,
         together = together.iloc[0]
         for _, single in alone(part).iterrows():
             for measure, column in COMBINED_MEASURES.items():
-                try:
-                    a = values.loc[(dataset, classifier, single["cell"]), column]
-                    b = values.loc[(dataset, classifier, together["cell"]), column]
-                except KeyError:
+                p = between_cells(values, dataset, classifier, single["cell"],
+                                  together["cell"], column, "alone − combined")
+                if p is None:
                     continue
-                p = Paired.between("alone − combined", a, b)
                 ratio = single[measure] / together[measure] if together[measure] > 0 else np.nan
                 rows.append({"dataset": dataset, "classifier": classifier,
                              "source": single["source"], "level": single["level"],
