@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model calibrate \
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-verdicts calibrate \
 	first-hour
 setup:
 	bash scripts/setup-venv.sh
@@ -50,6 +50,11 @@ bench-xgb-gpu: setup
 # model against each and a growth extrapolated from the smaller two (issue 50; ~25 minutes)
 bench-cost-model: setup
 	$(PY) benchmarks/calibrate_cost_model.py --held-out-only
+# the Findings' verdicts calibrated on simulated pages with a known truth: false-claim rates and
+# power at 3-20 repeats (issue 53; about an hour on two cores; --write updates
+# docs/measurements/verdicts.md)
+bench-verdicts: setup
+	$(PY) benchmarks/bench_verdicts.py $(ARGS)
 # re-fit the shipped cost model on this machine (writes src/modelvar/planning/cost_model.json)
 calibrate: setup
 	$(PY) benchmarks/calibrate_cost_model.py --write

@@ -137,15 +137,14 @@ rule findings:
         perturbation=PERTURBATION_JSON,
         design=DESIGN,
         weak=config["perturbation"]["warn_changed_below"],
-        boot=config["findings"]["bootstrap"],
-        root_seed=config["root_seed"],
+        margin=config["findings"]["equivalence_ratio"],
         width=config["figures"]["width"],
         code=CODE["findings"],
     shell:
         modelvar_job(
             "findings --summary {input.summary:q} --agreement {input.agreement:q} --runs "
             "{input.runs:q} --meta {input.meta:q} --perturbation {params.perturbation:q} "
-            "--design {params.design:q} --warn-changed-below {params.weak:q} --boot "
-            "{params.boot:q} --root-seed {params.root_seed:q} --results {params.results:q} "
+            "--design {params.design:q} --warn-changed-below {params.weak:q} "
+            "--equivalence-ratio {params.margin:q} --results {params.results:q} "
             "--manifest {output.manifest:q} --width {params.width:q} 2> {log:q}",
         )

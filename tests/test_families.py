@@ -152,8 +152,9 @@ def test_a_new_family_declared_once_reaches_the_runs_table_findings_and_figures(
         summary_paths=[agg / "summary" / where / "job.parquet"],
         agreement_paths=[agg / "agreement" / where / "job.parquet"],
         runs_paths=[agg / "runs" / where / "job.parquet"], metas={"vehicle": meta},
-        perturbation=perturbation, design="one-at-a-time", root_seed=3, n_boot=20,
-        weak_below=0.5)
+        roles={("vehicle", "lr-sgd"): cell_roles(perturbation, "one-at-a-time",
+                                                 reach_of(meta))},
+        collapsed={("vehicle", "lr-sgd"): []}, weak_below=0.5)
     sources = findings.tables["sources"]
     row = sources[sources["source"] == "label"].iloc[0]
     assert row["level"] == "label flip 0.3" and 0.25 < row["label_changed_frac"] < 0.35

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from modelvar.findings.paired import EQUIVALENT
 from modelvar.findings.claims import (
     CONTRADICTED,
     INCONCLUSIVE,
@@ -49,8 +50,7 @@ def test_variance_components_recover_known_shares():
                "hparam": {"hnone": 0.03, "hrel0p1": -0.03},
                "downsample": {"down050": -0.01, "down100": 0.01}}
     frame, truth = balanced(rng, effects, repeats=30, runs=10, repeat_sd=0.02, noise_sd=0.01)
-    table = variance_components(frame, "accuracy", replicated=True, n_boot=100,
-                                rng=np.random.default_rng(2)).set_index("component")
+    table = variance_components(frame, "accuracy", replicated=True).set_index("component")
     names = {"data": "data perturbation", "hparam": "hparam perturbation",
              "downsample": "training fraction", "repeat": "repeat (test set)",
              "noise": "runs (seed, draws)"}
@@ -58,13 +58,12 @@ def test_variance_components_recover_known_shares():
         assert table.loc[name, "share"] == pytest.approx(truth[key], abs=0.02), name
         assert table.loc[name, "share_low"] <= truth[key] + 0.02
         assert table.loc[name, "share_high"] >= truth[key] - 0.02
-    assert table.loc["interactions", "share"] < 0.01  # none were simulated
-    assert table["share"].sum() == pytest.approx(1.0)
+    assert abs(table.loc["interactions", "share_estimate"]) < 0.01  # none were simulated
+    assert table["share_estimate"].sum() == pytest.approx(1.0)
     # one value per cell × repeat (per-repeat agreement): interactions and residual together
     means = frame.groupby(["data", "hparam", "downsample", "repeat"], as_index=False)[
         "accuracy"].mean()
-    coarse = variance_components(means, "accuracy", replicated=False, n_boot=50,
-                                 rng=np.random.default_rng(3)).set_index("component")
+    coarse = variance_components(means, "accuracy", replicated=False).set_index("component")
     assert "interactions and residual" in coarse.index
     assert coarse.loc["data perturbation", "share"] > coarse.loc["hparam perturbation", "share"]
 
@@ -73,8 +72,7 @@ def test_a_factor_without_effect_gets_a_share_near_zero():
     rng = np.random.default_rng(4)
     effects = {"data": {"dnone": 0.0, "rel0p2": 0.05}, "hparam": {"hnone": 0.0, "hrel0p1": 0.0}}
     frame, truth = balanced(rng, effects, repeats=20, runs=5, repeat_sd=0.01, noise_sd=0.01)
-    table = variance_components(frame, "accuracy", replicated=True, n_boot=50,
-                                rng=np.random.default_rng(5)).set_index("component")
+    table = variance_components(frame, "accuracy", replicated=True).set_index("component")
     assert table.loc["hparam perturbation", "share"] < 0.005
     assert table.loc["data perturbation", "share"] == pytest.approx(truth["data"], abs=0.03)
 
@@ -121,7 +119,7 @@ def synthetic_tables(rng, repeats=6):
 
 def test_each_source_alone_against_the_control_and_the_test_set_yardstick():
     summary, agreement, runs, roles, repeat_acc = synthetic_tables(np.random.default_rng(6))
-    table = sources_of_variance(summary, agreement, runs, {"d": roles}).set_index("level")
+    table = sources_of_variance(summary, agreement, runs, {("d", "xgb"): roles}).set_index("level")
     combined = "all combined: data rel 0.2 · 50 % train · seed per run"
     assert list(table.index) == ["control", "data rel 0.2", "50 % train", "seed per run",
                                  combined, "test set (between repeats)"]
@@ -224,8 +222,9 @@ def test_too_few_repeats_are_named_with_how_many_would_do():
     cells = {weaker: (.8, .010, .05), stronger: (.8, .014, .06)}
     few = claim_row("hparam_strength", cells, repeats=3, seed=3)
     assert few["status"] == INCONCLUSIVE
-    needed = int(re.search(r"too few repeats to tell: about (\d+) would", few["evidence"])[1])
-    assert 3 < needed <= 20
+    needed = int(re.search(r"too few repeats to tell: about (\d+) repeats would give 80 % "
+                           r"power", few["evidence"])[1])
+    assert 3 < needed <= 40
     enough = claim_row("hparam_strength", cells, repeats=10, seed=3)
     assert enough["status"] == SUPPORTED and "would" not in enough["evidence"]
     one = claim_row("hparam_strength", cells, repeats=1)
@@ -280,6 +279,7 @@ def test_claim_label_noise_matters_sample_noise_barely():
 
 def test_paired_interval_is_the_student_t_interval_of_the_differences():
     from scipy import stats
+    from statsmodels.stats.power import TTestPower
 
     d = np.array([0.01, 0.03, -0.005, 0.02, 0.012])
     p = Paired.of("x", d)
@@ -287,10 +287,15 @@ def test_paired_interval_is_the_student_t_interval_of_the_differences():
     assert (p.low, p.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
     assert p.p_value == pytest.approx(stats.ttest_1samp(d, 0).pvalue, abs=1e-10)
     assert p.verdict() == (SUPPORTED if low > 0 else INCONCLUSIVE)
+    # the repeats for 80 % power of a two-sided paired t-test at 5 %: statsmodels' answer,
+    # rounded up
     needed = p.repeats_needed()
+    exact = TTestPower().solve_power(effect_size=d.mean() / d.std(ddof=1), alpha=0.05,
+                                     power=0.8, alternative="two-sided")
+    assert needed == int(np.ceil(exact - 1e-9))
+    # 80 % power needs more than an interval clear of 0 at the same size (50 %)
     half = stats.t.ppf(0.975, needed - 1) * d.std(ddof=1) / np.sqrt(needed)
-    before = stats.t.ppf(0.975, needed - 2) * d.std(ddof=1) / np.sqrt(needed - 1)
-    assert half < abs(d.mean()) <= before
+    assert half < abs(d.mean())
 
 
 # ------------------------------------------------------------------ the control
@@ -356,42 +361,48 @@ def study_of(datasets: dict[str, tuple[float, ...]]) -> pd.DataFrame:
 
 
 def margins_of(verdicts: dict[str, tuple[str, str, str]], measure="accuracy_sd", repeats=10):
-    """A leaders' margins table of lr-sgd: dataset → (leader, runner-up, verdict)."""
+    """A leading-sources table of lr-sgd: dataset → (leader, runner-up, verdict)."""
     return pd.DataFrame([{"dataset": d, "classifier": "lr-sgd", "measure": measure,
-                          "leader": lead, "runner_up": second, "repeats": repeats,
-                          "margin": 0.01, "margin_low": 0.002 if v == SUPPORTED else -0.002,
-                          "margin_high": 0.018, "p_value": 0.01 if v == SUPPORTED else 0.3,
-                          "verdict": v}
+                          "leader": lead, "runner_up": second, "against": 1, "left_out": "",
+                          "repeats": repeats, "margin": 0.01,
+                          "margin_low": 0.002 if v == SUPPORTED else -0.002,
+                          "margin_high": 0.018, "ratio": 1.5, "ratio_low": 1.1,
+                          "ratio_high": 1.9, "equivalence_ratio": 1.25, "ahead": True,
+                          "p_lead": 0.01 if v == SUPPORTED else 0.3, "p_equivalent": 0.4,
+                          "p_value": 0.01 if v == SUPPORTED else 0.3, "verdict": v}
                          for d, (lead, second, v) in verdicts.items()])
 
 
-def test_study_sentences_say_on_how_many_datasets_the_leader_was_told_apart():
+def test_study_sentences_say_on_which_datasets_a_source_was_ranked_first():
     from modelvar.findings.report import study_sentences
 
     # yardsticks: a far above every source, b far below, c within the leader's interval
     sources = study_of({"a": (.03, .20, .01, .05, .10), "b": (.03, .10, .01, .30, .005),
                         "c": (.01, .10, .02, .20, .02)})
     sources.loc[sources["source"] == "test set", "accuracy_sd_low"] -= 0.002
-    [text] = study_sentences(sources)
-    assert text.startswith("For lr-sgd: on none of the 3 datasets was the source under which "
-                           "its accuracy varied most within a repeat told apart from the "
-                           "runner-up; on none of the 3 datasets was the source under which its "
-                           "predictions changed most told apart from the runner-up")
-    assert text.endswith("another test set and training pool moved accuracy more than every "
-                         "source did within a repeat, told apart, on 1 of 3 datasets, less on "
-                         "1, not told apart on 1.")
+    # no margins: no test was made, so no sentence says a source was or was not ranked
+    assert study_sentences(sources) == [
+        "lr-sgd: a new test set and training pool moved accuracy more than any single source did "
+        "within a repeat on a; less than its largest source on b; on c the two are not told "
+        "apart (the intervals overlap)."]
     margins = margins_of({"a": ("50 % train", "data rel 0.2", SUPPORTED),
                           "b": ("50 % train", "data rel 0.2", INCONCLUSIVE),
                           "c": ("data rel 0.2", "50 % train", SUPPORTED)})
-    [text] = study_sentences(sources, margins)
-    assert ("the source under which its accuracy varied most within a repeat was told apart "
-            "from the runner-up on 2 of 3 datasets (50 % train on a, data rel 0.2 on c); on 1 "
-            "not") in text
-    # with 2 repeats there is no test: said so, not counted as told apart
-    [text] = study_sentences(sources, margins_of(
+    said = study_sentences(sources, margins)
+    assert said[0] == ("lr-sgd, accuracy within a repeat: 50 % train moved it most on a; data "
+                       "rel 0.2 on c, told apart from every other source; no source is ranked "
+                       "first on b.")
+    # two about equal on one dataset
+    tied = margins_of({d: ("50 % train", "data rel 0.2", EQUIVALENT if d == "b" else SUPPORTED)
+                       for d in "abc"})
+    assert study_sentences(sources, tied)[0] == (
+        "lr-sgd, accuracy within a repeat: 50 % train moved it most on a and c, told apart from "
+        "every other source; 50 % train and data rel 0.2 moved it about equally on b.")
+    # with 2 repeats there is no test: said so, not counted as not ranked
+    said = study_sentences(sources, margins_of(
         {d: ("50 % train", "data rel 0.2", INCONCLUSIVE) for d in "abc"}, repeats=2))
-    assert ("the source under which its accuracy varied most within a repeat is not told apart "
-            "on any of the 3 datasets (too few repeats for a test: run ≥ 3)") in text
+    assert said[0] == ("lr-sgd, accuracy within a repeat: too few repeats for a test on any of "
+                       "the 3 datasets (run ≥ 3).")
 
 
 def test_findings_sentences_are_grouped_by_dataset_and_fold_for_many_datasets():
@@ -402,9 +413,9 @@ def test_findings_sentences_are_grouped_by_dataset_and_fold_for_many_datasets():
     assert list(per_dataset) == ["a", "b"]
     assert per_dataset["b"][0].startswith("lr-sgd's accuracy varied most within a repeat under "
                                           "50 % train (run-to-run SD 0.030 [0.026, 0.034])")
-    assert per_dataset["b"][2].startswith("Another test set and training pool (a new repeat) "
+    assert per_dataset["b"][2].startswith("A new repeat (another test set and training pool) "
                                           "moved lr-sgd's accuracy by a between-repeat SD of "
-                                          "0.050 [0.046, 0.054], more than any source")
+                                          "0.050 [0.046, 0.054]: more than any source")
     page = _sentences_html(few, pd.DataFrame())
     assert "Over the 2 datasets" in page and page.count("<details open>") == 2
     many = study_of({f"d{i}": (.03, .2, .01, .05, .02) for i in range(6)})
@@ -445,7 +456,10 @@ def comparison_tables(datasets=("a", "b", "c"), repeats=8, gap=0.03, seed=0):
 
 
 def test_classifier_comparison_recovers_a_known_difference_and_its_sign():
+    from scipy.stats import wilcoxon
+
     from modelvar.findings.comparison import (
+        MIN_DATASETS,
         classifier_comparison,
         comparison_sentences,
         study_comparison,
@@ -457,27 +471,53 @@ def test_classifier_comparison_recovers_a_known_difference_and_its_sign():
     assert list(rel[["classifier_a", "classifier_b"]].iloc[0]) == ["lr-sgd", "xgb"]
     assert (rel["difference_low"] > 0).all()  # the sign is decided on every dataset
     assert rel["difference"].to_numpy() == pytest.approx([0.03] * 3, abs=0.006)
+    assert (rel["verdict"] == SUPPORTED).all()
+    # the ratio a / b: the geometric mean of the per-repeat ratios, with its interval
+    values = summary[(summary["metric"] == "churn") & (summary["cell"] == rel["level"].map(
+        lambda _: "rel0p2_cnone_hnone_down100_seedfix").iloc[0]) & (summary["dataset"] == "a")]
+    a = values[values["classifier"] == "lr-sgd"].sort_values("repeat")["mean"].to_numpy()
+    b = values[values["classifier"] == "xgb"].sort_values("repeat")["mean"].to_numpy()
+    assert rel["ratio"].iloc[0] == pytest.approx(np.exp(np.mean(np.log(a / b))), abs=1e-12)
+    assert rel["ratio_low"].iloc[0] < rel["ratio"].iloc[0] < rel["ratio_high"].iloc[0]
     control = table[(table["level"] == "control") & (table["measure"] == "disagreement")]
     assert control["difference"].abs().max() < 0.008  # no difference built in
     yard = table[table["source"] == "test set"]
     assert yard["difference"].to_numpy() == pytest.approx([-0.01] * 3)
+    assert (yard["verdict"] == "not tested").all()  # one value per classifier: no test
+    # 3 datasets: nothing is said over datasets (not tested), the per-dataset ones instead
     over = study_comparison(table)
     row = over[(over["level"] == "data rel 0.2") & (over["measure"] == "disagreement")].iloc[0]
-    assert row["datasets"] == 3 and row["a_lower"] == 0
-    assert row["difference_low"] < 0.03 < row["difference_high"]
+    assert row["datasets"] == 3 and row["verdict"] == "not tested"
+    assert np.isnan(row["p_value"]) and np.isnan(row["difference_low"])
     said = comparison_sentences(table, over)
-    assert any(s.startswith("xgb's predictions changed less than lr-sgd's under data rel 0.2 "
-                            "(mean difference in disagreement lr-sgd − xgb over 3 datasets: "
-                            "+0.03") and s.endswith("lower on 3).") for s in said), said
-    # the yardstick has no per-repeat values: never told apart, never counted
+    assert said[0] == ("Classifiers over datasets: not tested (needs ≥ 6 datasets, this study "
+                       "has 3); per dataset instead.")
+    assert any(s.startswith("On b, xgb's predictions changed less than lr-sgd's under data "
+                            "rel 0.2") for s in said), said
     assert not [s for s in said if "test set" in s]
-    assert said[-1].startswith("The other ") and "not told apart (the table below)" in said[-1]
+    # 6 datasets: the Wilcoxon signed-rank test over datasets (scipy's)
+    six = classifier_comparison(*comparison_tables(datasets=tuple("abcdef")))
+    over = study_comparison(six)
+    row = over[(over["level"] == "data rel 0.2") & (over["measure"] == "disagreement")].iloc[0]
+    d = six[(six["level"] == "data rel 0.2") & (six["measure"] == "disagreement")][
+        "difference"]
+    assert row["datasets"] == MIN_DATASETS and row["a_lower"] == 0
+    assert row["p_value"] == pytest.approx(wilcoxon(d).pvalue, abs=1e-15)
+    assert row["verdict"] == SUPPORTED
+    said = comparison_sentences(six, over)
+    assert said[0].startswith("xgb's predictions changed less than lr-sgd's under data rel 0.2 "
+                              "on 6 of 6 datasets (mean difference in disagreement lr-sgd − "
+                              "xgb: +0.03")
+    assert said[0].endswith("Wilcoxon p = 0.031).")
     # one dataset: the sentence rests on the interval over repeats
     one = classifier_comparison(*comparison_tables(datasets=("a",)))
     said = comparison_sentences(one, study_comparison(one))
     assert said[0].startswith("On a, xgb's predictions changed less than lr-sgd's under data "
-                              "rel 0.2") and "paired over 8 repeats" in said[0]
-    # no difference: no sentence about it
+                              "rel 0.2") and "over 8 repeats: +0.0" in said[0]
+    # the accuracy SDs were built equal: practically equivalent, said with the ratio
+    assert said[1].startswith("lr-sgd's and xgb's accuracy varied about equally under data rel "
+                              "0.2 (ratio lr-sgd / xgb of the accuracy SD: ")
+    # no difference: no sentence says one changed less
     none = classifier_comparison(*comparison_tables(datasets=("a",), gap=0.0))
     assert not [s for s in comparison_sentences(none, study_comparison(none))
                 if "predictions changed less" in s]
@@ -492,20 +532,34 @@ def test_a_largest_source_sentence_says_whether_the_data_tell_it_from_the_runner
     margins = leader_margins(*ahead).set_index("measure")
     assert margins.loc["accuracy_sd", "leader"] == "50 % train"
     assert margins.loc["accuracy_sd", "verdict"] == SUPPORTED
-    said = sentences(ahead[0], pd.DataFrame(), leader_margins(*ahead))["d"][0]
-    assert said.startswith("lr-sgd's accuracy varied most within a repeat under 50 % train "
-                           "(run-to-run SD 0.03")
-    assert "; difference +0.02" in said and "paired over 10 repeats" in said
+    said = sentences(ahead[0], pd.DataFrame(), leader_margins(*ahead))["d"]
+    assert said[0].startswith("lr-sgd's accuracy varied most within a repeat under 50 % train: "
+                              "run-to-run SD 0.03")
+    assert ". It is told apart from the other source; the runner-up, data rel 0.2, had 0.01" \
+        in said[0]
+    assert "(difference +0.020 [" in said[0] and ", 10 repeats)." in said[0]
+    # the predictions' sentence names its runner-up too
+    assert "the runner-up, data rel 0.2, had 0.05" in said[1]
+    # equal spreads (ratio within the margin, tight): about equal, with the ratio's interval
     tied = claim_tables({down: (.78, .010, .20), rel: (.79, .0101, .05)})
     said = sentences(tied[0], pd.DataFrame(), leader_margins(*tied))["d"][0]
-    assert said.startswith("lr-sgd: data rel 0.2 and 50 % train not told apart as the source "
-                           "under which its accuracy varied most within a repeat")
+    assert said.startswith("lr-sgd's accuracy varied about equally within a repeat under data "
+                           "rel 0.2 and 50 % train: run-to-run SD ")
+    assert "inside the equivalence margin 0.8–1.25; 10 repeats)." in said
+    # neither told apart nor equal: no source ranked first, the runner-up named
+    close = claim_tables({down: (.78, .010, .20), rel: (.79, .011, .05)}, repeats=5, seed=0,
+                         noise=0.004)
+    margins = leader_margins(*close).set_index("measure")
+    assert margins.loc["accuracy_sd", "verdict"] == INCONCLUSIVE
+    said = sentences(close[0], pd.DataFrame(), leader_margins(*close))["d"][0]
+    assert said.startswith("lr-sgd's accuracy: no source is ranked first. The largest estimate, ")
+    assert "; the runner-up, " in said
     # two repeats: no test, said in the lead
     two = claim_tables({down: (.78, .03, .20), rel: (.79, .01, .05)}, repeats=2)
     said = sentences(two[0], pd.DataFrame(), leader_margins(*two))["d"][0]
-    assert said.startswith("lr-sgd: the source under which its accuracy varied most within a "
-                           "repeat is not told apart with 2 repeats")
-    assert "too few repeats for an interval (2): run ≥ 3" in said and "[" not in said
+    assert said.startswith("lr-sgd's accuracy: no source is ranked first with 2 repeats (run ≥ "
+                           "3 for a test)")
+    assert "[" not in said
 
 
 def test_uninformative_variance_share_intervals_are_named_with_the_repeats_that_would_do():

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from modelvar.findings.components import MIN_CLUSTERS, variance_components
-from modelvar.findings.multiplicity import bh_adjusted, bh_threshold, summary
-from modelvar.findings.paired import INCONCLUSIVE, SUPPORTED, Paired
+from modelvar.findings.multiplicity import adjusted, summary, threshold
+from modelvar.findings.paired import IDENTICAL, INCONCLUSIVE, SUPPORTED, Paired
 from modelvar.findings.report import components_sentence, headline_sentences, with_ci
 from modelvar.findings.sources import mean_ci, single_against_combined, sources_of_variance
 from test_findings import synthetic_tables
@@ -23,7 +23,7 @@ def test_two_repeats_give_estimates_without_intervals_and_the_page_says_why():
     from modelvar.findings.study import adequacy_lines
 
     summary_, agreement, runs, roles, _ = synthetic_tables(np.random.default_rng(1), repeats=2)
-    sources = sources_of_variance(summary_, agreement, runs, {"d": roles})
+    sources = sources_of_variance(summary_, agreement, runs, {("d", "xgb"): roles})
     lows = sources.filter(like="_low")
     assert lows.isna().all().all()  # no interval anywhere
     assert sources["disagreement"].notna().any()  # the estimates are there
@@ -39,14 +39,16 @@ def test_two_repeats_give_estimates_without_intervals_and_the_page_says_why():
 def test_equal_paired_differences_never_make_an_interval_of_width_zero():
     two = Paired.of("x", [0.022, 0.022])
     assert np.isnan(two.low) and np.isnan(two.p_value) and two.verdict() == INCONCLUSIVE
-    assert two.text() == "x +0.0220 (too few repeats for an interval: 2; run ≥ 3)"
+    assert two.text() == "x +0.022 (too few repeats for an interval: 2; run ≥ 3)"
     same = Paired.of("x", [0.02] * 4)
     assert np.isnan(same.low) and np.isnan(same.high)
-    assert same.text() == "x +0.0200 (the same in every repeat: no interval)"
+    assert same.text() == "x +0.020 (the same in every repeat: no interval)"
     # no spread for a t statistic: the exact sign test, 2 · 0.5^R
     assert same.p_value == pytest.approx(0.125) and same.verdict() == INCONCLUSIVE
     assert Paired.of("x", [0.02] * 6).verdict() == SUPPORTED
-    assert Paired.of("x", [0.0] * 6).p_value == 1.0
+    # identical values: nothing to test, no p-value (not counted by the page's control)
+    zero = Paired.of("x", [0.0] * 6)
+    assert np.isnan(zero.p_value) and zero.verdict() == IDENTICAL
     mean, low, high = mean_ci([0.5, 0.5, 0.5])
     assert mean == 0.5 and np.isnan(low) and np.isnan(high)
     assert with_ci(0.5, 0.5, 0.5) == "0.500" and with_ci(1e-17, 0, 0) == "0"
@@ -69,9 +71,8 @@ def grid_frame(rng, repeats, data_effect, down_effect, runs=4):
     return pd.DataFrame(rows)
 
 
-def _components(frame, seed=0):
-    table = variance_components(frame, "accuracy", replicated=True, n_boot=200,
-                                rng=np.random.default_rng(seed))
+def _components(frame):
+    table = variance_components(frame, "accuracy", replicated=True)
     table["lead_held"] = table["lead_p"] <= 0.05
     return table
 
@@ -80,19 +81,19 @@ def test_variance_shares_are_ranked_only_when_the_leader_is_told_apart():
     rng = np.random.default_rng(4)
     separated = _components(grid_frame(rng, 10, data_effect=0.005, down_effect=-0.05))
     said = components_sentence(separated, "xgb", "accuracy")
-    assert said.startswith("Over the factorial grid, training fraction explains the largest "
-                           "share of the variance of xgb's run accuracy: "), said
-    assert "ahead of repeat (test set) by +" in said
+    assert said.startswith("Over the factorial grid, training fraction has the largest share "
+                           "of the variance of xgb's run accuracy: "), said
+    assert "It is told apart from all 2 others; the runner-up, " in said
     alike = _components(grid_frame(rng, 10, data_effect=-0.02, down_effect=-0.02))
     said = components_sentence(alike, "xgb", "accuracy")
-    assert " are not told apart as the largest share" in said, said
-    # too few repeats for the cluster bootstrap: no interval, no ranking
-    few = _components(grid_frame(rng, MIN_CLUSTERS - 5, data_effect=0.0, down_effect=-0.05))
+    assert said.startswith("Over the factorial grid, no factor of xgb's run accuracy is ranked "
+                           "first: the largest estimate, "), said
+    # too few repeats for the jackknife: no interval, no ranking
+    few = _components(grid_frame(rng, MIN_CLUSTERS - 1, data_effect=0.0, down_effect=-0.05))
     assert few["share_low"].isna().all() and few["lead_p"].isna().all()
     said = components_sentence(few, "xgb", "accuracy")
-    assert said.startswith("Over the factorial grid, the variance shares of xgb's run accuracy "
-                           "are not ranked: 3 repeats are too few for the cluster bootstrap "
-                           "(run ≥ 8)")
+    assert said.startswith("Over the factorial grid, no factor of xgb's run accuracy is ranked "
+                           f"first with {MIN_CLUSTERS - 1} repeats (run ≥ {MIN_CLUSTERS})")
 
 
 # ------------------------------------------------------------------ multiplicity
@@ -103,18 +104,18 @@ def test_the_multiplicity_control_recovers_a_planted_effect_among_nulls():
     nulls = [Paired.of(f"null {i}", rng.normal(0, 0.01, 10)) for i in range(60)]
     planted = Paired.of("planted", rng.normal(0.03, 0.01, 10))
     p = np.array([c.p_value for c in [*nulls, planted]])
-    threshold = bh_threshold(p)
-    assert planted.verdict(threshold) == SUPPORTED
-    assert sum(c.verdict(threshold) != INCONCLUSIVE for c in nulls) == 0
+    held = threshold(p)
+    assert planted.verdict(held) == SUPPORTED
+    assert sum(c.verdict(held) != INCONCLUSIVE for c in nulls) == 0
     assert summary(p) == (61, 1)
     # single tests at 5 % would have called some nulls told apart
     assert sum(c.verdict() != INCONCLUSIVE for c in nulls) >= 1
-    # the adjusted p-values are statsmodels' Benjamini-Hochberg ones; NaN stays NaN
+    # the adjusted p-values are statsmodels' Benjamini-Yekutieli ones; NaN stays NaN
     with_nan = np.append(p, np.nan)
-    expected = multipletests(p, method="fdr_bh")[1]
-    assert bh_adjusted(with_nan)[:-1] == pytest.approx(expected, abs=1e-15)
-    assert np.isnan(bh_adjusted(with_nan)[-1])
-    assert ((bh_adjusted(p) <= 0.05) == (p <= threshold)).all()
+    expected = multipletests(p, method="fdr_by")[1]
+    assert adjusted(with_nan)[:-1] == pytest.approx(expected, abs=1e-15)
+    assert np.isnan(adjusted(with_nan)[-1])
+    assert ((adjusted(p) <= 0.05) == (p <= held)).all()
 
 
 def test_the_page_says_how_many_comparisons_it_made_and_how_many_held():
@@ -122,27 +123,29 @@ def test_the_page_says_how_many_comparisons_it_made_and_how_many_held():
     from modelvar.findings.study import Multiplicity
 
     line = multiplicity_line(Multiplicity(61, 1, 0.0004))
-    assert line.startswith("This page states 61 comparisons")
-    assert "1 hold under Benjamini–Hochberg control of the false-discovery rate at 5%" in line
+    assert line.startswith("This page states 61 claims with a test")
+    assert ("1 hold under Benjamini–Yekutieli control of the false-discovery rate at 5%, valid "
+            "whatever the dependence between them") in line
 
 
 # ------------------------------------------------------------------ all combined
 def test_each_source_alone_against_all_combined_by_hand():
     summary_, agreement, runs, roles, _ = synthetic_tables(np.random.default_rng(3))
-    sources = sources_of_variance(summary_, agreement, runs, {"d": roles})
+    sources = sources_of_variance(summary_, agreement, runs, {("d", "xgb"): roles})
     table = single_against_combined(sources, summary_)
-    row = table[(table["level"] == "50 % train")
-                & (table["measure"] == "disagreement")].iloc[0]
+    row = table[table["level"] == "50 % train"].iloc[0]
     churn = summary_[summary_["metric"] == "churn"].set_index(["cell", "repeat"])["mean"]
     alone = churn.loc["dnone_cnone_hnone_down050_seedfix"]
     combined = churn.loc["rel0p2_cnone_hnone_down050_seedrun"]
     assert row["alone"] == pytest.approx(alone.mean(), abs=1e-15)
     assert row["combined"] == pytest.approx(combined.mean(), abs=1e-15)
-    assert row["ratio"] == pytest.approx(alone.mean() / combined.mean(), abs=1e-15)
+    # the ratio: the geometric mean of the per-repeat ratios
+    assert row["ratio"] == pytest.approx(np.exp(np.mean(np.log(alone / combined))), abs=1e-15)
     d = (alone - combined).to_numpy()
     assert row["difference"] == pytest.approx(d.mean(), abs=1e-15)
     assert row["verdict"] == SUPPORTED  # 0.15 alone against 0.1 combined, built in
     assert set(table["level"]) == {"data rel 0.2", "50 % train", "seed per run"}
+    assert set(table["measure"]) == {"disagreement"}  # what Summers & Dinneen measured
 
 
 # ------------------------------------------------------------------ realised hparam levels

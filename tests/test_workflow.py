@@ -742,7 +742,7 @@ def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
     """For every shipped config, the findings job's figures as the rule declares them (its
     outputs) are what the job draws from the arguments the rule gives it
     (modelvar.planning.outputs.findings_figures, asked by both), and the job gets the config's
-    warn_changed_below and bootstrap count."""
+    warn_changed_below and equivalence margin."""
     import shlex
 
     from conftest import REPO, completed
@@ -770,7 +770,7 @@ def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
                              json.loads(arg("--perturbation")))
     assert declared == sorted(drawn)
     assert float(arg("--warn-changed-below")) == config["perturbation"]["warn_changed_below"]
-    assert int(arg("--boot")) == config["findings"]["bootstrap"]
+    assert float(arg("--equivalence-ratio")) == config["findings"]["equivalence_ratio"]
 
 
 def _drawn(monkeypatch):

@@ -444,11 +444,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warn-changed-below", type=float, required=True,
                    help="share of changed cells below which a data perturbation is too weak to "
                    "judge its source (the config's perturbation.warn_changed_below)")
-    p.add_argument("--root-seed", type=int, required=True,
-                   help="root of every named random stream (the bootstrap's)")
-    p.add_argument("--boot", type=int, required=True,
-                   help="bootstrap resamples of the repeats for the variance shares' intervals "
-                   "(the config's findings.bootstrap)")
+    p.add_argument("--equivalence-ratio", type=float, required=True,
+                   help="the equivalence margin of a ratio of two measures (the config's "
+                   "findings.equivalence_ratio)")
     p.add_argument("--results", required=True, help="the study's results folder")
 
     p = _command(sub, "dataset-overview", "(job) the report's page of the study's datasets",

@@ -10,13 +10,17 @@ repeats on and its p-value). A comparison that the claim expects positive is
   it holds and is below 0, and ``inconclusive`` otherwise (or with fewer than 3 repeats: no
   test);
 
-a claim is ``supported`` when every comparison it needs is (an intersection-union test),
-``contradicted`` when any is, ``inconclusive`` otherwise, and ``not tested`` when the run lacks
-the levels it needs. Every comparison's p-value is in the table (``p_values``), so that the
-page's control counts them. For an inconclusive comparison the evidence says how many repeats
-would make a difference of the observed size and spread have an interval clear of 0 (the
-smallest R with t(0.975, R − 1) · s_d / √R < |d̄|): a planning figure, not a promise. The
-claims (measures per repeat: ``accuracy`` the runs' mean accuracy, ``SD`` their
+a claim is ``supported`` when every comparison it needs is (an intersection-union test: its
+p-value is the largest of theirs), ``contradicted`` when any is contradicted (its p-value the
+smallest of theirs times their number, Bonferroni within the claim), ``inconclusive``
+otherwise, and ``not tested`` when the run lacks the levels it needs. The claim enters the
+page's multiplicity control once, with the smaller of the two p-values (the claim it can make);
+a claim that restates the leading sources (downsampling is the only downsampling level, leads
+both measures and no level was left out of the ranking: its comparisons are the leaders') is
+judged from them and not counted again. For an inconclusive comparison the evidence says how
+many repeats would give a difference of the observed size and spread 80 % power
+(:meth:`~modelvar.findings.paired.Paired.repeats_needed`): a planning figure, not a promise.
+The claims (measures per repeat: ``accuracy`` the runs' mean accuracy, ``SD`` their
 within-repeat SD, ``disagreement`` the mean pairwise churn):
 
 ``sig0_data``
@@ -57,13 +61,15 @@ from modelvar.findings.paired import (
     ALPHA,
     CONTRADICTED,
     INCONCLUSIVE,
-    MAX_REPEATS_NAMED,
     MIN_FOR_INTERVAL,
     NOT_TESTED,
+    POWER,
     SUPPORTED,
     VERDICTS,
     Paired,
+    PerRepeat,
     per_repeat,
+    repeats_phrase,
     too_few,
 )
 from modelvar.findings.sources import alone as single_sources
@@ -82,23 +88,71 @@ CLAIMS = {
 
 @dataclass(frozen=True)
 class Outcome:
-    """One claim on one dataset × classifier: its status, the evidence, and the p-values of
-    the comparisons it rests on."""
+    """One claim on one dataset × classifier: its status, the evidence, the p-values of the
+    comparisons it rests on and its own (NaN: not counted: untested, or restating another
+    claim of the page)."""
 
     status: str
     evidence: str
     p_values: tuple[float, ...] = ()
+    p_value: float = np.nan
 
 
-def combine(comparisons: list[Paired], weak: list[str], threshold: float) -> Outcome:
+@dataclass(frozen=True)
+class Evidence:
+    """What a claim on one dataset × classifier rests on, whatever the threshold: its
+    comparisons (None: not tested, ``untested`` says why), the levels too weak to judge, and
+    whether it restates the leading sources (:func:`_restates`)."""
+
+    comparisons: tuple[Paired, ...] | None
+    weak: tuple[str, ...] = ()
+    untested: str = ""
+    restates: bool = False
+
+
+def claim_p(comparisons: list[Paired]) -> tuple[float, float]:
+    """(p of "supported", p of "contradicted") of a claim resting on ``comparisons`` (module
+    docstring); NaN where a comparison has no p-value."""
+    ps = np.array([c.p_value for c in comparisons], dtype=float)
+    if not len(ps) or not np.isfinite(ps).all():
+        return np.nan, np.nan
+    means = np.array([c.mean for c in comparisons])
+    supported = float(ps.max()) if (means > 0).all() else 1.0
+    below = ps[means < 0]
+    contradicted = float(min(1.0, below.min() * len(ps))) if len(below) else 1.0
+    return supported, contradicted
+
+
+def outcome(evidence: Evidence, threshold: float, leaders: list[str] | None = None,
+            text: bool = True) -> Outcome:
+    """The claim's verdict at ``threshold`` (module docstring) with its evidence text (none
+    where ``text`` is false); ``leaders``: the verdicts of the leading sources a restating
+    claim is judged from."""
+    if evidence.comparisons is None:
+        return Outcome(NOT_TESTED, evidence.untested)
+    said = combine(list(evidence.comparisons), list(evidence.weak), threshold, text)
+    if not evidence.restates:
+        return said
+    status = SUPPORTED if leaders and all(v == SUPPORTED for v in leaders) else INCONCLUSIVE
+    return Outcome(status, said.evidence + "; the leading sources' comparisons: judged there, "
+                   "not counted again", said.p_values)
+
+
+def combine(comparisons: list[Paired], weak: list[str], threshold: float,
+            text: bool = True) -> Outcome:
     """The claim's verdict from its comparisons (module docstring) and the evidence text."""
-    verdicts = [c.verdict(threshold) for c in comparisons]
-    status = SUPPORTED if all(v == SUPPORTED for v in verdicts) else \
-        CONTRADICTED if CONTRADICTED in verdicts else INCONCLUSIVE
-    if weak and status != INCONCLUSIVE:
+    p_sup, p_con = claim_p(comparisons)
+    status = SUPPORTED if p_sup <= threshold else CONTRADICTED if p_con <= threshold else \
+        INCONCLUSIVE
+    if weak:
         status = INCONCLUSIVE
+    p_claim = np.nanmin([p_sup, p_con]) if not weak and np.isfinite([p_sup, p_con]).any() \
+        else np.nan
+    if not text:
+        return Outcome(status, "", tuple(c.p_value for c in comparisons), float(p_claim))
     n = max(c.n for c in comparisons)
     parts = ["; ".join(c.text() for c in comparisons) + f" ({n} repeat{'s' * (n != 1)})"]
+    verdicts = [c.verdict(threshold) for c in comparisons]
     open_ = [c for c, v in zip(comparisons, verdicts, strict=True) if v == INCONCLUSIVE]
     if status == INCONCLUSIVE and open_ and not weak:
         needed = [c.repeats_needed() for c in open_]
@@ -107,27 +161,26 @@ def combine(comparisons: list[Paired], weak: list[str], threshold: float) -> Out
         elif any(r is None for r in needed):
             parts.append("no difference seen")
         else:
-            most = max(needed)
-            parts.append(f"too few repeats to tell: about {most} would, if the differences "
-                         "are as large as seen" if most <= MAX_REPEATS_NAMED else
-                         f"the differences are too small to tell with fewer than "
-                         f"{MAX_REPEATS_NAMED} repeats")
+            parts.append(f"too few repeats to tell: {repeats_phrase(max(needed))} would give "
+                         f"{POWER * 100:.0f} % power, if the differences are as large as seen")
     parts += weak
-    return Outcome(status, "; ".join(parts), tuple(c.p_value for c in comparisons))
+    return Outcome(status, "; ".join(parts), tuple(c.p_value for c in comparisons),
+                   float(p_claim))
 
 
 class _Cells:
     """One dataset × classifier's one-at-a-time rows and per-repeat values."""
 
-    def __init__(self, rows: pd.DataFrame, values: pd.DataFrame, weak_below: float):
+    def __init__(self, rows: pd.DataFrame, values: PerRepeat, weak_below: float,
+                 margins: pd.DataFrame | None = None):
         self.rows, self.values, self.weak_below = rows, values, weak_below
+        self.margins = margins
+        self.dataset, self.classifier = rows["dataset"].iloc[0], rows["classifier"].iloc[0]
         control = rows[rows["source"] == "control"]
         self.control = control.iloc[0]["cell"] if len(control) else None
 
     def series(self, cell: str, measure: str) -> pd.Series:
-        if cell not in self.values.index.get_level_values("cell"):
-            return pd.Series(dtype=float)
-        return self.values.xs(cell, level="cell")[measure]
+        return self.values.series(self.dataset, self.classifier, cell, measure)
 
     def levels(self, family: str) -> list[tuple[tuple, pd.Series]]:
         """(scheme, row) of one family's levels alone."""
@@ -142,28 +195,28 @@ class _Cells:
         return None
 
 
-def _sig0(c: _Cells, threshold: float) -> Outcome:
+def _sig0(c: _Cells) -> Evidence:
     levels = c.levels("data")
     sig0 = [row for scheme, row in levels if scheme == ("sig", 0.0)]
     if c.control is None or len(levels) < 2 or not sig0:
-        return Outcome(NOT_TESTED, "needs data sig 0, another data level and the control")
+        return Evidence(None, untested="needs data sig 0, another data level and the control")
     control = c.series(c.control, "accuracy")
     shift = {row["level"]: (c.series(row["cell"], "accuracy") - control).abs()
              for _, row in levels}
     comparisons = [Paired.between(f"|shift| sig 0 − {name.removeprefix('data ')}",
                                   shift["data sig 0"], s)
                    for name, s in shift.items() if name != "data sig 0"]
-    weak = [w for w in (c.weak(sig0[0]),) if w]
-    return combine(comparisons, weak, threshold)
+    weak = tuple(w for w in (c.weak(sig0[0]),) if w)
+    return Evidence(tuple(comparisons), weak)
 
 
-def _hparam(c: _Cells, threshold: float) -> Outcome:
+def _hparam(c: _Cells) -> Evidence:
     by_kind: dict[str, list] = {}
     for (kind, value), row in c.levels("hparam"):
         by_kind.setdefault(kind, []).append((-value if kind == "sig" else value, row))
     tested = {k: sorted(v, key=lambda t: t[0]) for k, v in by_kind.items() if len(v) >= 2}
     if not tested:
-        return Outcome(NOT_TESTED, "needs two strengths of one hparam scheme alone")
+        return Evidence(None, untested="needs two strengths of one hparam scheme alone")
     comparisons = []
     for levels in tested.values():
         for (_, weaker), (_, stronger) in itertools.pairwise(levels):
@@ -171,16 +224,16 @@ def _hparam(c: _Cells, threshold: float) -> Outcome:
                 f"SD {stronger['level'].removeprefix('hparam ')} − "
                 f"{weaker['level'].removeprefix('hparam ')}",
                 c.series(stronger["cell"], "sd"), c.series(weaker["cell"], "sd")))
-    return combine(comparisons, [], threshold)
+    return Evidence(tuple(comparisons))
 
 
-def _downsampling(c: _Cells, threshold: float) -> Outcome:
+def _downsampling(c: _Cells) -> Evidence:
     alone = single_sources(c.rows)
     down = alone[alone["source"] == "downsample"]
     others = alone[alone["source"] != "downsample"]
     if down.empty or others.empty:
-        return Outcome(NOT_TESTED,
-                       "needs a training fraction below 100 % and another source alone")
+        return Evidence(None, untested="needs a training fraction below 100 % and another "
+                        "source alone")
     comparisons = []
     for measure, column, name in (("sd", "accuracy_sd", "SD"),
                                   ("disagreement", "disagreement", "disagreement")):
@@ -189,50 +242,89 @@ def _downsampling(c: _Cells, threshold: float) -> Outcome:
             comparisons.append(Paired.between(f"{name} {top['level']} − {other['level']}",
                                               c.series(top["cell"], measure),
                                               c.series(other["cell"], measure)))
-    return combine(comparisons, [], threshold)
+    return Evidence(tuple(comparisons), restates=_restates(c, down))
 
 
-def _categorical(c: _Cells, threshold: float) -> Outcome:
+def _leaders(margins: pd.DataFrame | None, dataset, classifier) -> pd.DataFrame:
+    if margins is None:
+        return pd.DataFrame()
+    return margins[margins["dataset"].eq(dataset) & margins["classifier"].eq(classifier)]
+
+
+def _restates(c: _Cells, down: pd.DataFrame) -> bool:
+    """Whether the downsampling claim restates the leading sources (module docstring): the
+    only downsampling level leads both measures, nothing left out of the ranking."""
+    mine = _leaders(c.margins, c.dataset, c.classifier)
+    return len(down) == 1 and len(mine) == 2 and bool(
+        (mine["leader"] == down["level"].iloc[0]).all()) and not \
+        mine["left_out"].fillna("").astype(bool).any()
+
+
+def _categorical(c: _Cells) -> Evidence:
     levels = {row["level"]: row for _, row in c.rows[c.rows["source"] == "categorical"]
               .iterrows()}
     label, sample = levels.get("categorical label 0.1"), levels.get("categorical sample 0.2")
     if c.control is None or label is None or sample is None:
-        return Outcome(NOT_TESTED, "needs categorical label 0.1, sample 0.2 and the control")
+        return Evidence(None, untested="needs categorical label 0.1, sample 0.2 and the "
+                        "control")
     base = c.series(c.control, "disagreement")
     label_adds = c.series(label["cell"], "disagreement") - base
     sample_adds = c.series(sample["cell"], "disagreement") - base
-    return combine([Paired.between("disagreement label 0.1 − control", label_adds,
-                                   0 * label_adds),
-                    Paired.between("½ label's added − sample 0.2's added", 0.5 * label_adds,
-                                   sample_adds)], [], threshold)
+    return Evidence((Paired.between("disagreement label 0.1 − control", label_adds,
+                                    0 * label_adds),
+                     Paired.between("½ label's added − sample 0.2's added", 0.5 * label_adds,
+                                    sample_adds)))
+
+
+CHECKS = {"sig0_data": _sig0, "hparam_strength": _hparam,
+          "downsampling_largest": _downsampling, "categorical_label_vs_sample": _categorical}
+
+
+def gather_claims(sources: pd.DataFrame, summary: pd.DataFrame, *, weak_below: float,
+                  margins: pd.DataFrame | None = None,
+                  values: PerRepeat | None = None) -> list[tuple[str, str, str, Evidence]]:
+    """(dataset, classifier, claim, its evidence) of every claim on every dataset ×
+    classifier: what :func:`claims_at` judges at a threshold."""
+    values = per_repeat(summary) if values is None else values
+    out = []
+    for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
+        cells = _Cells(rows, values, weak_below, margins)
+        out += [(dataset, classifier, claim, check(cells)) for claim, check in CHECKS.items()]
+    return out
+
+
+def claims_at(gathered: list[tuple[str, str, str, Evidence]], threshold: float,
+              margins: pd.DataFrame | None = None, text: bool = True) -> pd.DataFrame:
+    """The claims table (:func:`check_claims`) of gathered evidence at ``threshold``, the
+    restating claims judged from ``margins``' verdicts; ``text``: with the evidence's
+    words (without: the verdicts and p-values alone)."""
+    out = []
+    for dataset, classifier, claim, evidence in gathered:
+        leaders = list(_leaders(margins, dataset, classifier)["verdict"]) \
+            if evidence.restates else None
+        said = outcome(evidence, threshold, leaders, text)
+        out.append({"dataset": dataset, "classifier": classifier, "claim": claim,
+                    "statement": CLAIMS[claim], "status": said.status,
+                    "evidence": said.evidence,
+                    "p_values": json.dumps([None if not np.isfinite(p) else p
+                                            for p in said.p_values]),
+                    "p_value": said.p_value})
+    return pd.DataFrame(out, columns=["dataset", "classifier", "claim", "statement", "status",
+                                      "evidence", "p_values", "p_value"])
 
 
 def check_claims(sources: pd.DataFrame, summary: pd.DataFrame, *,
-                 weak_below: float, threshold: float = ALPHA) -> pd.DataFrame:
+                 weak_below: float, threshold: float = ALPHA,
+                 margins: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per dataset × classifier × claim: ``status`` (supported, contradicted,
-    inconclusive, not tested) and ``evidence`` (module docstring). ``sources``: the sources
+    inconclusive, not tested), ``evidence`` (module docstring), each comparison's p-value
+    (``p_values``) and the claim's (``p_value``; NaN: not counted). ``sources``: the sources
     table (:func:`~modelvar.findings.sources.sources_of_variance`), ``summary``: the summary
     table's rows it was made from (per cell and repeat); ``weak_below``: the share of changed
     cells under which a data level is too weak to judge (config
     ``perturbation.warn_changed_below``); ``threshold``: the largest p-value that holds (the
-    page's multiplicity control; :data:`ALPHA` for one claim alone)."""
-    values = per_repeat(summary)
-    out = []
-    for (dataset, classifier), rows in sources.groupby(["dataset", "classifier"], sort=False):
-        try:
-            mine = values.xs((dataset, classifier), level=("dataset", "classifier"))
-        except KeyError:
-            mine = values.iloc[:0].droplevel(["dataset", "classifier"])
-        cells = _Cells(rows, mine, weak_below)
-        results = {"sig0_data": _sig0, "hparam_strength": _hparam,
-                   "downsampling_largest": _downsampling,
-                   "categorical_label_vs_sample": _categorical}
-        for claim, check in results.items():
-            outcome = check(cells, threshold)
-            out.append({"dataset": dataset, "classifier": classifier, "claim": claim,
-                        "statement": CLAIMS[claim], "status": outcome.status,
-                        "evidence": outcome.evidence,
-                        "p_values": json.dumps([None if not np.isfinite(p) else p
-                                                for p in outcome.p_values])})
-    return pd.DataFrame(out, columns=["dataset", "classifier", "claim", "statement", "status",
-                                      "evidence", "p_values"])
+    page's multiplicity control; :data:`ALPHA` for one claim alone); ``margins``: the leading
+    sources (:func:`~modelvar.findings.comparison.leader_margins`), which a claim may
+    restate."""
+    gathered = gather_claims(sources, summary, weak_below=weak_below, margins=margins)
+    return claims_at(gathered, threshold, margins)

@@ -1,23 +1,36 @@
-"""Classifiers compared, per source of variance: which one is more reproducible, by how much.
+"""Classifiers compared, per source of variance, and each dataset × classifier's leading source.
 
-For a pair of classifiers (a, b) of one dataset, each source's level alone (and the control),
-and each measure — ``disagreement`` (mean pairwise churn of a repeat's runs) and ``accuracy_sd``
-(their within-repeat accuracy SD) — the per-repeat difference m_a,r − m_b,r is **paired over
-repeats**: repeat r draws the same test set and training pool for every classifier (the split's
-seed stream names the dataset and repeat, never the classifier), so the difference removes what
-the repeat contributes. Its mean over the R repeats has the 95 % Student t-interval
-d̄ ± t(0.975, R − 1) · s_d / √R and a p-value (:class:`modelvar.findings.paired.Paired`: from 3
-repeats on, never an interval of width 0).
+**Classifiers compared.** For a pair of classifiers (a, b) of one dataset, each source's level
+alone (and the control), and each measure — ``disagreement`` (mean pairwise churn of a repeat's
+runs) and ``accuracy_sd`` (their within-repeat accuracy SD) — the per-repeat values are **paired
+over repeats**: repeat r draws the same test set and training pool for every classifier (the
+split's seed stream names the dataset and repeat, never the classifier), so the difference
+removes what the repeat contributes. :class:`modelvar.findings.paired.Compared` gives the
+difference a − b with its t-interval, the ratio a / b with its interval, and the verdict: told
+apart (``supported``: a above b; ``contradicted``: below), ``equivalent`` (the ratio within the
+equivalence margin), or ``inconclusive``.
 
-Over datasets (:func:`study_comparison`), per pair, level and measure: the mean of the
-datasets' mean differences with a t-interval and p-value over datasets (each dataset one
-observation, from 3 datasets on), and on how many datasets a's mean was below b's. Negative
-differences mean *a* is the more reproducible (fewer changed predictions, a narrower accuracy
-distribution). A difference is told apart (``verdict`` not ``inconclusive``) when its p-value
-holds under the page's multiplicity control (``threshold``).
+**Over datasets** (:func:`study_comparison`), per pair, level and measure, each dataset one
+observation (its mean difference over repeats): a statement about data of the kind, which
+repeats cannot make (they are all drawn from one dataset). It is tested only from
+:data:`MIN_DATASETS` datasets on, with the Wilcoxon signed-rank test of the datasets'
+differences (Demšar 2006, *JMLR* 7:1, §3.1.3: no assumption that the differences are normal or
+commensurable; two-sided, exact without ties): below that count even the most extreme outcome
+(every sign alike) has p ≥ 2 · 0.5^N > 0.05, so the page says "not tested (needs ≥ 6
+datasets)" and states the per-dataset comparisons instead. The mean difference over datasets
+with its t-interval is shown beside it. Negative differences mean *a* is the more reproducible.
 
 The test-set yardstick (between-repeat SD of the control's accuracy) is one number per dataset
-and classifier, not a per-repeat value: it is compared over datasets only.
+and classifier, not a per-repeat value: it is shown, never tested.
+
+**The leading source** (:func:`leader_margins`), per dataset × classifier × measure: the source
+level alone with the largest mean (the *leader*) is said to move the measure most only when it
+is told apart from **every** other source level alone (an intersection-union test: its p is the
+largest of the leader's comparisons' p-values); when the leader and the runner-up are
+practically equivalent (their ratio within the margin) the page says they moved it about
+equally; otherwise the source is not ranked. Levels the page calls too weak to judge their
+source (a data level that changed fewer than ``perturbation.warn_changed_below`` of the cells)
+are left out of the ranking and named.
 """
 
 from __future__ import annotations
@@ -29,17 +42,30 @@ import pandas as pd
 
 from modelvar.findings.paired import (
     ALPHA,
+    CONTRADICTED,
+    EQUIVALENCE_RATIO,
+    EQUIVALENT,
     INCONCLUSIVE,
     MIN_FOR_INTERVAL,
+    NOT_TESTED,
+    SUPPORTED,
+    Compared,
     Paired,
+    PerRepeat,
     between_cells,
     per_repeat,
+    series,
+    signed_ci,
 )
 from modelvar.findings.sources import CONTROL, YARDSTICK, alone
 
+#: the fewest datasets a statement over datasets is tested from (module docstring)
+MIN_DATASETS = 6
+
 MEASURES = {"disagreement": "disagreement", "accuracy_sd": "sd"}
 COLUMNS = ["dataset", "source", "level", "classifier_a", "classifier_b", "measure", "repeats",
-           "difference", "difference_low", "difference_high", "p_value", "verdict"]
+           "difference", "difference_low", "difference_high", "ratio", "ratio_low",
+           "ratio_high", "identical", "p_difference", "p_equivalent", "p_value", "verdict"]
 STUDY_COLUMNS = ["source", "level", "classifier_a", "classifier_b", "measure", "datasets",
                  "a_lower", "difference", "difference_low", "difference_high", "p_value",
                  "verdict"]
@@ -50,11 +76,13 @@ def _pairs(classifiers) -> list[tuple[str, str]]:
 
 
 def classifier_comparison(sources: pd.DataFrame, summary: pd.DataFrame,
-                          threshold: float = ALPHA) -> pd.DataFrame:
+                          threshold: float = ALPHA, margin: float = EQUIVALENCE_RATIO, *,
+                          values: PerRepeat | None = None) -> pd.DataFrame:
     """Per dataset, one-at-a-time level (and the control), pair of classifiers and measure:
-    the paired mean difference a − b over repeats with its 95 % interval, p-value and verdict
-    at ``threshold`` (module docstring)."""
-    values = per_repeat(summary)
+    a against b paired over repeats (module docstring) with its verdict at ``threshold``
+    (:func:`~modelvar.findings.paired.verdicts_at` gives it at another). ``values``: the
+    summary's :func:`~modelvar.findings.paired.per_repeat` values, where already at hand."""
+    values = per_repeat(summary) if values is None else values
     rows = []
     compared = sources[sources["source"] != YARDSTICK]
     for (dataset, level), part in compared.groupby(["dataset", "level"], sort=False):
@@ -62,17 +90,14 @@ def classifier_comparison(sources: pd.DataFrame, summary: pd.DataFrame,
         source = part["source"].iloc[0]
         for a, b in _pairs(cells):
             for measure, column in MEASURES.items():
-                try:
-                    va = values.loc[(dataset, a, cells[a]), column]
-                    vb = values.loc[(dataset, b, cells[b]), column]
-                except KeyError:
+                va = series(values, dataset, a, cells[a], column)
+                vb = series(values, dataset, b, cells[b], column)
+                if va.empty or vb.empty:
                     continue
-                p = Paired.between(f"{a} − {b}", va, vb)
+                c = Compared.between(f"{a} − {b}", va, vb, margin)
                 rows.append({"dataset": dataset, "source": source, "level": level,
                              "classifier_a": a, "classifier_b": b, "measure": measure,
-                             "repeats": p.n, "difference": p.mean,
-                             "difference_low": p.low, "difference_high": p.high,
-                             "p_value": p.p_value, "verdict": p.verdict(threshold)})
+                             **c.row(), "verdict": c.verdict(threshold)})
     yard = sources[sources["source"] == YARDSTICK]
     for dataset, part in yard.groupby("dataset", sort=False):
         sd = dict(zip(part["classifier"], part["accuracy_sd"], strict=True))
@@ -81,27 +106,46 @@ def classifier_comparison(sources: pd.DataFrame, summary: pd.DataFrame,
                          "classifier_a": a, "classifier_b": b, "measure": "accuracy_sd",
                          "repeats": int(part["repeats"].iloc[0]),
                          "difference": sd[a] - sd[b], "difference_low": np.nan,
-                         "difference_high": np.nan, "p_value": np.nan,
-                         "verdict": INCONCLUSIVE})
+                         "difference_high": np.nan, "ratio": np.nan, "ratio_low": np.nan,
+                         "ratio_high": np.nan, "identical": False, "p_difference": np.nan,
+                         "p_equivalent": np.nan, "p_value": np.nan, "verdict": NOT_TESTED})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def over_datasets_p(differences) -> float:
+    """The two-sided Wilcoxon signed-rank p of differences over datasets (module docstring);
+    NaN below :data:`MIN_DATASETS` or where every difference is 0."""
+    d = np.asarray(differences, dtype=float)
+    d = d[np.isfinite(d)]
+    if len(d) < MIN_DATASETS or not np.any(d != 0):
+        return np.nan
+    from scipy.stats import wilcoxon
+
+    return float(wilcoxon(d, alternative="two-sided").pvalue)
 
 
 def study_comparison(comparison: pd.DataFrame, threshold: float = ALPHA) -> pd.DataFrame:
     """Over datasets (module docstring): per level, pair and measure, the mean difference with
-    a t-interval and p-value over datasets, its verdict at ``threshold``, and the datasets on
-    which a was below b."""
+    a t-interval over datasets, the Wilcoxon p and verdict at ``threshold`` from
+    :data:`MIN_DATASETS` datasets (else ``not tested``), and the datasets on which a was below
+    b."""
     rows = []
     keys = ["source", "level", "classifier_a", "classifier_b", "measure"]
-    for key, part in comparison.groupby(keys, sort=False):
+    for key, part in comparison[comparison["source"] != YARDSTICK].groupby(keys, sort=False):
         d = part["difference"].to_numpy(dtype=float)
         d = d[np.isfinite(d)]
         if not len(d):
             continue
-        p = Paired.of("over datasets", d)
+        mean = Paired.of("over datasets", d)
+        p = over_datasets_p(d)
+        verdict = (NOT_TESTED if len(d) < MIN_DATASETS else
+                   INCONCLUSIVE if not np.isfinite(p) or p > threshold else
+                   SUPPORTED if np.median(d) > 0 else CONTRADICTED)
         rows.append({**dict(zip(keys, key, strict=True)), "datasets": len(d),
-                     "a_lower": int((d < 0).sum()), "difference": p.mean,
-                     "difference_low": p.low, "difference_high": p.high,
-                     "p_value": p.p_value, "verdict": p.verdict(threshold)})
+                     "a_lower": int((d < 0).sum()), "difference": mean.mean,
+                     "difference_low": mean.low if len(d) >= MIN_DATASETS else np.nan,
+                     "difference_high": mean.high if len(d) >= MIN_DATASETS else np.nan,
+                     "p_value": p, "verdict": verdict})
     return pd.DataFrame(rows, columns=STUDY_COLUMNS)
 
 
@@ -111,79 +155,155 @@ def _interval(row, count: str = "repeats") -> str:
     if not np.isfinite(row["difference_low"]):
         why = f"too few {count} for an interval" if n < MIN_FOR_INTERVAL else \
             f"the same in every {count[:-1]}: no interval"
-        return f"{row['difference']:+.3f} ({why})"
-    return (f"{row['difference']:+.3f} [{row['difference_low']:+.3f}, "
-            f"{row['difference_high']:+.3f}]")
+        return f"{signed_ci(row['difference'], np.nan, np.nan)} ({why})"
+    return signed_ci(row["difference"], row["difference_low"], row["difference_high"])
 
 
-WHAT = {"disagreement": ("predictions changed less", "disagreement"),
-        "accuracy_sd": ("accuracy varied less", "accuracy SD")}
+WHAT = {"disagreement": ("predictions changed less", "disagreement", "predictions changed"),
+        "accuracy_sd": ("accuracy varied less", "accuracy SD", "accuracy varied")}
 
 
 def comparison_sentences(comparison: pd.DataFrame, study: pd.DataFrame) -> list[str]:
-    """Which classifier was the more reproducible under each source, for the differences told
-    apart (their ``verdict``, under the page's multiplicity control), with the numbers: over
-    datasets when there are several ("A's predictions changed less than B's under data rel 0.2
-    (mean difference in disagreement A − B over 5 datasets: −0.030 [−0.050, −0.010]; lower on
-    4)"), else per dataset; then how many pairs were not told apart."""
+    """Which classifier was the more reproducible under each source, for the comparisons told
+    apart or practically equivalent under the page's multiplicity control, with the numbers:
+    over datasets when there are :data:`MIN_DATASETS` or more ("A's predictions changed less
+    than B's under data rel 0.2 on 7 of 8 datasets (mean difference in disagreement A − B:
+    −0.030 [−0.050, −0.010]; Wilcoxon p = 0.008)"), else per dataset, with a sentence saying
+    that the comparison over datasets was not tested and why; then how many comparisons were
+    inconclusive."""
     out = []
-    several = comparison["dataset"].nunique() > 1
-    table = study if several else comparison
-    table = table[(table["source"] != CONTROL) & np.isfinite(table["difference"])]
-    held = table[table["verdict"] != INCONCLUSIVE]
-    for _, row in held.iterrows():
-        better, worse = (row["classifier_a"], row["classifier_b"]) if row["difference"] < 0 \
-            else (row["classifier_b"], row["classifier_a"])
-        less, measure = WHAT[row["measure"]]
-        where = f"under {row['level']}"
-        if several:
+    datasets = comparison["dataset"].nunique()
+    tested = datasets >= MIN_DATASETS
+    table = study if tested else comparison
+    table = table[(table["source"] != CONTROL) & (table["source"] != YARDSTICK)
+                  & np.isfinite(table["difference"])]
+    if datasets > 1 and not tested:
+        out.append(f"Classifiers over datasets: not tested (needs ≥ {MIN_DATASETS} datasets, "
+                   f"this study has {datasets}); per dataset instead.")
+    held = table[table["verdict"].isin([SUPPORTED, CONTRADICTED, EQUIVALENT])]
+    apart = held[held["verdict"] != EQUIVALENT].assign(
+        better=lambda t: np.where(t["difference"] < 0, t["classifier_a"], t["classifier_b"]),
+        worse=lambda t: np.where(t["difference"] < 0, t["classifier_b"], t["classifier_a"]))
+    if tested:
+        for _, row in apart.iterrows():
+            a, b, better = row["classifier_a"], row["classifier_b"], row["better"]
+            less, measure, _ = WHAT[row["measure"]]
             n = row["datasets"]
-            count = row["a_lower"] if better == row["classifier_a"] else n - row["a_lower"]
-            out.append(f"{better}'s {less} than {worse}'s {where} (mean difference in "
-                       f"{measure} {row['classifier_a']} − {row['classifier_b']} over {n} "
-                       f"datasets: {_interval(row, 'datasets')}; lower on {count}).")
-        else:
-            out.append(f"On {row['dataset']}, {better}'s {less} than {worse}'s {where} "
-                       f"(difference in {measure} {row['classifier_a']} − "
-                       f"{row['classifier_b']}: {_interval(row)}, paired over "
-                       f"{row['repeats']} repeats).")
-    rest = len(table) - len(held) - int((table["source"] == YARDSTICK).sum())
+            count = row["a_lower"] if better == a else n - row["a_lower"]
+            out.append(f"{better}'s {less} than {row['worse']}'s under {_short(row['level'])} "
+                       f"on {count} of {n} datasets (mean difference in {measure} {a} − {b}: "
+                       f"{_interval(row, 'datasets')}; Wilcoxon p = {row['p_value']:.2g}).")
+    else:
+        for (dataset, better, worse, measure), part in apart.groupby(
+                ["dataset", "better", "worse", "measure"], sort=False):
+            less, name, _ = WHAT[measure]
+            a, b = part["classifier_a"].iloc[0], part["classifier_b"].iloc[0]
+            levels = [_short(level) for level in part["level"]]
+            numbers = ", ".join(_interval(row) for _, row in part.iterrows())
+            out.append(f"On {dataset}, {better}'s {less} than {worse}'s under "
+                       f"{_names(levels)} (difference in {name} {a} − {b} over "
+                       f"{part['repeats'].max()} repeats: {numbers}).")
+    equal = held[held["verdict"] == EQUIVALENT]
+    for (level, a, b, measure), part in equal.groupby(
+            ["level", "classifier_a", "classifier_b", "measure"], sort=False):
+        _, name, moved = WHAT[measure]
+        ratios = "; ".join(f"{_ratio(row)} on {row['dataset']}" for _, row in part.iterrows())
+        out.append(f"{a}'s and {b}'s {moved} about equally under {_short(level)} (ratio {a} / "
+                   f"{b} of "
+                   f"the {name}: {ratios}; each within the equivalence margin).")
+    rest = len(table) - len(held)
     if rest > 0:
-        out.append(f"The other {rest} comparison{'s' * (rest != 1)} of classifiers "
-                   f"{'were' if rest != 1 else 'was'} not told apart (the table below).")
+        out.append(f"{rest} other comparison{'s' * (rest != 1)} of classifiers "
+                   f"{'were' if rest != 1 else 'was'} inconclusive (the table below).")
     return out
 
 
+def _short(level: str) -> str:
+    """A level's name in a sentence: the all-combined cell without its list of levels."""
+    return level.split(":")[0]
+
+
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _ratio(row) -> str:
+    from modelvar.findings.paired import fmt
+
+    if np.isfinite(row["ratio_low"]):
+        return f"{fmt(row['ratio'])} [{fmt(row['ratio_low'])}, {fmt(row['ratio_high'])}]"
+    return fmt(row["ratio"])
+
+
 LEADER_MEASURES = {"accuracy_sd": "sd", "disagreement": "disagreement"}
+MARGIN_COLUMNS = ["dataset", "classifier", "measure", "leader", "runner_up", "against",
+                  "left_out", "repeats", "margin", "margin_low", "margin_high", "ratio",
+                  "ratio_low", "ratio_high", "equivalence_ratio", "ahead", "p_lead",
+                  "p_equivalent", "p_value", "verdict"]
+
+
+def leader_verdict(p_lead: float, p_equivalent: float, ahead: bool,
+                   threshold: float = ALPHA) -> str:
+    """``equivalent`` where leader and runner-up are within the margin at ``threshold``, else
+    ``supported`` where the leader is ahead of every other level and told apart from each,
+    else ``inconclusive`` (module docstring)."""
+    if np.isfinite(p_equivalent) and p_equivalent <= threshold:
+        return EQUIVALENT
+    if ahead and np.isfinite(p_lead) and p_lead <= threshold:
+        return SUPPORTED
+    return INCONCLUSIVE
+
+
+def leader_verdicts(margins: pd.DataFrame, threshold: float) -> list[str]:
+    """:func:`leader_verdict` of every row of the margins table."""
+    return [leader_verdict(p, e, bool(a), threshold) for p, e, a in zip(
+        margins["p_lead"], margins["p_equivalent"], margins["ahead"], strict=True)]
 
 
 def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
-                   threshold: float = ALPHA) -> pd.DataFrame:
-    """Per dataset × classifier × measure (``accuracy_sd``, ``disagreement``): the source level
-    alone with the largest mean (the *leader*), the runner-up, and the leader's margin — the
-    per-repeat difference leader − runner-up paired over repeats, with its 95 % t-interval,
-    p-value and verdict at ``threshold`` (``supported``: the leader is ahead;
-    ``inconclusive``: the data cannot tell them apart). What a "largest source" sentence rests
-    on."""
-    values = per_repeat(summary)
+                   threshold: float = ALPHA, margin: float = EQUIVALENCE_RATIO, *,
+                   values: PerRepeat | None = None) -> pd.DataFrame:
+    """Per dataset × classifier × measure (``accuracy_sd``, ``disagreement``), the leading
+    source (module docstring): the leader, the runner-up, how many other levels it was
+    compared with (``against``) and which were left out as too weak (``left_out``), its margin
+    over the runner-up paired over repeats with its interval and the ratio leader / runner-up
+    with its interval, ``p_lead`` (the largest p of the leader against every other level),
+    ``p_equivalent`` (leader and runner-up within the margin), ``p_value`` (the smaller: the
+    claim's) and the verdict at ``threshold``: ``supported`` (told apart from every other),
+    ``equivalent`` (leader and runner-up about equal) or ``inconclusive`` (not ranked)."""
+    values = per_repeat(summary) if values is None else values
     rows = []
     for (dataset, classifier), part in alone(sources).groupby(["dataset", "classifier"],
                                                               sort=False):
+        weak = part["weak"].fillna(False).astype(bool) if "weak" in part else \
+            pd.Series(False, index=part.index)
+        judged, left_out = part[~weak], list(part.loc[weak, "level"])
         for measure, column in LEADER_MEASURES.items():
-            ranked = part.dropna(subset=[measure]).sort_values(measure, ascending=False,
-                                                                kind="stable")
+            ranked = judged.dropna(subset=[measure]).sort_values(measure, ascending=False,
+                                                                  kind="stable")
             if len(ranked) < 2:
                 continue
-            lead, second = ranked.iloc[0], ranked.iloc[1]
-            p = between_cells(values, dataset, classifier, lead["cell"], second["cell"],
-                              column, "margin")
-            if p is None:
+            lead = ranked.iloc[0]
+            compared = [between_cells(values, dataset, classifier, lead["cell"],
+                                      other["cell"], column, "margin", margin)
+                        for _, other in ranked.iloc[1:].iterrows()]
+            if any(c is None for c in compared):
                 continue
+            top = compared[0]
+            ps = [c.difference.p_value for c in compared]
+            p_lead = max(ps) if all(np.isfinite(ps)) else np.nan
+            ahead = all(c.difference.mean > 0 for c in compared)
+            claim = [p for p in (p_lead, top.p_equivalent) if np.isfinite(p)]
             rows.append({"dataset": dataset, "classifier": classifier, "measure": measure,
-                         "leader": lead["level"], "runner_up": second["level"],
-                         "repeats": p.n, "margin": p.mean,
-                         "margin_low": p.low, "margin_high": p.high, "p_value": p.p_value,
-                         "verdict": p.verdict(threshold)})
-    return pd.DataFrame(rows, columns=["dataset", "classifier", "measure", "leader",
-                                       "runner_up", "repeats", "margin", "margin_low",
-                                       "margin_high", "p_value", "verdict"])
+                         "leader": lead["level"], "runner_up": ranked.iloc[1]["level"],
+                         "against": len(compared), "left_out": "; ".join(left_out),
+                         "repeats": top.difference.n, "margin": top.difference.mean,
+                         "margin_low": top.difference.low, "margin_high": top.difference.high,
+                         "ratio": top.ratio, "ratio_low": top.ratio_low,
+                         "ratio_high": top.ratio_high, "equivalence_ratio": margin,
+                         "ahead": ahead, "p_lead": p_lead,
+                         "p_equivalent": top.p_equivalent,
+                         "p_value": min(claim) if claim else np.nan,
+                         "verdict": leader_verdict(p_lead, top.p_equivalent, ahead,
+                                                   threshold)})
+    return pd.DataFrame(rows, columns=MARGIN_COLUMNS)

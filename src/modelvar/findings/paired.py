@@ -1,22 +1,45 @@
-"""Paired differences over repeats (or datasets), and when they may carry an interval.
+"""Paired differences over repeats (or datasets), their ratios, and the verdicts they allow.
 
 The runs of a repeat share their test set and training pool, so the per-repeat difference of
-two cells (or of two classifiers in one cell) removes what the repeat itself contributes. For a
-difference d_r over R repeats with mean d̄ and SD s_d:
+two cells (or of two classifiers in one cell) removes what the repeat itself contributes.
+
+**A difference** d_r over R repeats with mean d̄ and SD s_d (:class:`Paired`):
 
 * the **interval** is Student's, d̄ ± t(0.975, R − 1) · s_d / √R, drawn only from
   :data:`MIN_FOR_INTERVAL` repeats on (with 2, the whole spread is one difference of two values
   and t(0.975, 1) = 12.7: the interval says more about the repeat count than the data), and
-  never with s_d = 0 (identical differences in every repeat make an interval of width 0, which
-  would read as certainty);
+  never for differences that are the same in every repeat (an interval of width 0 would read
+  as certainty);
 * the **p-value** (two-sided, of d̄ = 0) is the paired t-test's, 2 · (1 − F_t(|d̄| √R / s_d,
-  R − 1)); where every difference is the same (s_d = 0, d̄ ≠ 0) it is the exact sign test's,
-  2 · 0.5^R (R differences of one sign), since there is no spread for a t statistic; NaN below
-  :data:`MIN_FOR_INTERVAL` repeats.
+  R − 1)); NaN below :data:`MIN_FOR_INTERVAL` repeats;
+* **the same in every repeat** is decided with a tolerance relative to the values compared,
+  never by an exact zero: s_d ≤ :data:`SAME` · scale, scale the largest |value| of the two
+  series (rounding noise of sums of floats is ~1e-16 of it; no measured difference of runs is
+  within 1e-9 of it). Then there is no spread for a t statistic: a nonzero d̄ gets the exact sign
+  test, 2 · 0.5^R (R differences of one sign), and a d̄ within the tolerance of 0 is *identical*:
+  nothing to test, no p-value, not counted by the page's multiplicity control.
 
-A difference is *told apart* from 0 when its p-value holds under the page's multiplicity
-control (:mod:`modelvar.findings.multiplicity`: a threshold at most :data:`ALPHA`); the verdict
-words are ``supported`` (above 0), ``contradicted`` (below 0) and ``inconclusive``.
+**A ratio** a / b of two positive measures (run-to-run SDs, disagreements; :class:`Compared`)
+is the geometric mean of the per-repeat ratios, exp(mean_r log(a_r / b_r)), with the t-interval
+of the mean log ratio carried back, exp(l̄ ± t(0.975, R − 1) · s_l / √R). It is **practically
+equivalent** to 1 within a margin M (config ``findings.equivalence_ratio``, default
+:data:`EQUIVALENCE_RATIO`) by two one-sided tests (Schuirmann 1987) of the mean log ratio:
+H₀₁: l̄ ≤ −log M and H₀₂: l̄ ≥ log M, each a one-sided t-test, p = max of the two; at level α
+this is the (1 − 2α) interval of the ratio lying inside [1/M, M]. Log ratios the same in every
+repeat inside the margin get the exact sign test's 0.5^R.
+
+**Verdicts** at a threshold (the page's multiplicity control,
+:mod:`modelvar.findings.multiplicity`; :data:`ALPHA` for one comparison alone):
+``equivalent`` when the equivalence p holds, else ``supported`` (above 0) or ``contradicted``
+(below 0) when the difference's p holds, ``identical`` for identical values, else
+``inconclusive``. A comparison enters the page's control once, with the p of the claim it can
+make, min(p_difference, p_equivalent): the two nulls (d = 0; |log ratio| ≥ log M) exclude each
+other, so a false claim is always a rejection of the one true null at its own valid p-value.
+
+**Power.** For a comparison left inconclusive, the repeats that would give a difference of the
+seen size and spread 80 % power (:data:`POWER`) in a two-sided paired t-test at 5 %
+(noncentral t: power = P(|T| > t_c), T ~ t'(R − 1, d̄ √R / s_d)): a planning figure, not a
+promise (it takes the seen difference as true).
 """
 
 from __future__ import annotations
@@ -33,42 +56,75 @@ from modelvar.metrics.student_t import t_cdf, t_quantile
 MIN_FOR_INTERVAL = 3
 #: the level of one comparison before the multiplicity control
 ALPHA = 0.05
-SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTED = (
-    "supported", "contradicted", "inconclusive", "not tested")
-VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTED)
+#: the power a "would need about N repeats" figure is for
+POWER = 0.8
+#: values within this share of their scale of each other are the same (module docstring)
+SAME = 1e-9
+#: the default equivalence margin on a ratio of two positive measures: 1/1.25 to 1.25, the
+#: 80–125 % convention of bioequivalence (FDA 2001, *Statistical approaches to establishing
+#: bioequivalence*; Schuirmann 1987): a quarter more or a fifth less counts as different
+EQUIVALENCE_RATIO = 1.25
+SUPPORTED, CONTRADICTED, EQUIVALENT, IDENTICAL, INCONCLUSIVE, NOT_TESTED = (
+    "supported", "contradicted", "equivalent", "identical", "inconclusive", "not tested")
+VERDICTS = (SUPPORTED, CONTRADICTED, EQUIVALENT, IDENTICAL, INCONCLUSIVE, NOT_TESTED)
 #: the most repeats a "would need about" statement names (beyond: "more than")
 MAX_REPEATS_NAMED = 1000
 
 
+def _two_sided(t: float, df: int) -> float:
+    return min(1.0, 2 * (1 - t_cdf(abs(t), df)))
+
+
 @dataclass(frozen=True)
 class Paired:
-    """A per-repeat difference expected to be positive: mean, SD, count, interval and test."""
+    """A per-repeat difference: mean, SD, count, the scale of the values it is a difference
+    of, and its interval, test and verdict (module docstring)."""
 
     label: str
     mean: float
     sd: float
     n: int
+    scale: float = np.nan
 
     @classmethod
-    def of(cls, label: str, differences) -> Paired:
+    def of(cls, label: str, differences, scale: float | None = None) -> Paired:
+        """``scale``: the magnitude of the values the differences are of (default: of the
+        differences themselves)."""
         d = np.asarray(differences, dtype=float)
         d = d[np.isfinite(d)]
+        if scale is None:
+            scale = float(np.abs(d).max()) if len(d) else np.nan
         return cls(label, float(d.mean()) if len(d) else np.nan,
-                   float(d.std(ddof=1)) if len(d) > 1 else np.nan, len(d))
+                   float(d.std(ddof=1)) if len(d) > 1 else np.nan, len(d), float(scale))
 
     @classmethod
     def between(cls, label: str, a: pd.Series, b: pd.Series) -> Paired:
         """a − b over the repeats both have (series indexed by repeat)."""
-        joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
-        return cls.of(label, joined["a"] - joined["b"])
+        x, y = paired_values(a, b)
+        scale = float(max(np.abs(x).max(), np.abs(y).max())) if len(x) else np.nan
+        return cls.of(label, x - y, scale)
+
+    @property
+    def tolerance(self) -> float:
+        return SAME * self.scale if np.isfinite(self.scale) else 0.0
+
+    @property
+    def same_everywhere(self) -> bool:
+        """Every difference the same, within :data:`SAME` of the values' scale."""
+        return self.n >= 2 and np.isfinite(self.sd) and self.sd <= self.tolerance
+
+    @property
+    def identical(self) -> bool:
+        """The same in every repeat and that difference (within the tolerance) 0."""
+        return self.same_everywhere and abs(self.mean) <= self.tolerance
 
     @property
     def has_interval(self) -> bool:
-        return self.n >= MIN_FOR_INTERVAL and np.isfinite(self.sd) and self.sd > 0
+        return self.n >= MIN_FOR_INTERVAL and np.isfinite(self.sd) and not self.same_everywhere
 
-    def half_width(self, n: int | None = None) -> float:
+    def half_width(self, n: int | None = None, level: float = 0.95) -> float:
         n = self.n if n is None else n
-        return t_quantile(0.975, n - 1) * self.sd / math.sqrt(n) if n > 1 else np.nan
+        return t_quantile(0.5 + level / 2, n - 1) * self.sd / math.sqrt(n) if n > 1 else np.nan
 
     @property
     def low(self) -> float:
@@ -80,41 +136,180 @@ class Paired:
 
     @property
     def p_value(self) -> float:
-        """Two-sided p of a zero mean difference (module docstring); NaN with too few."""
-        if self.n < MIN_FOR_INTERVAL or not np.isfinite(self.mean):
+        """Two-sided p of a zero mean difference (module docstring); NaN with too few repeats
+        and for identical values (nothing to test)."""
+        if self.n < MIN_FOR_INTERVAL or not np.isfinite(self.mean) or self.identical:
             return np.nan
-        if not self.sd > 0:
-            return 1.0 if self.mean == 0 else min(1.0, 2 * 0.5 ** self.n)
-        t = abs(self.mean) * math.sqrt(self.n) / self.sd
-        return min(1.0, 2 * (1 - t_cdf(t, self.n - 1)))
+        if self.same_everywhere:
+            return min(1.0, 2 * 0.5 ** self.n)
+        return _two_sided(self.mean * math.sqrt(self.n) / self.sd, self.n - 1)
 
     def verdict(self, threshold: float = ALPHA) -> str:
         """``supported``/``contradicted`` when the p-value is at most ``threshold`` (the
-        multiplicity control's), by the sign of the mean; ``inconclusive`` otherwise."""
-        p = self.p_value
-        if not np.isfinite(p) or p > threshold:
-            return INCONCLUSIVE
-        return SUPPORTED if self.mean > 0 else CONTRADICTED
+        multiplicity control's), by the sign of the mean; ``identical``; else
+        ``inconclusive``."""
+        return verdict_of(self.p_value, np.nan, self.mean, self.identical, threshold)
 
-    def repeats_needed(self) -> int | None:
-        """The smallest R at which a difference of this mean and SD would have an interval
-        clear of 0 (``MAX_REPEATS_NAMED + 1`` when beyond; None without an SD or a
-        difference)."""
-        if self.n < 2 or not np.isfinite(self.sd) or self.sd == 0 or self.mean == 0:
+    def repeats_needed(self, power: float = POWER, alpha: float = ALPHA) -> int | None:
+        """The smallest R at which a two-sided paired t-test at ``alpha`` of a difference of
+        this mean and SD has ``power`` (module docstring); ``MAX_REPEATS_NAMED + 1`` when
+        beyond; None without a spread or a difference."""
+        if self.n < 2 or not np.isfinite(self.sd) or self.same_everywhere or self.mean == 0:
             return None
-        for n in range(MIN_FOR_INTERVAL, MAX_REPEATS_NAMED + 1):
-            if self.half_width(n) < abs(self.mean):
-                return n
-        return MAX_REPEATS_NAMED + 1
+        from scipy.stats import nct
+        from scipy.stats import t as student
+
+        effect = abs(self.mean) / self.sd
+
+        def reaches(n: int) -> bool:
+            crit = student.ppf(1 - alpha / 2, n - 1)
+            shift = effect * math.sqrt(n)
+            lower = nct.cdf(-crit, n - 1, shift)  # NaN where it underflows
+            return nct.sf(crit, n - 1, shift) + (lower if np.isfinite(lower) else 0.0) >= power
+
+        if not reaches(MAX_REPEATS_NAMED):
+            return MAX_REPEATS_NAMED + 1
+        low, high = MIN_FOR_INTERVAL - 1, MAX_REPEATS_NAMED  # power grows with n: bisect
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if reaches(middle) else (middle, high)
+        return high
 
     def text(self) -> str:
         """The difference with its interval, or why it has none."""
         if self.n < MIN_FOR_INTERVAL:
-            return (f"{self.label} {self.mean:+.4f} (too few repeats for an interval: "
+            return (f"{self.label} {signed(self.mean)} (too few repeats for an interval: "
                     f"{self.n}; run ≥ {MIN_FOR_INTERVAL})")
+        if self.identical:
+            return f"{self.label} 0 (identical in every repeat)"
         if not self.has_interval:
-            return f"{self.label} {self.mean:+.4f} (the same in every repeat: no interval)"
-        return f"{self.label} {self.mean:+.4f} [{self.low:+.4f}, {self.high:+.4f}]"
+            return f"{self.label} {signed(self.mean)} (the same in every repeat: no interval)"
+        return f"{self.label} {signed_ci(self.mean, self.low, self.high)}"
+
+
+def verdict_of(p_difference: float, p_equivalent: float, difference: float, identical: bool,
+               threshold: float = ALPHA) -> str:
+    """The verdict of a comparison at ``threshold`` (module docstring): ``equivalent`` when
+    ``identical`` (nothing to test), else ``equivalent`` when its equivalence p holds, else
+    ``supported``/``contradicted`` by the
+    sign of the difference when its p holds, else ``inconclusive``."""
+    if identical:
+        return IDENTICAL
+    if np.isfinite(p_equivalent) and p_equivalent <= threshold:
+        return EQUIVALENT
+    if not np.isfinite(p_difference) or p_difference > threshold:
+        return INCONCLUSIVE
+    return SUPPORTED if difference > 0 else CONTRADICTED
+
+
+def verdicts_at(frame: pd.DataFrame, threshold: float) -> list[str]:
+    """:func:`verdict_of` of every row of a table with the columns of
+    :meth:`Compared.row`."""
+    return [verdict_of(pd_, pe, d, bool(i), threshold) for pd_, pe, d, i in zip(
+        frame["p_difference"], frame["p_equivalent"], frame["difference"], frame["identical"],
+        strict=True)]
+
+
+def repeats_phrase(needed: int) -> str:
+    """"about N repeats" at :data:`POWER`, N rounded to two significant digits from 100."""
+    if needed > MAX_REPEATS_NAMED:
+        return f"more than {MAX_REPEATS_NAMED:,} repeats"
+    if needed >= 100:
+        digits = 10 ** (len(str(needed)) - 2)
+        needed = int(round(needed / digits) * digits)
+    return f"about {needed:,} repeats"
+
+
+def paired_values(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The values of two series (indexed by repeat) at the repeats both have, where both are
+    defined."""
+    if not a.index.equals(b.index):
+        common = a.index.intersection(b.index)
+        a, b = a.loc[common], b.loc[common]
+    x, y = a.to_numpy(float), b.to_numpy(float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    return x[keep], y[keep]
+
+
+def _log_ratio(a: pd.Series, b: pd.Series) -> Paired | None:
+    x, y = paired_values(a, b)
+    if not len(x) or not ((x > 0).all() and (y > 0).all()):
+        return None
+    return Paired.of("log ratio", np.log(x) - np.log(y), scale=1.0)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """a against b paired over repeats (module docstring): the difference a − b, told apart
+    from 0 or not, and the ratio a / b, practically equivalent to 1 within ``margin`` or not.
+    ``log_ratio`` is None where a value is not positive (no ratio)."""
+
+    difference: Paired
+    log_ratio: Paired | None
+    margin: float = EQUIVALENCE_RATIO
+
+    @classmethod
+    def between(cls, label: str, a: pd.Series, b: pd.Series,
+                margin: float = EQUIVALENCE_RATIO) -> Compared:
+        return cls(Paired.between(label, a, b), _log_ratio(a, b), margin)
+
+    @property
+    def ratio(self) -> float:
+        return math.exp(self.log_ratio.mean) if self.log_ratio is not None else np.nan
+
+    @property
+    def ratio_low(self) -> float:
+        return math.exp(self.log_ratio.low) if self.log_ratio is not None and \
+            self.log_ratio.has_interval else np.nan
+
+    @property
+    def ratio_high(self) -> float:
+        return math.exp(self.log_ratio.high) if self.log_ratio is not None and \
+            self.log_ratio.has_interval else np.nan
+
+    @property
+    def p_equivalent(self) -> float:
+        """The two one-sided tests' p of a ratio inside [1/margin, margin] (module
+        docstring); NaN without a ratio or with too few repeats."""
+        lr = self.log_ratio
+        if lr is None or lr.n < MIN_FOR_INTERVAL or not np.isfinite(lr.mean) or \
+                self.difference.identical:
+            return np.nan
+        bound = math.log(self.margin)
+        if lr.same_everywhere:
+            return 0.5 ** lr.n if abs(lr.mean) < bound else 1.0
+        se = lr.sd / math.sqrt(lr.n)
+        above_low = 1 - t_cdf((lr.mean + bound) / se, lr.n - 1)
+        below_high = t_cdf((lr.mean - bound) / se, lr.n - 1)
+        return float(max(above_low, below_high))
+
+    @property
+    def p_value(self) -> float:
+        """The p that enters the page's multiplicity control (module docstring)."""
+        ps = [p for p in (self.difference.p_value, self.p_equivalent) if np.isfinite(p)]
+        return min(ps) if ps else np.nan
+
+    def verdict(self, threshold: float = ALPHA) -> str:
+        d = self.difference
+        return verdict_of(d.p_value, self.p_equivalent, d.mean, d.identical, threshold)
+
+    def row(self) -> dict:
+        """The comparison as a table's columns: what :func:`verdict_of` needs at any
+        threshold, the difference and the ratio with their intervals."""
+        d = self.difference
+        return {"repeats": d.n, "difference": d.mean, "difference_low": d.low,
+                "difference_high": d.high, "ratio": self.ratio, "ratio_low": self.ratio_low,
+                "ratio_high": self.ratio_high, "identical": d.identical,
+                "p_difference": d.p_value, "p_equivalent": self.p_equivalent,
+                "p_value": self.p_value}
+
+    def ratio_text(self) -> str:
+        """The ratio with its interval, or the ratio alone."""
+        if not np.isfinite(self.ratio):
+            return "no ratio (a value of 0)"
+        if np.isfinite(self.ratio_low):
+            return f"ratio {fmt(self.ratio)} [{fmt(self.ratio_low)}, {fmt(self.ratio_high)}]"
+        return f"ratio {fmt(self.ratio)}"
 
 
 def too_few(n: int, what: str = "repeats") -> str:
@@ -122,25 +317,98 @@ def too_few(n: int, what: str = "repeats") -> str:
     return f"too few {what} for an interval ({n}): run ≥ {MIN_FOR_INTERVAL}"
 
 
-def per_repeat(summary: pd.DataFrame) -> pd.DataFrame:
+# ------------------------------------------------------------------ numbers in sentences
+def decimals(value: float, low: float = np.nan, high: float = np.nan) -> int:
+    """Decimals for a number (and its interval) in a sentence: at least 3; two significant
+    digits of the value; one of the interval's end nearest 0 when the interval excludes 0, so
+    that a difference told apart from 0 never prints as 0 (at most 10)."""
+    out = 3
+    if np.isfinite(value) and value != 0:
+        out = max(out, 1 - math.floor(math.log10(abs(value))))
+    if np.isfinite(low) and np.isfinite(high) and (low > 0 or high < 0):
+        out = max(out, -math.floor(math.log10(min(abs(low), abs(high)))))
+    return min(out, 10)
+
+
+def fmt(x) -> str:
+    """A number with :func:`decimals` decimals; an exact zero (a deterministic quantity, or a
+    float sum's rounding below 1e-12) as 0."""
+    if x is None or not np.isfinite(x):
+        return "–"
+    return "0" if abs(x) < 1e-12 else f"{x:.{decimals(x)}f}"
+
+
+def with_ci(value, low, high) -> str:
+    """The value with its interval (one number of decimals for the three); the value alone
+    where it has none (too few repeats, or the same in every repeat: never an interval of
+    width 0)."""
+    if value is None or not np.isfinite(value):
+        return "–"
+    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
+        return fmt(value)
+    k = decimals(value, low, high)
+    return "0" if abs(value) < 1e-12 and abs(low) < 1e-12 and abs(high) < 1e-12 else \
+        f"{value:.{k}f} [{low:.{k}f}, {high:.{k}f}]"
+
+
+def signed(value) -> str:
+    if value is None or not np.isfinite(value):
+        return "–"
+    return "0" if abs(value) < 1e-12 else f"{value:+.{decimals(value)}f}"
+
+
+def signed_ci(value, low, high) -> str:
+    """A difference with its sign and interval (one number of decimals for the three)."""
+    if value is None or not np.isfinite(value):
+        return "–"
+    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
+        return signed(value)
+    k = decimals(value, low, high)
+    return f"{value:+.{k}f} [{low:+.{k}f}, {high:+.{k}f}]"
+
+
+# ------------------------------------------------------------------ per-repeat values
+class PerRepeat:
     """Per (dataset, classifier, cell, repeat): ``accuracy`` (the runs' mean), ``sd`` (their
     within-repeat SD) and ``disagreement`` (mean pairwise churn), from the summary table's
-    full-test-set rows."""
-    rows = summary[summary["subset"] == "all"] if "subset" in summary else summary
-    keys = ["dataset", "classifier", "cell", "repeat"]
-    acc = rows[rows["metric"] == "accuracy"].set_index(keys)
-    churn = rows[rows["metric"] == "churn"].set_index(keys)
-    out = pd.DataFrame({"accuracy": acc["mean"], "sd": acc["sd"]})
-    return out.join(churn["mean"].rename("disagreement"), how="outer")
+    full-test-set rows; ``frame`` the table, indexed by those four, and each cell's values
+    by repeat at hand (:meth:`series`)."""
+
+    COLUMNS = ("accuracy", "sd", "disagreement")
+
+    def __init__(self, summary: pd.DataFrame):
+        rows = summary[summary["subset"] == "all"] if "subset" in summary else summary
+        keys = ["dataset", "classifier", "cell", "repeat"]
+        acc = rows[rows["metric"] == "accuracy"].set_index(keys)
+        churn = rows[rows["metric"] == "churn"].set_index(keys)
+        frame = pd.DataFrame({"accuracy": acc["mean"], "sd": acc["sd"]})
+        self.frame = frame.join(churn["mean"].rename("disagreement"), how="outer").sort_index()
+        self._cells = {key: part.droplevel([0, 1, 2]) for key, part in
+                       self.frame.groupby(level=[0, 1, 2], sort=False, observed=True)}
+
+    def series(self, dataset, classifier, cell: str, column: str) -> pd.Series:
+        """One cell's per-repeat ``column`` (empty where it has none)."""
+        part = self._cells.get((dataset, classifier, cell))
+        return part[column] if part is not None else pd.Series(dtype=float)
 
 
-def between_cells(values: pd.DataFrame, dataset, classifier, cell_a: str, cell_b: str,
-                  column: str, label: str) -> Paired | None:
-    """``cell_a`` − ``cell_b`` of one dataset × classifier, paired over the repeats both have,
-    from :func:`per_repeat`'s ``column``; None where either cell has no values."""
-    try:
-        a = values.loc[(dataset, classifier, cell_a), column]
-        b = values.loc[(dataset, classifier, cell_b), column]
-    except KeyError:
+def per_repeat(summary: pd.DataFrame) -> PerRepeat:
+    """The summary's per-repeat values (:class:`PerRepeat`)."""
+    return PerRepeat(summary)
+
+
+def series(values: PerRepeat, dataset, classifier, cell: str, column: str) -> pd.Series:
+    """One cell's per-repeat ``column`` of :func:`per_repeat` (empty where it has none)."""
+    return values.series(dataset, classifier, cell, column)
+
+
+def between_cells(values: PerRepeat, dataset, classifier, cell_a: str, cell_b: str,
+                  column: str, label: str,
+                  margin: float = EQUIVALENCE_RATIO) -> Compared | None:
+    """``cell_a`` against ``cell_b`` of one dataset × classifier, paired over the repeats both
+    have, from :func:`per_repeat`'s ``column``; None where either cell has no values."""
+    a = series(values, dataset, classifier, cell_a, column)
+    b = series(values, dataset, classifier, cell_b, column)
+    if a.empty or b.empty:
         return None
-    return Paired.between(label, a, b)
+    return Compared.between(label, a, b, margin)

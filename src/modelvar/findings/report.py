@@ -4,7 +4,8 @@ Every sentence is generated from the tables (:mod:`~modelvar.findings.sources`,
 :mod:`~modelvar.findings.components`, :mod:`~modelvar.findings.claims`): which source moved
 accuracy and predictions most, for which classifier, on which data, with its interval, next to
 the test-set yardstick; sources that had no effect; the largest variance shares. Nothing is
-written by hand. Numbers print with three decimals, intervals in brackets.
+written by hand. Numbers print with at least three decimals and two significant digits (a
+difference told apart from 0 never prints as 0), intervals in brackets.
 """
 
 from __future__ import annotations
@@ -17,8 +18,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.components import MIN_CLUSTERS
-from modelvar.findings.paired import CONTRADICTED, MIN_FOR_INTERVAL, SUPPORTED, too_few
+from modelvar.findings.comparison import MIN_DATASETS
+from modelvar.findings.components import MIN_CLUSTERS, NOT_FACTORS
+from modelvar.findings.paired import (
+    CONTRADICTED,
+    EQUIVALENCE_RATIO,
+    EQUIVALENT,
+    IDENTICAL,
+    MIN_FOR_INTERVAL,
+    SUPPORTED,
+    fmt,
+    signed_ci,
+    with_ci,
+)
 from modelvar.findings.sources import YARDSTICK, alone, no_effect, strength_summaries
 
 STYLE = """<style>
@@ -34,33 +46,6 @@ STYLE = """<style>
 </style>"""
 
 
-def fmt(x) -> str:
-    """Three decimals; an exact zero (a deterministic quantity, or a float sum's rounding
-    below 1e-12) as 0."""
-    if x is None or not np.isfinite(x):
-        return "–"
-    return "0" if abs(x) < 1e-12 else f"{x:.3f}"
-
-
-def with_ci(value, low, high) -> str:
-    """The value with its interval; the value alone where it has none (too few repeats, or
-    the same in every repeat: never an interval of width 0)."""
-    if value is None or not np.isfinite(value):
-        return "–"
-    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
-        return fmt(value)
-    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
-
-
-def signed_ci(value, low, high) -> str:
-    """A difference with its sign and interval."""
-    if value is None or not np.isfinite(value):
-        return "–"
-    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
-        return f"{value:+.3f}"
-    return f"{value:+.3f} [{low:+.3f}, {high:+.3f}]"
-
-
 def _ci_columns(frame: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
     out = pd.DataFrame(index=frame.index)
     for column, title in measures.items():
@@ -69,9 +54,14 @@ def _ci_columns(frame: pd.DataFrame, measures: dict[str, str]) -> pd.DataFrame:
     return out
 
 
-#: measure → (what its largest value says, its short name)
-MEASURE_WORDS = {"accuracy_sd": ("accuracy varied most within a repeat", "run-to-run SD"),
-                 "disagreement": ("predictions changed most", "disagreement")}
+#: measure → (what its largest value says, what about-equal values say, its short name,
+#: what it is of)
+MEASURE_WORDS = {"accuracy_sd": ("accuracy varied most within a repeat",
+                                 "accuracy varied about equally within a repeat",
+                                 "run-to-run SD", "accuracy"),
+                 "disagreement": ("predictions changed most",
+                                  "predictions changed about equally", "disagreement",
+                                  "predictions")}
 
 
 def _margin(margins: pd.DataFrame | None, dataset, classifier, measure) -> pd.Series | None:
@@ -90,15 +80,39 @@ def _value(row: pd.Series, measure: str) -> str:
     return with_ci(row[measure], row[f"{measure}_low"], row[f"{measure}_high"])
 
 
+def _margin_text(margin: pd.Series) -> str:
+    repeats = int(margin["repeats"])
+    return (f"difference {signed_ci(margin['margin'], margin['margin_low'], margin['margin_high'])}"
+            f", {repeats} repeats")
+
+
+def _ratio_text(row: pd.Series, prefix: str = "ratio") -> str:
+    if not np.isfinite(row["ratio"]):
+        return ""
+    if np.isfinite(row["ratio_low"]):
+        return f"{prefix} {fmt(row['ratio'])} [{fmt(row['ratio_low'])}, {fmt(row['ratio_high'])}]"
+    return f"{prefix} {fmt(row['ratio'])}"
+
+
+def _left_out(margin: pd.Series | None) -> str:
+    if margin is None or not margin.get("left_out"):
+        return ""
+    names = str(margin["left_out"]).split("; ")
+    return (f". {'; '.join(names).capitalize()} {'is' if len(names) == 1 else 'are'} too weak "
+            "to judge and not ranked")
+
+
 def leader_sentence(rows: pd.DataFrame, margin: pd.Series | None, classifier: str,
                     measure: str) -> str | None:
-    """One dataset × classifier: which source alone had the largest ``measure``, said as
-    *told apart* from the runner-up (its margin held under the page's control) or *not told
-    apart* in the sentence's lead."""
+    """One dataset × classifier: which source alone moved ``measure`` most, in short
+    sentences: ranked first only where told apart from every other source (``margin``,
+    :func:`~modelvar.findings.comparison.leader_margins`), the runner-up always named; two
+    sources that moved it about equally where their ratio is within the equivalence margin;
+    else no source ranked first."""
     single = alone(rows)
     if single[measure].notna().sum() == 0:
         return None
-    most, short = MEASURE_WORDS[measure]
+    most, equal, short, what = MEASURE_WORDS[measure]
     if single[measure].notna().sum() == 1:  # one source: no "most" to claim
         top = single.loc[single[measure].idxmax()]
         return (f"{classifier}'s {most.replace(' most', '')} under {top['level']} ({short} "
@@ -108,17 +122,31 @@ def leader_sentence(rows: pd.DataFrame, margin: pd.Series | None, classifier: st
         return f"{classifier}'s {most} under {top['level']} ({short} {_value(top, measure)})"
     lead, second = _row(single, margin["leader"]), _row(single, margin["runner_up"])
     repeats = int(margin["repeats"])
-    difference = signed_ci(margin["margin"], margin["margin_low"], margin["margin_high"])
-    numbers = (f"{short} {_value(lead, measure)} against {_value(second, measure)}; "
-               f"difference {difference} paired over {repeats} repeats")
+    left = _left_out(margin)
     if repeats < MIN_FOR_INTERVAL:
-        return (f"{classifier}: the source under which its {most} is not told apart "
-                f"with {repeats} repeats ({margin['leader']} {fmt(lead[measure])}, "
-                f"{margin['runner_up']} {fmt(second[measure])}; {too_few(repeats)})")
+        return (f"{classifier}'s {what}: no source is ranked first with {repeats} repeats "
+                f"(run ≥ {MIN_FOR_INTERVAL} for a test). The estimates: {margin['leader']} "
+                f"{fmt(lead[measure])}, {margin['runner_up']} {fmt(second[measure])}" + left)
+    if margin["verdict"] == EQUIVALENT:
+        equivalence = margin.get("equivalence_ratio", EQUIVALENCE_RATIO)
+        return (f"{classifier}'s {equal} under {margin['leader']} and {margin['runner_up']}: "
+                f"{short} {_value(lead, measure)} and {_value(second, measure)} "
+                f"({_ratio_text(margin)}, inside the equivalence margin "
+                f"{1 / equivalence:.3g}–{equivalence:.3g}; {repeats} repeats)" + left)
+    others = int(margin["against"])
     if margin["verdict"] == SUPPORTED:
-        return f"{classifier}'s {most} under {margin['leader']} ({numbers})"
-    return (f"{classifier}: {margin['leader']} and {margin['runner_up']} not told apart as the "
-            f"source under which its {most} ({numbers})")
+        told = ("the other source" if others == 1 else f"all {others} other sources")
+        return (f"{classifier}'s {most} under {margin['leader']}: {short} "
+                f"{_value(lead, measure)}. It is told apart from {told}; the runner-up, "
+                f"{margin['runner_up']}, had {_value(second, measure)} "
+                f"({_margin_text(margin)})" + left)
+    alone_apart = margin["margin_low"] > 0 or margin["margin_high"] < 0
+    return (f"{classifier}'s {what}: no source is ranked first. The largest estimate, "
+            f"{margin['leader']}'s {short} {_value(lead, measure)}, is not told apart from "
+            f"{'the runner-up' if others == 1 else 'every other source'}; the runner-up, "
+            f"{margin['runner_up']}, had {_value(second, measure)} ({_margin_text(margin)}"
+            + ("; its interval excludes 0 on its own, but not under the page's multiplicity "
+               "control" if alone_apart else "") + ")" + left)
 
 
 def yardstick_sentence(rows: pd.DataFrame, margins: pd.DataFrame | None, dataset,
@@ -133,37 +161,52 @@ def yardstick_sentence(rows: pd.DataFrame, margins: pd.DataFrame | None, dataset
     margin = _margin(margins, dataset, classifier, "accuracy_sd")
     top = _row(single, margin["leader"]) if margin is not None else \
         single.loc[single["accuracy_sd"].idxmax()]
-    text = (f"Another test set and training pool (a new repeat) moved {classifier}'s accuracy "
+    text = (f"A new repeat (another test set and training pool) moved {classifier}'s accuracy "
             f"by a between-repeat SD of {_value(y, 'accuracy_sd')}")
     bounds = (y["accuracy_sd_low"], y["accuracy_sd_high"], top["accuracy_sd_low"],
               top["accuracy_sd_high"])
     if not all(np.isfinite(b) for b in bounds):
-        return text + f" (not told apart from {top['level']}'s run-to-run SD: no intervals)"
+        return text + (f"; no intervals to set it against {top['level']}'s run-to-run SD "
+                       f"({fmt(top['accuracy_sd'])})")
     if y["accuracy_sd_low"] > top["accuracy_sd_high"]:
-        return text + (f", more than any source did within a repeat ({top['level']}, the "
-                       "largest, beyond its interval)")
+        return text + (f": more than any source did within a repeat ({top['level']}, the "
+                       f"largest, had {_value(top, 'accuracy_sd')}; the intervals are apart)")
     if y["accuracy_sd_high"] < top["accuracy_sd_low"]:
-        return text + f", less than {top['level']} did within a repeat"
-    return text + f" (not told apart from {top['level']}'s run-to-run SD)"
+        return text + (f": less than {top['level']} did within a repeat "
+                       f"({_value(top, 'accuracy_sd')}; the intervals are apart)")
+    return text + (f"; the intervals overlap {top['level']}'s run-to-run SD "
+                   f"({_value(top, 'accuracy_sd')}), so neither is told apart")
+
+
+COMBINED_WORDS = {SUPPORTED: "more, told apart", CONTRADICTED: "less, told apart",
+                  EQUIVALENT: "about as much", IDENTICAL: "the same"}
 
 
 def combined_sentence(combined: pd.DataFrame | None, dataset, classifier: str) -> str | None:
-    """Each source alone against all combined, in disagreement (Summers & Dinneen's check)."""
+    """Each source alone against all combined, in disagreement (Summers & Dinneen's check):
+    the ratio with its interval and the verdict, then which sources alone gave about as much
+    as all together."""
     if combined is None or combined.empty:
         return None
-    mine = combined[(combined["dataset"] == dataset) & (combined["classifier"] == classifier)
-                    & (combined["measure"] == "disagreement")]
+    mine = combined[(combined["dataset"] == dataset) & (combined["classifier"] == classifier)]
     if mine.empty:
         return None
     said = []
     for _, row in mine.iterrows():
-        verdict = {SUPPORTED: "more, told apart", CONTRADICTED: "less, told apart"}.get(
-            row["verdict"], "not told apart")
-        said.append(f"{row['level']} {fmt(row['alone'])} (ratio {fmt(row['ratio'])}, "
+        verdict = COMBINED_WORDS.get(row["verdict"], "inconclusive")
+        ratio = _ratio_text(row)
+        said.append(f"{row['level']} {fmt(row['alone'])} ({ratio + ', ' if ratio else ''}"
                     f"{verdict})")
-    return (f"{classifier}'s disagreement with all sources combined was "
-            f"{fmt(mine['combined'].iloc[0])}; each source alone, against it: "
+    text = (f"{classifier}'s disagreement with all sources combined was "
+            f"{fmt(mine['combined'].iloc[0])}. Each source alone, against it: "
             + "; ".join(said))
+    equal = mine[mine["verdict"] == EQUIVALENT]
+    if len(equal):
+        text += (f". {' and '.join(equal['level'])} alone gave about as much as all sources "
+                 "together (Summers & Dinneen's finding)")
+    elif (mine["repeats"] >= MIN_FOR_INTERVAL).all():
+        text += ". No source alone was shown to give as much as all together"
+    return text
 
 
 #: the questions the per-dataset sentences answer, in the page's order
@@ -177,10 +220,10 @@ def sentences_by_question(sources: pd.DataFrame, components: pd.DataFrame,
                           combined: pd.DataFrame | None = None
                           ) -> dict[str, dict[str, list[str]]]:
     """What the numbers say, per dataset and question (:data:`QUESTIONS`): per classifier
-    which source moved accuracy and predictions most, told apart from the runner-up or not
-    (``margins``, :func:`~modelvar.findings.comparison.leader_margins`), the test-set yardstick
-    with its interval, each source against all combined, the sources too weak or without
-    effect, and the variance shares (ranked only where the bootstrap tells the leader apart)."""
+    which source moved accuracy and predictions most (``margins``,
+    :func:`~modelvar.findings.comparison.leader_margins`), the test-set yardstick with its
+    interval, each source against all combined, the sources too weak or without effect, and
+    the variance shares (ranked only where the leader is told apart from every other)."""
     out: dict[str, dict[str, list[str]]] = {}
 
     def say(dataset, question: int, text: str | None, end: str = ".") -> None:
@@ -222,11 +265,11 @@ def sentences(sources: pd.DataFrame, components: pd.DataFrame,
 
 
 def components_sentence(rows: pd.DataFrame, classifier: str, response: str) -> str | None:
-    """The variance shares of one response: the largest named only where its lead over the
-    runner-up holds (bootstrap, under the page's control); else not told apart, or not ranked
-    below :data:`MIN_CLUSTERS` repeats."""
-    rest = ["interactions", "runs (seed, draws)", "interactions and residual"]
-    effects = rows[~rows["component"].isin(rest)].sort_values("share", ascending=False)
+    """The variance shares of one response: the largest named only where it is told apart
+    from every other factor (jackknife, under the page's control); else not ranked, and
+    never below :data:`MIN_CLUSTERS` repeats."""
+    effects = rows[~rows["component"].isin(NOT_FACTORS)].sort_values(
+        "share_estimate" if "share_estimate" in rows else "share", ascending=False)
     if effects.empty:
         return None
     what = "run accuracy" if response == "accuracy" else "per-repeat agreement"
@@ -234,27 +277,39 @@ def components_sentence(rows: pd.DataFrame, classifier: str, response: str) -> s
     listed = ", ".join(f"{r['component']} {with_ci(r['share'], r['share_low'], r['share_high'])}"
                        for _, r in effects.iterrows())
     if repeats < MIN_CLUSTERS or len(effects) < 2:
-        return (f"Over the factorial grid, the variance shares of {classifier}'s {what} are not "
-                f"ranked: {repeats} repeats are too few for the cluster bootstrap (run ≥ "
-                f"{MIN_CLUSTERS}); the estimates: {listed}.")
-    top = effects.iloc[0]
-    held = bool(top.get("lead_held", False))
+        return (f"Over the factorial grid, no factor of {classifier}'s {what} is ranked first "
+                f"with {repeats} repeats (run ≥ {MIN_CLUSTERS}). The estimated shares: "
+                f"{listed}.")
+    top, second = effects.iloc[0], effects.iloc[1]
     margin = signed_ci(top["lead_margin"], top["lead_margin_low"], top["lead_margin_high"])
-    if held:
-        return (f"Over the factorial grid, {top['component']} explains the largest share of the "
+    others = int(top.get("lead_against", len(effects) - 1))
+    if bool(top.get("lead_held", False)):
+        return (f"Over the factorial grid, {top['component']} has the largest share of the "
                 f"variance of {classifier}'s {what}: "
-                f"{with_ci(top['share'], top['share_low'], top['share_high'])}, ahead of "
-                f"{top['runner_up']} by {margin} ({listed}).")
-    return (f"Over the factorial grid, {top['component']} and {top['runner_up']} are not told "
-            f"apart as the largest share of the variance of {classifier}'s {what} (difference "
-            f"{margin}; {listed}).")
+                f"{with_ci(top['share'], top['share_low'], top['share_high'])}. It is told "
+                f"apart from {'the other factor' if others == 1 else f'all {others} others'}; "
+                f"the runner-up, {second['component']}, has "
+                f"{with_ci(second['share'], second['share_low'], second['share_high'])} "
+                f"(difference {margin}). All shares: {listed}.")
+    return (f"Over the factorial grid, no factor of {classifier}'s {what} is ranked first: "
+            f"the largest estimate, {top['component']} "
+            f"{with_ci(top['share'], top['share_low'], top['share_high'])}, is not told apart "
+            f"from every other (the runner-up, {second['component']}, "
+            f"{with_ci(second['share'], second['share_low'], second['share_high'])}). All "
+            f"shares: {listed}.")
+
+
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None) -> list[str]:
-    """Over datasets, per classifier and measure: on how many datasets the largest source was
-    told apart from the runner-up (and which), on how many not; where the test-set yardstick
-    was told apart from every source's run-to-run SD. Counts are of the datasets where the
-    classifier's sources ran alone."""
+    """Over datasets, per classifier, in short sentences: per measure, on which datasets a
+    source moved it most (told apart from every other), on which two moved it about equally,
+    on which none was ranked first, where there were too few repeats for a test; then where
+    the test-set yardstick was told apart from every source's run-to-run SD. Counts are of
+    the datasets where the classifier's sources ran alone; a measure without margins (no
+    test made) is not said."""
     out = []
     for classifier, rows in sources.groupby("classifier", sort=False):
         datasets = [d for d, part in rows.groupby("dataset", sort=False)
@@ -262,55 +317,87 @@ def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None) 
         n = len(datasets)
         if n == 0:
             continue
-        parts = []
-        for measure, (most, _short) in MEASURE_WORDS.items():
-            told, untold, too_few_repeats = [], 0, 0
+        for measure, (_most, _equal, _short, what) in MEASURE_WORDS.items():
+            firsts: dict[str, list[str]] = {}
+            equals, unranked, untested = [], [], []
             for dataset in datasets:
                 margin = _margin(margins, dataset, classifier, measure)
                 if margin is None:
                     continue
                 if margin["repeats"] < MIN_FOR_INTERVAL:
-                    too_few_repeats += 1
+                    untested.append(dataset)
                 elif margin["verdict"] == SUPPORTED:
-                    told.append(f"{margin['leader']} on {dataset}")
+                    firsts.setdefault(margin["leader"], []).append(dataset)
+                elif margin["verdict"] == EQUIVALENT:
+                    equals.append(f"{margin['leader']} and {margin['runner_up']} moved it about "
+                                  f"equally on {dataset}")
                 else:
-                    untold += 1
-            subject = f"the source under which its {most}"
-            if too_few_repeats == n:
-                parts.append(f"{subject} is not told apart on any of the {n} datasets (too few "
-                             f"repeats for a test: run ≥ {MIN_FOR_INTERVAL})")
-            elif not told:
-                parts.append(f"on none of the {n} datasets was {subject} told apart from the "
-                             "runner-up")
-            else:
-                parts.append(f"{subject} was told apart from the runner-up on {len(told)} of "
-                             f"{n} datasets ({', '.join(told)})"
-                             + (f"; on {untold + too_few_repeats} not" if untold +
-                                too_few_repeats else ""))
-        more = less = 0
+                    unranked.append(dataset)
+
+            parts = []
+            if firsts:
+                parts.append("; ".join(f"{level} moved it most on {_every(where, n)}" if i == 0
+                                       else f"{level} on {_every(where, n)}"
+                                       for i, (level, where) in enumerate(firsts.items()))
+                             + ", told apart from every other source")
+            parts += equals
+            if unranked:
+                parts.append(f"no source is ranked first on {_every(unranked, n, True)}")
+            if untested:
+                parts.append(f"too few repeats for a test on {_every(untested, n, True)} (run ≥ "
+                             f"{MIN_FOR_INTERVAL})")
+            if parts:
+                scope = "accuracy within a repeat" if what == "accuracy" else what
+                out.append(f"{classifier}, {scope}: " + "; ".join(parts) + ".")
+        more, less = [], []
         for dataset in datasets:
             text = yardstick_sentence(rows[rows["dataset"] == dataset], margins, dataset,
                                       classifier) or ""
-            more += "more than any source" in text
-            less += "less than" in text
-        parts.append(f"another test set and training pool moved accuracy more than every source "
-                     f"did within a repeat, told apart, on {more} of {n} datasets, less on "
-                     f"{less}, not told apart on {n - more - less}")
-        out.append(f"For {classifier}: " + "; ".join(parts) + ".")
+            (more if ": more than any source" in text else
+             less if ": less than" in text else []).append(dataset)
+        rest = [d for d in datasets if d not in more and d not in less]
+        parts = ([f"more than any single source did within a repeat on {_every(more, n)}"]
+                 if more else []) + \
+            ([f"less than its largest source on {_every(less, n)}"] if less else [])
+        if parts:
+            out.append(f"{classifier}: a new test set and training pool moved accuracy "
+                       + "; ".join(parts)
+                       + (f"; on {_every(rest, n)} the two are not told apart (the intervals "
+                          "overlap)." if rest else "."))
+        else:
+            out.append(f"{classifier}: a new test set and training pool and the largest single "
+                       "source are not told apart in how much they moved accuracy (the "
+                       f"intervals overlap on {_every(rest, n)}).")
     return out
 
 
+def _every(where: list[str], n: int, negative: bool = False) -> str:
+    """The datasets named, or "both datasets", "all N datasets" ("either dataset", "any of
+    the N datasets" in a negative statement) when they are every one of the n."""
+    if len(where) < n or n == 1:
+        return _names(where)
+    if n == 2:
+        return "either dataset" if negative else "both datasets"
+    return f"any of the {n} datasets" if negative else f"all {n} datasets"
+
+
 def multiplicity_line(multiplicity) -> str:
-    """How many comparisons the page states and how many hold under its control."""
+    """How many claims the page states and how many hold under its control."""
     if multiplicity is None or multiplicity.comparisons == 0:
-        return ("No comparison here has a test (each needs ≥ 3 repeats): nothing is told "
-                "apart.")
-    return (f"This page states {multiplicity.comparisons} comparisons (leaders against "
-            "runners-up, classifiers compared, each source against all combined, seed 004's "
-            f"claims, variance shares ranked); {multiplicity.held} hold under "
-            f"Benjamini–Hochberg control of the false-discovery rate at "
-            f"{multiplicity.fdr:.0%}, and only those are called told apart. Intervals are 95 % "
-            "for each comparison alone.")
+        return ("No claim here has a test (each needs ≥ 3 repeats): nothing is told apart.")
+    return (f"This page states {multiplicity.comparisons} claims with a test (leading "
+            "sources, classifiers compared, each source against all combined, seed 004's "
+            f"claims, largest variance shares); {multiplicity.held} hold under "
+            f"{multiplicity.method} control of the false-discovery rate at "
+            f"{multiplicity.fdr:.0%}, valid whatever the dependence between them, and only "
+            "those are called told apart or equivalent. Intervals are 95 % for each "
+            "comparison alone.")
+
+
+ESTIMAND = ("What the verdicts are about: a dataset's verdicts are about test sets and training "
+            "pools drawn from that dataset (its repeats). A statement about new data of the "
+            "kind needs datasets, not repeats: the page tests one only over "
+            f"≥ {MIN_DATASETS} datasets.")
 
 
 def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
@@ -330,6 +417,7 @@ def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
                 "<code>one-at-a-time</code> to measure each source against the control.</p>")
     parts = [f"<p><b>{html.escape(line)}</b></p>" for line in adequacy or []]
     parts.append(f"<p>{html.escape(multiplicity_line(multiplicity))}</p>")
+    parts.append(f"<p>{html.escape(ESTIMAND)}</p>")
     if len(per_dataset) > 1:
         parts.append(f"<h3>Over the {len(per_dataset)} datasets</h3>"
                      + listed(study_sentences(sources, margins)) + "<h3>Per dataset</h3>")
@@ -384,28 +472,32 @@ def answer_rst(sources: pd.DataFrame, components: pd.DataFrame, figure: Path | N
 
 def comparison_html(comparison: pd.DataFrame, study: pd.DataFrame) -> str:
     """The classifiers compared (:mod:`modelvar.findings.comparison`): its sentences and its
-    table (over datasets when there are several, else the one dataset's, paired over
+    table (over datasets from :data:`MIN_DATASETS` datasets, else per dataset, paired over
     repeats)."""
     from modelvar.findings.comparison import comparison_sentences
 
-    several = comparison["dataset"].nunique() > 1
-    table = (study if several else comparison).copy()
-    table["a − b"] = [with_ci(v, lo, hi) for v, lo, hi in zip(
+    over = comparison["dataset"].nunique() >= MIN_DATASETS
+    table = (study if over else comparison).copy()
+    table["a − b"] = [signed_ci(v, lo, hi) for v, lo, hi in zip(
         table["difference"], table["difference_low"], table["difference_high"], strict=True)]
+    if not over:
+        table["a / b"] = [_ratio_text(row, "") .strip() or "–" for _, row in table.iterrows()]
     keep = ["level", "classifier_a", "classifier_b", "measure",
-            *(["datasets", "a_lower"] if several else ["repeats"]), "a − b"]
+            *(["datasets", "a_lower"] if over else ["dataset", "repeats"]), "a − b",
+            *([] if over else ["a / b"]), "verdict"]
     shown = table[keep].rename(columns={"level": "source", "classifier_a": "a",
                                         "classifier_b": "b", "a_lower": "datasets a < b"})
     said = comparison_sentences(comparison, study) or [
-        "No pair of classifiers differed beyond its interval under any source."]
+        "No pair of classifiers was told apart or found equivalent under any source."]
     how = (f"mean over {comparison['dataset'].nunique()} datasets of each dataset's paired "
-           "difference, 95 % t-interval over datasets" if several else
-           "per-repeat differences paired over repeats (the same test set), 95 % t-interval")
+           "difference, 95 % t-interval over datasets, Wilcoxon signed-rank test" if over else
+           "per-repeat differences paired over repeats (the same test set), 95 % t-interval; "
+           "the ratio a / b with its interval")
     return ("<h3>Classifiers compared</h3><p>Which classifier is the more reproducible under "
             "each source alone: difference a − b in disagreement and in run-to-run accuracy SD "
             f"({how}); below 0, a is the more reproducible.</p><ul>"
             + "".join(f"<li>{html.escape(t)}</li>" for t in said) + "</ul>"
-            + folded("the table", shown.to_html(index=False, float_format=lambda x: f"{x:.3f}")))
+            + folded("the table", shown.to_html(index=False, na_rep="–")))
 
 
 def dose_html(summary: pd.DataFrame) -> str:
@@ -509,21 +601,22 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
     if dose is not None and not dose.empty:
         parts.append(dose_html(dose))
     if combined is not None and not combined.empty:
-        shown = combined[["dataset", "classifier", "level", "measure"]].rename(
+        shown = combined[["dataset", "classifier", "level"]].rename(
             columns={"level": "source alone"})
         shown["alone"] = [fmt(v) for v in combined["alone"]]
         shown["all combined"] = [fmt(v) for v in combined["combined"]]
-        shown["ratio"] = [fmt(v) for v in combined["ratio"]]
+        shown["ratio"] = [_ratio_text(row, "").strip() or "–" for _, row in combined.iterrows()]
         shown["alone − combined"] = [signed_ci(v, lo, hi) for v, lo, hi in zip(
             combined["difference"], combined["difference_low"], combined["difference_high"],
             strict=True)]
-        shown["told apart"] = combined["verdict"].map(
-            {SUPPORTED: "yes (more)", CONTRADICTED: "yes (less)"}).fillna("no")
+        shown["verdict"] = combined["verdict"].map(COMBINED_WORDS).fillna("inconclusive")
         parts.append("<h3>Each source alone against all combined</h3><p>Summers &amp; Dinneen "
                      "(ICML 2021) found that for neural networks any single source of "
                      "nondeterminism gives about as much prediction variability as all sources "
                      "together. Here, per dataset and classifier: each source alone against the "
-                     "factorial cell with every source at once, the ratio of the means and the "
+                     "factorial cell with every source at once, in disagreement: the ratio "
+                     "alone / combined (geometric mean of the per-repeat ratios, 95 % interval), "
+                     "<i>about as much</i> where it lies within the equivalence margin, and the "
                      "difference paired over repeats (95 % interval).</p>"
                      + shown.to_html(index=False))
     parts.append("<h3>Sources of variance, one at a time</h3><p>Each source alone against the "
@@ -544,9 +637,11 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
         parts.append(shown.to_html(index=False))
     if not components.empty:
         parts.append("<h3>Variance components over the factorial grid</h3><p>Share of the "
-                     "variance of run accuracy and of per-repeat percent agreement explained "
-                     "by each factor (type II sums of squares of a main-effects model, "
-                     "statsmodels), with 95 % cluster-bootstrap intervals over repeats.</p>")
+                     "variance of run accuracy and of per-repeat percent agreement of each "
+                     "factor: ANOVA estimators of the variance components of a mixed model "
+                     "(the families fixed, the repeat random), which estimate 0 for a factor "
+                     "without effect whatever its degrees of freedom, with 95 % jackknife "
+                     "intervals over repeats; a negative estimate shows as 0.</p>")
         shown = components[["dataset", "classifier", "response", "component"]].copy()
         shown["share"] = [with_ci(v, lo, hi) for v, lo, hi in zip(
             components["share"], components["share_low"], components["share_high"],
@@ -596,7 +691,7 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
 
 
 def dataset_summary_html(dataset: str, summary: pd.DataFrame, agreement: pd.DataFrame,
-                         roles: dict[str, tuple]) -> str:
+                         roles: dict[str, dict[str, tuple]]) -> str:
     """Per cell and classifier: accuracy, within-repeat SD, global EC and percent agreement,
     each the mean over repeats with a 95 % t-interval, and identical repeats."""
     from modelvar.findings.sources import mean_ci
@@ -607,7 +702,7 @@ def dataset_summary_html(dataset: str, summary: pd.DataFrame, agreement: pd.Data
     for (classifier, cell), part in s.groupby(["classifier", "cell"], sort=True,
                                               observed=True):
         row = {"classifier": classifier, "cell": cell_label(str(cell)),
-               "design": ", ".join(roles.get(str(cell), ()))}
+               "design": ", ".join(roles.get(str(classifier), {}).get(str(cell), ()))}
         for metric, stat, title, bounds in (("accuracy", "mean", "accuracy", (0, 1)),
                                             ("accuracy", "sd", "accuracy SD in a repeat",
                                              (0, 1)),

@@ -57,7 +57,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.paired import ALPHA, MIN_FOR_INTERVAL, between_cells, per_repeat
+from modelvar.findings.paired import (
+    ALPHA,
+    EQUIVALENCE_RATIO,
+    MIN_FOR_INTERVAL,
+    PerRepeat,
+    between_cells,
+    per_repeat,
+)
 from modelvar.metrics import registry as metric_registry
 from modelvar.metrics.student_t import t_quantile
 from modelvar.study import families
@@ -160,48 +167,54 @@ def _put(row: dict, name: str, triple) -> None:
 
 
 def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
-                        roles: dict[str, dict[str, tuple]]) -> pd.DataFrame:
+                        roles: dict[tuple[str, str], dict[str, tuple]]) -> pd.DataFrame:
     """The sources table (module docstring) of every dataset × classifier in the tables;
-    ``roles[dataset]``: cell id → its parts of the design (:func:`~modelvar.study.design.
-    cell_roles`)."""
+    ``roles[(dataset, classifier)]``: cell id → its parts of the design
+    (:class:`~modelvar.study.design.StudyDesign`)."""
     rows = []
     summary = summary[summary["subset"] == "all"]
+    keys = ["dataset", "classifier", "cell"]
+    by_cell = dict(list(summary.groupby(keys, sort=False, observed=True)))
+    agree_by_cell = dict(list(agreement.groupby(keys, sort=False, observed=True)))
+    strengths = [(family, s) for family, s in strength_summaries() if s.column in runs]
+    fit_strength = runs.groupby(keys, sort=False, observed=True)[
+        [s.column for _, s in strengths]].mean() if strengths else None
     for (dataset, classifier), part in summary.groupby(["dataset", "classifier"], sort=False,
                                                         observed=True):
-        oat = [c for c, r in roles.get(str(dataset), {}).items() if "one-at-a-time" in r]
-        together = combined_cell(roles.get(str(dataset), {})) if oat else None
+        mine = roles.get((str(dataset), str(classifier)), {})
+        oat = [c for c, r in mine.items() if "one-at-a-time" in r]
+        together = combined_cell(mine) if oat else None
         present = set(part["cell"].astype(str))
-        agree = agreement[(agreement["dataset"] == dataset)
-                          & (agreement["classifier"] == classifier)]
-        fits = runs[(runs["dataset"] == dataset) & (runs["classifier"] == classifier)]
         control_means = None
         for cell in [c for c in [*oat, together] if c in present]:
             source, level = source_of(cell) if cell != together else (
                 COMBINED, "all combined: " + cell_label(cell, active_sources(Cell.parse(cell))))
-            s = part[part["cell"] == cell]
-            acc = s[s["metric"] == "accuracy"].sort_values("repeat")
+            s = by_cell[(dataset, classifier, cell)]
+            metric = s["metric"].to_numpy()
+            acc = s[metric == "accuracy"].sort_values("repeat")
             row = {"dataset": str(dataset), "classifier": str(classifier), "source": source,
                    "level": level, "cell": cell, "repeats": len(acc)}
             _put(row, "accuracy", mean_ci(acc["mean"], (0.0, 1.0)))
             _put(row, "accuracy_sd", mean_ci(acc["sd"], (0.0, 1.0)))
-            for metric, name in PAIRWISE.items():
-                _put(row, name, mean_ci(s.loc[s["metric"] == metric, "mean"],
-                                        metric_registry.metric(metric).value_range))
-            cell_agree = agree[agree["cell"] == cell].sort_values("repeat")
+            for name_of, name in PAIRWISE.items():
+                _put(row, name, mean_ci(s["mean"].to_numpy()[metric == name_of],
+                                        metric_registry.metric(name_of).value_range))
+            cell_agree = agree_by_cell.get((dataset, classifier, cell), agreement.iloc[:0])
+            cell_agree = cell_agree.sort_values("repeat")
             for name in ("bias_01", "variance_01"):
                 _put(row, name, mean_ci(cell_agree[name], (0.0, 1.0)) if name in cell_agree
                      else (np.nan,) * 3)
-            churn = s[s["metric"] == "churn"].set_index("repeat")["mean"]
+            churn = s[metric == "churn"].set_index("repeat")["mean"]
             n_test = cell_agree.set_index("repeat")["n"] if "n" in cell_agree else None
             row["independent_flips"] = float(np.nanmean(independent_flips(
                 n_test.reindex(acc["repeat"]), acc["sd"], churn.reindex(acc["repeat"])))) \
                 if n_test is not None and len(acc) and (churn > 0).any() else np.nan
-            same = cell_agree["all_runs_identical"]
-            row["identical_repeats"] = int(same.sum())
-            cell_fits = fits[fits["cell"] == cell]
+            row["identical_repeats"] = int(cell_agree["all_runs_identical"].sum())
             for family, strength in strength_summaries():
-                row[strength.sources] = float(cell_fits[strength.column].mean()) \
-                    if source == family else np.nan
+                key = (dataset, classifier, cell)
+                row[strength.sources] = float(fit_strength.loc[key, strength.column]) \
+                    if source == family and fit_strength is not None and \
+                    strength.column in fit_strength and key in fit_strength.index else np.nan
             rows.append(row)
             if source == "control":
                 control_means = acc["mean"].to_numpy()
@@ -229,19 +242,18 @@ def no_effect(sources: pd.DataFrame) -> pd.DataFrame:
                   & (single["identical_repeats"] == single["repeats"])]
 
 
-#: the measures a single source is compared with all combined on
-COMBINED_MEASURES = {"disagreement": "disagreement", "accuracy_sd": "sd"}
-
-
 def single_against_combined(sources: pd.DataFrame, summary: pd.DataFrame,
-                            threshold: float = ALPHA) -> pd.DataFrame:
-    """Each source alone against all sources combined (Summers & Dinneen's check, module
-    docstring), per dataset × classifier × level × measure: the two means, their ratio
-    alone / combined, and the per-repeat difference alone − combined paired over repeats with
-    its interval, p-value and verdict at ``threshold`` (``inconclusive``: not told apart, as
-    S&D found; ``contradicted``: the source alone moves less than all together)."""
-
-    values = per_repeat(summary)
+                            threshold: float = ALPHA, margin: float = EQUIVALENCE_RATIO, *,
+                            values: PerRepeat | None = None) -> pd.DataFrame:
+    """Each source alone against all sources combined in disagreement (Summers & Dinneen's
+    check, module docstring), per dataset × classifier × level: the two means, the ratio
+    alone / combined with its interval (the geometric mean of the per-repeat ratios), and the
+    per-repeat difference alone − combined paired over repeats with its interval, the p of the
+    claim it can make and its verdict at ``threshold``
+    (:class:`~modelvar.findings.paired.Compared`): ``equivalent`` — the source alone moves
+    predictions about as much as all together, within ``margin`` (S&D's finding) —,
+    ``contradicted`` (less than all together), ``supported`` (more), or ``inconclusive``."""
+    values = per_repeat(summary) if values is None else values
     rows = []
     for (dataset, classifier), part in sources.groupby(["dataset", "classifier"], sort=False):
         together = part[part["source"] == COMBINED]
@@ -249,22 +261,23 @@ def single_against_combined(sources: pd.DataFrame, summary: pd.DataFrame,
             continue
         together = together.iloc[0]
         for _, single in alone(part).iterrows():
-            for measure, column in COMBINED_MEASURES.items():
-                p = between_cells(values, dataset, classifier, single["cell"],
-                                  together["cell"], column, "alone − combined")
-                if p is None:
-                    continue
-                ratio = single[measure] / together[measure] if together[measure] > 0 else np.nan
-                rows.append({"dataset": dataset, "classifier": classifier,
-                             "source": single["source"], "level": single["level"],
-                             "measure": measure, "alone": single[measure],
-                             "combined": together[measure], "ratio": ratio,
-                             "repeats": p.n, "difference": p.mean, "difference_low": p.low,
-                             "difference_high": p.high, "p_value": p.p_value,
-                             "verdict": p.verdict(threshold)})
-    return pd.DataFrame(rows, columns=[
-        "dataset", "classifier", "source", "level", "measure", "alone", "combined", "ratio",
-        "repeats", "difference", "difference_low", "difference_high", "p_value", "verdict"])
+            c = between_cells(values, dataset, classifier, single["cell"], together["cell"],
+                              "disagreement", "alone − combined", margin)
+            if c is None:
+                continue
+            rows.append({"dataset": dataset, "classifier": classifier,
+                         "source": single["source"], "level": single["level"],
+                         "cell": single["cell"], "combined_cell": together["cell"],
+                         "measure": "disagreement", "alone": single["disagreement"],
+                         "combined": together["disagreement"], **c.row(),
+                         "verdict": c.verdict(threshold)})
+    return pd.DataFrame(rows, columns=COMBINED_COLUMNS)
+
+
+COMBINED_COLUMNS = ["dataset", "classifier", "source", "level", "cell", "combined_cell",
+                    "measure", "alone", "combined", "repeats", "difference", "difference_low",
+                    "difference_high", "ratio", "ratio_low", "ratio_high", "identical",
+                    "p_difference", "p_equivalent", "p_value", "verdict"]
 
 
 def study_sources(sources: pd.DataFrame) -> pd.DataFrame:

@@ -22,22 +22,31 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.claims import check_claims
+from modelvar.findings.claims import claims_at, gather_claims
 from modelvar.findings.comparison import (
+    MIN_DATASETS,
     classifier_comparison,
     leader_margins,
+    leader_verdicts,
     study_comparison,
 )
 from modelvar.findings.components import MIN_CLUSTERS, grid_components, study_components
 from modelvar.findings.dose import dose_response, dose_summary
-from modelvar.findings.multiplicity import FDR, bh_adjusted, bh_threshold
+from modelvar.findings.multiplicity import FDR, METHOD, adjusted
 from modelvar.findings.multiplicity import summary as summarise
-from modelvar.findings.paired import ALPHA, MIN_FOR_INTERVAL
+from modelvar.findings.multiplicity import threshold as control_threshold
+from modelvar.findings.paired import (
+    ALPHA,
+    EQUIVALENCE_RATIO,
+    MIN_FOR_INTERVAL,
+    per_repeat,
+    verdicts_at,
+    with_ci,
+)
 from modelvar.findings.report import answer_rst, dataset_summary_html, findings_html
 from modelvar.findings.sources import single_against_combined, sources_of_variance, study_sources
 from modelvar.pipeline.result_tables import read_tables, study_table_path
 from modelvar.study import families
-from modelvar.study.design import cell_roles, collapsed_families, reach_of
 
 SUMMARY_METRICS = ("accuracy", "churn", "ec_global", "ec_local", "kappa", "pa")
 AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac", "n", "bias_01",
@@ -93,7 +102,6 @@ def hparam_strength(runs: pd.DataFrame) -> pd.DataFrame:
     says — a hyperparameter that left 0 (a relative perturbation of 0 moves it by a share of its
     range: :mod:`modelvar.models.hparams`) or a categorical one that changed (a penalty switched
     off), with the share of runs in which it did."""
-    import json
 
     family = families.family("hparam")
     rows = []
@@ -135,7 +143,7 @@ class Findings:
     notes: list[str]
     summary: pd.DataFrame
     agreement: pd.DataFrame
-    roles: dict[str, dict[str, tuple]]
+    roles: dict[tuple[str, str], dict[str, tuple]]
     platforms: pd.DataFrame
     multiplicity: Multiplicity
     #: what limits the findings' statements (too few repeats, runs, test rows), said first
@@ -146,7 +154,6 @@ def platforms(runs: pd.DataFrame) -> pd.DataFrame:
     """Where the runs ran (docs/decisions.md, "Determinism"): per classifier, each distinct
     device, machine, CPU, BLAS kernel, threads, torch CPU capability and library versions,
     with its number of runs."""
-    import json
 
     rows = []
     keys = ["classifier", "device", "platform", "versions"]
@@ -163,96 +170,180 @@ def platforms(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[str, dict],
-                     perturbation: dict, design: str, root_seed: int, n_boot: int,
-                     weak_below: float) -> Findings:
-    """The study tables (module docstring) from the aggregated tables' files: ``n_boot``
-    bootstrap resamples for the variance shares (config ``findings.bootstrap``), ``weak_below``
-    the share of changed cells under which a data perturbation is too weak to judge its source
-    (config ``perturbation.warn_changed_below``). Every comparison the page states is judged
-    under one multiplicity control (:func:`judge`)."""
-    summary = read_summaries(summary_paths)
-    agreement = read_tables(agreement_paths, columns=AGREEMENT_COLUMNS)
-    runs = read_tables(runs_paths, columns=runs_columns())
-    roles = {name: cell_roles(perturbation, design, reach_of(meta))
-             for name, meta in metas.items()}
+@dataclass
+class Judged:
+    """What the page states, judged (:func:`judge_study`): the tables and the control."""
+
+    tables: dict[str, pd.DataFrame]
+    multiplicity: Multiplicity
+    notes: list[str]
+
+
+def judge_study(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
+                roles: dict[tuple[str, str], dict[str, tuple]], *, weak_below: float,
+                margin: float = EQUIVALENCE_RATIO) -> Judged:
+    """Every verdict of the page from the summary (full-test-set rows), agreement and runs
+    tables (runs: ``cell``, ``repeat``, ``accuracy``, the family level columns and the realised
+    strength columns): the sources table, the variance components, and the claims under one
+    multiplicity control (:func:`judge`). ``weak_below``: the share of changed cells under
+    which a data perturbation is too weak to judge its source (config
+    ``perturbation.warn_changed_below``); ``margin``: the equivalence margin of a ratio
+    (config ``findings.equivalence_ratio``)."""
     sources = sources_of_variance(summary, agreement, runs, roles)
     sources["weak"] = (sources["source"] == "data") & (
         sources["data_changed_frac"] < weak_below) if "data_changed_frac" in sources else False
-    components = grid_components(runs, summary, roles, root_seed=root_seed, n_boot=n_boot)
-    notes = []
-    for name, meta in metas.items():
-        for family in collapsed_families(perturbation, reach_of(meta)):
-            what = families.family(family).reach
-            notes.append(f"{name} has no {what} features: its {family} perturbation levels "
-                         "collapse to none (no duplicate cells were fitted).")
-    judged, control = judge(sources, summary, components, weak_below)
-    dose = dose_response(sources)
+    components, notes = grid_components(runs, summary, roles)
+    judged, control = judge(sources, summary, components, weak_below, margin)
+    return Judged({"sources": sources, **judged}, control, notes)
+
+
+def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[str, dict],
+                     roles: dict[tuple[str, str], dict[str, tuple]],
+                     collapsed: dict[tuple[str, str], list[str]], weak_below: float,
+                     margin: float = EQUIVALENCE_RATIO) -> Findings:
+    """The study tables (module docstring) from the aggregated tables' files and the study's
+    design (``roles``: per dataset × classifier, cell id → its parts of the design;
+    ``collapsed``: the families collapsed for each, :class:`~modelvar.study.design.
+    StudyDesign`). Every claim the page states is judged under one multiplicity control
+    (:func:`judge_study`)."""
+    summary = read_summaries(summary_paths)
+    agreement = read_tables(agreement_paths, columns=AGREEMENT_COLUMNS)
+    runs = read_tables(runs_paths, columns=runs_columns())
+    verdicts = judge_study(summary, agreement, runs, roles, weak_below=weak_below,
+                           margin=margin)
+    t = verdicts.tables
+    notes = collapsed_notes(collapsed, metas)
+    dose = dose_response(t["sources"])
     strength = pd.concat([realised_strength(runs), hparam_strength(runs)], ignore_index=True)
-    tables = {"sources": sources, "study_sources": study_sources(sources),
-              **judged, "dose_response": dose, "dose_summary": dose_summary(dose),
+    components = t["components"]
+    tables = {**t, "study_sources": study_sources(t["sources"]), "dose_response": dose,
+              "dose_summary": dose_summary(dose),
               "study_components": study_components(components) if not components.empty
               else pd.DataFrame(), "strength": strength}
-    notes += adequacy_notes(components)
-    return Findings(tables, notes, summary, agreement, roles, platforms(runs), control,
-                    adequacy_lines(sources, runs, agreement, components))
+    notes += verdicts.notes + adequacy_notes(components)
+    return Findings(tables, notes, summary, agreement, roles, platforms(runs),
+                    verdicts.multiplicity,
+                    adequacy_lines(t["sources"], runs, agreement, components))
+
+
+def collapsed_notes(collapsed: dict[tuple[str, str], list[str]],
+                    metas: dict[str, dict]) -> list[str]:
+    """Why a dataset or classifier has fewer cells than the config's grid: a family it cannot
+    be perturbed by (the dataset lacks its feature type), or a model seed it does not take."""
+    out = []
+    said = set()
+    for (dataset, classifier), names in collapsed.items():
+        for family in names:
+            reach = families.family(family).reach
+            if reach is not None and (dataset, family) not in said and dataset in metas:
+                said.add((dataset, family))
+                out.append(f"{dataset} has no {reach} features: its {family} perturbation "
+                           "levels collapse to none (no duplicate cells were fitted).")
+            elif reach is None:
+                out.append(f"{classifier} takes no model seed: on {dataset} its "
+                           f"{families.family(family).title} levels collapse to the fixed "
+                           "seed (no duplicate cells were fitted); its sources, combined row "
+                           "and figures use those cells.")
+    return out
 
 
 @dataclass(frozen=True)
 class Multiplicity:
-    """The page's multiplicity control: how many comparisons it states, how many hold under
-    Benjamini–Hochberg at ``fdr``, and the largest p-value that holds (``threshold``)."""
+    """The page's multiplicity control: how many claims it states, how many hold under
+    Benjamini–Yekutieli at ``fdr``, and the largest p-value that holds (``threshold``)."""
 
     comparisons: int
     held: int
     threshold: float
     fdr: float = FDR
+    method: str = METHOD
+
+
+#: the kinds of claim the page states, with the table each comes from
+CLAIM_KINDS = {"leader": "margins", "classifiers": "comparison",
+               "classifiers over datasets": "study_comparison", "combined": "combined",
+               "seed claim": "claims", "largest share": "components"}
+
+
+def stated_claims(out: dict[str, pd.DataFrame], components: pd.DataFrame) -> pd.DataFrame:
+    """Every claim the page states, once (module :mod:`modelvar.findings.multiplicity`): kind,
+    dataset, classifier, what it is about, its table and row, and its p-value (NaN: not
+    counted). With :data:`~modelvar.findings.comparison.MIN_DATASETS` datasets or more the
+    page states the classifiers' comparisons over datasets, else per dataset."""
+    rows = []
+
+    def add(kind, table, frame, what, dataset=None, classifier=None, p="p_value"):
+        for i, row in frame.iterrows():
+            rows.append({"kind": kind, "table": table, "row": i,
+                         "dataset": row[dataset] if dataset else "",
+                         "classifier": row[classifier] if classifier else "",
+                         "about": what(row), "p_value": row[p]})
+
+    add("leader", "margins", out["margins"], lambda r: f"{r['measure']}: {r['leader']}",
+        "dataset", "classifier")
+    over = out["comparison"]["dataset"].nunique() >= MIN_DATASETS
+    if over:
+        add("classifiers over datasets", "study_comparison", out["study_comparison"],
+            lambda r: f"{r['measure']} {r['level']}: {r['classifier_a']} − {r['classifier_b']}")
+    else:
+        comparison = out["comparison"]
+        add("classifiers", "comparison",
+            comparison[(comparison["source"] != "control")],
+            lambda r: f"{r['measure']} {r['level']}: {r['classifier_a']} − {r['classifier_b']}",
+            "dataset")
+    add("combined", "combined", out["combined"], lambda r: f"{r['level']} against all combined",
+        "dataset", "classifier")
+    add("seed claim", "claims", out["claims"], lambda r: r["claim"], "dataset", "classifier")
+    if not components.empty:
+        leaders = components[components["lead_against"] > 0]
+        add("largest share", "components", leaders,
+            lambda r: f"{r['response']}: {r['component']}", "dataset", "classifier", "lead_p")
+    return pd.DataFrame(rows, columns=["kind", "table", "row", "dataset", "classifier", "about",
+                                       "p_value"])
 
 
 def judge(sources: pd.DataFrame, summary: pd.DataFrame, components: pd.DataFrame,
-          weak_below: float) -> tuple[dict[str, pd.DataFrame], Multiplicity]:
-    """The comparison tables (classifiers compared, the leaders' margins, each source against
-    all combined, seed 004's claims, the variance shares' leaders), their verdicts under one
-    Benjamini–Hochberg control over every comparison the page states
-    (:mod:`modelvar.findings.multiplicity`): the p-values first, then the verdicts again at the
-    threshold they set. Each table gets ``p_adjusted`` (the BH-adjusted p-value; the claims'
-    ``p_values`` list their comparisons'). With several datasets the page states the
-    classifiers' comparisons over datasets, else per dataset: those are the ones counted."""
-    def tables(threshold):
-        comparison = classifier_comparison(sources, summary, threshold)
-        return {"comparison": comparison,
-                "study_comparison": study_comparison(comparison, threshold),
-                "margins": leader_margins(sources, summary, threshold),
-                "combined": single_against_combined(sources, summary, threshold),
-                "claims": check_claims(sources, summary, weak_below=weak_below,
-                                       threshold=threshold)}
-
-    out = tables(ALPHA)
-    several = out["comparison"]["dataset"].nunique() > 1
-    stated = ["study_comparison" if several else "comparison", "margins", "combined"]
-    family = [out[name]["p_value"].to_numpy(float) for name in stated]
-    family.append(np.array([p if p is not None else np.nan for ps in out["claims"]["p_values"]
-                            for p in json.loads(ps)], dtype=float))
-    family.append(components["lead_p"].to_numpy(float) if not components.empty
-                  else np.array([]))
-    everything = np.concatenate(family) if family else np.array([])
-    threshold = bh_threshold(everything)
-    out = tables(threshold)
-    adjusted = bh_adjusted(everything)
-    start = 0
-    for name in stated:
-        out[name]["p_adjusted"] = adjusted[start:start + len(out[name])]
-        start += len(out[name])
-    unstated = [n for n in ("comparison", "study_comparison") if n not in stated]
-    for name in unstated:
-        out[name]["p_adjusted"] = np.nan  # not stated on the page, not counted
-    start += len(family[-2])
+          weak_below: float, margin: float = EQUIVALENCE_RATIO
+          ) -> tuple[dict[str, pd.DataFrame], Multiplicity]:
+    """The claims tables (the leading sources, classifiers compared, each source against all
+    combined, seed 004's claims, the variance shares' leaders) and their verdicts under one
+    Benjamini–Yekutieli control over every claim the page states (:func:`stated_claims`,
+    :mod:`modelvar.findings.multiplicity`): every comparison made once, its p-values first,
+    then every verdict at the threshold they set. Each table gets ``p_adjusted`` (NaN where
+    not counted); the ``verdicts`` table lists every counted claim."""
+    values = per_repeat(summary)
+    margins = leader_margins(sources, summary, ALPHA, margin, values=values)
+    comparison = classifier_comparison(sources, summary, ALPHA, margin, values=values)
+    combined = single_against_combined(sources, summary, ALPHA, margin, values=values)
+    gathered = gather_claims(sources, summary, weak_below=weak_below, margins=margins,
+                             values=values)
+    out = {"comparison": comparison, "study_comparison": study_comparison(comparison),
+           "margins": margins, "combined": combined, "claims": claims_at(gathered, ALPHA, margins,
+                                                                         text=False)}
+    claims = stated_claims(out, components)
+    counted = claims[np.isfinite(claims["p_value"].astype(float))].copy()
+    threshold = control_threshold(counted["p_value"])
+    margins["verdict"] = leader_verdicts(margins, threshold)
+    comparison["verdict"] = verdicts_at(comparison, threshold)
+    combined["verdict"] = verdicts_at(combined, threshold)
+    out["study_comparison"] = study_comparison(comparison, threshold)
+    out["claims"] = claims_at(gathered, threshold, margins)
+    counted["p_adjusted"] = adjusted(counted["p_value"].to_numpy(float))
+    counted["holds"] = counted["p_value"] <= threshold
+    for table in out.values():
+        table["p_adjusted"] = np.nan
+    components = components.copy()
     if not components.empty:
-        components["p_adjusted"] = adjusted[start:start + len(components)]
-        components["lead_held"] = components["lead_p"] <= threshold
-    out["components"] = components
-    made, held = summarise(everything)
-    return out, Multiplicity(made, held, threshold)
+        components["p_adjusted"] = np.nan
+        components["lead_held"] = False
+    frames = {**out, "components": components}
+    for _, claim in counted.iterrows():
+        frames[claim["table"]].loc[claim["row"], "p_adjusted"] = claim["p_adjusted"]
+        if claim["table"] == "components":
+            frames["components"].loc[claim["row"], "lead_held"] = bool(claim["holds"])
+    made, held = summarise(counted["p_value"].to_numpy(float))
+    frames["verdicts"] = counted.reset_index(drop=True)
+    return frames, Multiplicity(made, held, threshold)
 
 
 #: test sets smaller than this make a run's accuracy move in coarse steps (1/n_test)
@@ -265,7 +356,7 @@ def adequacy_lines(sources: pd.DataFrame, runs: pd.DataFrame, agreement: pd.Data
                    components: pd.DataFrame) -> list[str]:
     """One line on what the study's size allows, where it limits what can be said: repeats
     (intervals and tests over repeats need :data:`MIN_FOR_INTERVAL`, the variance shares'
-    bootstrap :data:`MIN_CLUSTERS`), runs per repeat and test rows."""
+    jackknife :data:`MIN_CLUSTERS`), runs per repeat and test rows."""
     if sources.empty:
         return []
     repeats = int(sources["repeats"].min())
@@ -276,7 +367,7 @@ def adequacy_lines(sources: pd.DataFrame, runs: pd.DataFrame, agreement: pd.Data
                       "sentences give estimates only and nothing is told apart")
     elif repeats < MIN_CLUSTERS and not components.empty:
         limits.append(f"{repeats} repeats per cell: the variance shares get no interval or "
-                      f"ranking (their cluster bootstrap needs ≥ {MIN_CLUSTERS} repeats)")
+                      f"ranking (their jackknife needs ≥ {MIN_CLUSTERS} repeats)")
     per_repeat = runs.groupby(["dataset", "classifier", "cell", "repeat"], observed=True).size()
     if len(per_repeat) and per_repeat.min() < FEW_RUNS:
         limits.append(f"{int(per_repeat.min())} runs per repeat: each run-to-run SD rests on "
@@ -310,7 +401,7 @@ def adequacy_notes(components: pd.DataFrame) -> list[str]:
         out.append(
             f"{dataset}, {classifier}: with {repeats} repeats the variance shares' intervals "
             f"are too wide to read (the share of {widest['component']} "
-            f"{widest['share']:.3f} [{widest['share_low']:.3f}, {widest['share_high']:.3f}]); "
+            f"{with_ci(widest['share'], widest['share_low'], widest['share_high'])}); "
             f"about {needed} repeats would narrow them to {UNINFORMATIVE_WIDTH:g}.")
     return out
 
@@ -337,8 +428,9 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
                                       combined=t["combined"], adequacy=findings.adequacy,
                                       multiplicity=findings.multiplicity),
                         results / "findings" / "findings.html")
-    for name, roles in findings.roles.items():
+    for name in dict.fromkeys(dataset for dataset, _ in findings.roles):
         summary = findings.summary[findings.summary["dataset"] == name]
         agreement = findings.agreement[findings.agreement["dataset"] == name]
+        roles = {clf: r for (dataset, clf), r in findings.roles.items() if dataset == name}
         manifest.write_text(dataset_summary_html(name, summary, agreement, roles),
                             results / name / "summary.html")

@@ -28,10 +28,18 @@ def run(args: argparse.Namespace) -> int:
         meta = read_json(path)
         metas[meta["name"]] = meta
     perturbation = json.loads(args.perturbation)
+    from modelvar.pipeline.result_tables import read_tables
+    from modelvar.study.design import cell_roles, collapsed_families, reach_of
+
+    classifiers = sorted(set(read_tables(args.summary, columns=["cell"])["classifier"]))
+    roles = {(name, clf): cell_roles(perturbation, args.design, reach_of(meta))
+             for name, meta in metas.items() for clf in classifiers}
+    collapsed = {(name, clf): collapsed_families(perturbation, reach_of(meta))
+                 for name, meta in metas.items() for clf in classifiers}
     findings = compute_findings(
         summary_paths=args.summary, agreement_paths=args.agreement, runs_paths=args.runs,
-        metas=metas, perturbation=perturbation, design=args.design, root_seed=args.root_seed,
-        n_boot=args.boot, weak_below=args.warn_changed_below)
+        metas=metas, roles=roles, collapsed=collapsed, weak_below=args.warn_changed_below,
+        margin=args.equivalence_ratio)
     tables = findings.tables
     # each figure of outputs.findings_figures (what the workflow's rule declares): its caption
     # on the Findings page and how it is drawn

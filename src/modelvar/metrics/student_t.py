@@ -16,6 +16,7 @@ Importing ``scipy.stats`` costs a metrics job more CPU than its whole start-up
 
 from __future__ import annotations
 
+import functools
 import math
 
 
@@ -86,8 +87,11 @@ def _normal_quantile(p: float) -> float:
         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
-    """The p-quantile of Student's t with ``df`` degrees of freedom (0 < p < 1, df > 0)."""
+    """The p-quantile of Student's t with ``df`` degrees of freedom (0 < p < 1, df > 0); a
+    pure function, so its values are kept (the same few quantiles are asked for again and
+    again)."""
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be in (0, 1), got {p}")
     if not df > 0:

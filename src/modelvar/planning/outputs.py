@@ -122,7 +122,7 @@ def manifest_path(results: str | Path, rule_name: str) -> str:
 #: the study tables the findings job writes (``RESULTS/aggregated/study/<name>.parquet``)
 FINDINGS_TABLES = ("sources", "study_sources", "margins", "comparison", "study_comparison",
                    "combined", "dose_response", "dose_summary", "components", "study_components",
-                   "claims", "strength")
+                   "claims", "verdicts", "strength")
 #: the aggregated tables the findings job reads, of every dataset
 FINDINGS_INPUT_TABLES = ("summary", "agreement", "runs")
 

@@ -155,13 +155,16 @@ def sources_figure(sources: pd.DataFrame, out_paths: list[Path], *,
     save_figure(fig, out_paths)
 
 
-def accuracy_vs_reproducibility(summary: pd.DataFrame, roles: dict[str, dict[str, tuple]],
+def accuracy_vs_reproducibility(summary: pd.DataFrame,
+                                roles: dict[tuple[str, str], dict[str, tuple]],
                                 out_paths: list[Path]) -> None:
-    """Mean run accuracy against mean percent agreement over each dataset's factorial grid."""
+    """Mean run accuracy against mean percent agreement over each dataset × classifier's
+    factorial grid (``roles[(dataset, classifier)]``: cell id → its parts of the design)."""
     rows = []
     for (dataset, classifier), part in summary.groupby(["dataset", "classifier"], sort=False,
                                                        observed=True):
-        grid = {c for c, r in roles.get(str(dataset), {}).items() if "factorial" in r}
+        grid = {c for c, r in roles.get((str(dataset), str(classifier)), {}).items()
+                if "factorial" in r}
         part = part[part["cell"].isin(grid)]
         acc = part.loc[part["metric"] == "accuracy", "mean"].mean()
         pa = part.loc[part["metric"] == "pa", "mean"].mean()

@@ -236,7 +236,8 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
     from modelvar.findings.sources import sources_of_variance as table
     from modelvar.plots.findings import sources_figure
 
-    sources = table(summary, agreement, runs, {dataset: roles})
+    sources = table(summary, agreement, runs,
+                    {(dataset, str(clf)): roles for clf in summary["classifier"].unique()})
     if sources.empty:
         raise ValueError(f"{dataset}: no one-at-a-time cells to draw")
     sources_figure(sources, out_paths, title=f"{dataset}: each source alone")
