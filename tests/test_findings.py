@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from modelvar.findings.paired import EQUIVALENT
 from modelvar.findings.claims import (
     CONTRADICTED,
     INCONCLUSIVE,
@@ -17,6 +16,7 @@ from modelvar.findings.claims import (
     check_claims,
 )
 from modelvar.findings.components import variance_components
+from modelvar.findings.paired import EQUIVALENT
 from modelvar.findings.sources import no_effect, sources_of_variance, study_sources
 from modelvar.study.cells import Cell, cell_label, level_label
 from modelvar.study.design import cell_roles

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from modelvar.findings import calibration
-from modelvar.findings.components import REPEAT, MIN_CLUSTERS, Grid, variance_components
+from modelvar.findings.components import MIN_CLUSTERS, REPEAT, Grid, variance_components
 from modelvar.findings.paired import (
     CONTRADICTED,
     EQUIVALENT,
