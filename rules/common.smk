@@ -75,6 +75,7 @@ if workflow.is_main_process:
 # Downloads need the internet, which cluster compute nodes often lack: run them on the head node.
 localrules:
     prepare_dataset,
+    design,
     dataset_overview,
 
 
@@ -91,7 +92,7 @@ TUNED = config["hparams"] == "tuned"
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     classifier=registry.wildcard(among=CLASSIFIERS),
-    job=r"[a-z0-9_]+(\+\d+)?(\.c\d+)?(\.r\d+(-\d+|\.k\d+-\d+))?",
+    job=r"[a-z0-9_]+(\+\d+)?(\.c\d+)?\.r\d+(\.k\d+-\d+)?",
     n_classes=r"\d+",
 
 
@@ -338,7 +339,14 @@ FIGURE_TABLES = figure_registry.tables_of(FIGURES)
 GROUPED_FIGURES = [
     f.name for f in figure_registry.DATASET_FIGURES if f.part == "grouped"
 ]
-FINDINGS_FIGURES = outputs.findings_figures(DESIGN, CLASSIFIERS, config["perturbation"])
+FINDINGS_FIGURES = figure_registry.findings_figures(
+    DESIGN, CLASSIFIERS, config["perturbation"]
+)
+# each classifier's colour in every figure, decided here once (the registry's) and handed to
+# the figure jobs, which never import the classifiers: a colour reruns figures, not fits
+COLOURS_JSON = json.dumps(
+    {c: registry.colour(c, sorted(CLASSIFIERS)) for c in CLASSIFIERS}, sort_keys=True
+)
 # the levels, not the log-only warning threshold: changing it reruns no figure (the findings
 # job gets it as a param of its own)
 PERTURBATION_JSON = json.dumps(
@@ -373,7 +381,7 @@ def figure_table_args():
 def get_figure_inputs(wildcards):
     return {
         **{t: dataset_tables(wildcards.dataset, t) for t in FIGURE_TABLES},
-        "meta": f"{RESULTS}/datasets/{wildcards.dataset}.json",
+        "design": outputs.design_path(RESULTS, wildcards.dataset),
     }
 
 
@@ -384,6 +392,7 @@ def get_findings_inputs(wildcards):
             for t in outputs.FINDINGS_INPUT_TABLES
         },
         "meta": [f"{RESULTS}/datasets/{ds}.json" for ds in DATASETS],
+        "design": [outputs.design_path(RESULTS, ds) for ds in DATASETS],
     }
 
 

@@ -32,6 +32,34 @@ rule prepare_dataset:
         )
 
 
+# One dataset's design as the plan fits it (per classifier: its cells, their roles, the families
+# collapsed for it), written where the figures and findings jobs read it: no job derives cells
+# or roles from the config again.
+rule design:
+    input:
+        recipe=recipe_of("design"),
+    output:
+        design=outputs.design_path(RESULTS, "{dataset}"),
+        manifest=manifest_path("design"),
+    log:
+        f"{RESULTS}/logs/design/{{dataset}}.log",
+    conda:
+        "../envs/data.yaml"
+    threads: threads_of("prepare")
+    resources:
+        **resources_of("prepare"),
+    params:
+        design=with_known_signature(
+            lambda wildcards: PLAN.datasets[wildcards.dataset].design().to_json()
+        ),
+        code=CODE["design"],
+    shell:
+        modelvar_job(
+            "design --design {params.design:q} --out {output.design:q} --manifest "
+            "{output.manifest:q} 2> {log:q}",
+        )
+
+
 rule dataset_overview:
     input:
         meta=[f"{RESULTS}/datasets/{ds}.json" for ds in DATASETS],

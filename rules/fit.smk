@@ -46,6 +46,14 @@ rule fit:
 # them one at a time, the SLURM profile asks for a GPU; without one the fit code falls back to
 # the CPU. Resources from `resources.fit_mlp`.
 use rule fit as fit_mlp with:
+    output:
+        predictions=predictions_file("{dataset}", "{classifier}", "{job}"),
+        runs=table_file("runs", "{dataset}", "{classifier}", "{job}"),
+        manifest=manifest_path("fit_mlp"),
+    log:
+        f"{RESULTS}/logs/fit_mlp/{{dataset}}/{{classifier}}/{{job}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/fit_mlp/{{dataset}}/{{classifier}}/{{job}}.tsv"
     wildcard_constraints:
         classifier=registry.wildcard(gpu=True, among=CLASSIFIERS, settings=SETTINGS),
     conda:
@@ -96,6 +104,14 @@ rule tune:
 # Tuning of the classifiers whose fits run on a GPU (as fit_mlp for their fits), so that a
 # profile can send them to a GPU partition by rule name. Resources from `resources.tune_gpu`.
 use rule tune as tune_gpu with:
+    output:
+        trials=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/trials.parquet",
+        best=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/best.json",
+        manifest=manifest_path("tune_gpu"),
+    log:
+        f"{RESULTS}/logs/tune_gpu/{{dataset}}/{{classifier}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/tune_gpu/{{dataset}}/{{classifier}}.tsv"
     wildcard_constraints:
         classifier=registry.wildcard(gpu=True, among=CLASSIFIERS, settings=SETTINGS),
     threads: threads_of("tune_gpu")

@@ -24,17 +24,17 @@ rule figures:
         **resources_of("plot"),
     params:
         out_dir=with_known_signature(lambda wildcards, output: Path(output[0]).parent),
-        perturbation=PERTURBATION_JSON,
         design=DESIGN,
         width=config["figures"]["width"],
+        colours=COLOURS_JSON,
         code=CODE["figures"],
     shell:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} "
             + figure_table_args()
-            + " --meta {input.meta:q} --perturbation {params.perturbation:q} --design "
-            "{params.design:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} "
-            "--width {params.width:q} 2> {log:q}",
+            + " --design-file {input.design:q} --design {params.design:q} --out-dir "
+            "{params.out_dir:q} --manifest {output.manifest:q} --width {params.width:q} "
+            "--colours {params.colours:q} 2> {log:q}",
         )
 
 
@@ -43,7 +43,7 @@ rule group_disparities_figure:
         disparities=with_known_signature(
             lambda wildcards: dataset_tables(wildcards.dataset, "disparities")
         ),
-        meta=f"{RESULTS}/datasets/{{dataset}}.json",
+        design=outputs.design_path(RESULTS, "{dataset}"),
         recipe=recipe_of("group_disparities_figure"),
     output:
         **{
@@ -70,16 +70,16 @@ rule group_disparities_figure:
         **resources_of("plot"),
     params:
         out_dir=with_known_signature(lambda wildcards, output: Path(output[0]).parent),
-        perturbation=PERTURBATION_JSON,
         design=DESIGN,
         width=config["figures"]["width"],
+        colours=COLOURS_JSON,
         code=CODE["figures"],
     shell:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} --disparities {input.disparities:q} "
-            "--meta {input.meta:q} --perturbation {params.perturbation:q} --design "
+            "--design-file {input.design:q} --design "
             "{params.design:q} --out-dir {params.out_dir:q} --manifest {output.manifest:q} "
-            "--width {params.width:q} 2> {log:q}",
+            "--width {params.width:q} --colours {params.colours:q} 2> {log:q}",
         )
 
 
@@ -139,12 +139,15 @@ rule findings:
         weak=config["perturbation"]["warn_changed_below"],
         margin=config["findings"]["equivalence_ratio"],
         width=config["figures"]["width"],
+        colours=COLOURS_JSON,
         code=CODE["findings"],
     shell:
         modelvar_job(
             "findings --summary {input.summary:q} --agreement {input.agreement:q} --runs "
-            "{input.runs:q} --meta {input.meta:q} --perturbation {params.perturbation:q} "
+            "{input.runs:q} --meta {input.meta:q} --design-files {input.design:q} "
+            "--perturbation {params.perturbation:q} "
             "--design {params.design:q} --warn-changed-below {params.weak:q} "
             "--equivalence-ratio {params.margin:q} --results {params.results:q} "
-            "--manifest {output.manifest:q} --width {params.width:q} 2> {log:q}",
+            "--manifest {output.manifest:q} --width {params.width:q} --colours "
+            "{params.colours:q} 2> {log:q}",
         )

@@ -172,7 +172,7 @@ def test_a_new_family_declared_once_reaches_the_runs_table_findings_and_figures(
     table = page.index("<details><summary><b>Sources of variance, one at a time</b></summary>")
     assert question < table and "<table" not in page[:table]
     summary = read_tables([agg / "summary" / where / "job.parquet"])
-    roles = cell_roles(perturbation, "one-at-a-time", reach_of(meta))
+    roles = {"lr-sgd": cell_roles(perturbation, "one-at-a-time", reach_of(meta))}
     sources_figure(sources, [tmp_path / "headline.png"])
     sources_of_variance(summary, read_tables([agg / "agreement" / where / "job.parquet"]),
                         runs, roles, "vehicle", [tmp_path / "sources.png"])

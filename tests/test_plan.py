@@ -11,8 +11,9 @@ import pytest
 from conftest import REPO, completed
 from modelvar.data.schema import profile_problems
 from modelvar.models import mlp
+from modelvar.planning.outputs import job_counts
 from modelvar.planning.plan import PlanError, gpu_speedup_at, plan_study, probability_form
-from modelvar.planning.plan_report import dataset_totals, format_plan, job_counts
+from modelvar.planning.plan_report import dataset_totals, format_plan
 from modelvar.study.cells import Cell
 from modelvar.study.design import Reach, active_sources, control, dataset_cells
 
@@ -123,7 +124,11 @@ def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
                                   for k in range(*job.runs))
                     assert runs == list(range(10))
     small = plan.datasets["small"].classifiers["lr-sgd"]
-    assert len(small.fit_jobs) == 1 and "+" in small.fit_jobs[0].id  # cheap: one job
+    # cheap: one job per repeat, every chunk in it (a repeat's job does not depend on how many
+    # repeats there are: issue 54)
+    assert [job.id for job in small.fit_jobs] == [
+        f"{small.fit_jobs[0].id.split('.')[0]}.r{r}" for r in range(10)]
+    assert "+" in small.fit_jobs[0].id
     big = plan.datasets["big"].classifiers["lr-sgd"]
     assert any(".k" in job.id for job in big.fit_jobs)  # dear: runs split across jobs
     assert plan.datasets["big"].collapsed == ["categorical"]
@@ -212,7 +217,7 @@ def test_the_plan_report_names_totals_and_biggest_items():
     config = study()
     plan = plan_study(completed(config), {})
     text = format_plan(plan, config)
-    assert "jobs per rule: prepare_dataset 3, fit " in text
+    assert "jobs per rule: prepare_dataset 3, design 3, fit " in text
     assert "total: " in text and "biggest items:" in text and "CPU time: big" in text
     assert "(data collapsed)" in text and "(categorical collapsed)" in text
     mlp_hours = re.search(r"MLP ([\d.,]+ (?:h|min)) on one CPU core; GPU speed-up unmeasured",
@@ -232,7 +237,7 @@ def test_the_plan_report_names_totals_and_biggest_items():
     on_gpu = format_plan(plan_study(completed(config), {}), config)
     assert "on one GPU (jobs.gpu_speedup: 8 x one CPU core)" in on_gpu
     assert "unmeasured" not in on_gpu
-    counts = job_counts(plan, config)
+    counts = job_counts("results", config, plan)
     assert counts["fit_mlp"] == len(plan.datasets["big"].classifiers["mlp"].fit_jobs) + sum(
         len(plan.datasets[d].classifiers["mlp"].fit_jobs) for d in ("small", "cats"))
 
@@ -265,7 +270,7 @@ def test_xgb_put_on_a_gpu_leaves_the_cpu_hours_for_the_gpu_ones():
     config = study()
     cpu_plan = plan_study(completed(config), {})
     cpu_totals = dataset_totals(cpu_plan, config)
-    before = job_counts(cpu_plan, config)
+    before = job_counts("results", config, cpu_plan)
     config["classifier_settings"] = {"xgb": {"gpu": True, "gpu_speedup": {0: 2, 1000: 20}}}
     gpu_plan = plan_study(completed(config), {})
     totals = dataset_totals(gpu_plan, config)
@@ -274,7 +279,7 @@ def test_xgb_put_on_a_gpu_leaves_the_cpu_hours_for_the_gpu_ones():
     assert sum(t.cpu_seconds for t in totals) == pytest.approx(  # metrics jobs regroup
         sum(t.cpu_seconds for t in cpu_totals) - xgb_cpu, rel=1e-3)
     assert 2 < xgb_cpu / xgb_gpu < 20
-    counts = job_counts(gpu_plan, config)
+    counts = job_counts("results", config, gpu_plan)
     xgb_jobs = sum(len(ds.classifiers["xgb"].fit_jobs) for ds in gpu_plan.datasets.values())
     assert counts["fit"] == before["fit"] - sum(
         len(ds.classifiers["xgb"].fit_jobs) for ds in cpu_plan.datasets.values())
@@ -395,3 +400,25 @@ def test_plan_jobs_lists_every_job_with_its_rule(capsys):
               (item.rsplit(" ", 1) for item in expected.split(", "))}
     assert by_rule == {r: counts[r] for r in ("fit", "pairwise_metrics", "grouped_metrics")}
     assert fits == int(re.search(r"total: ([\d,]+) fits", out).group(1).replace(",", ""))
+
+
+def test_repeats_are_additive():
+    """Issue 54: a repeat's jobs do not depend on how many repeats the study has: four repeats
+    are the three's jobs (the same cells, runs and estimate) plus jobs of repeat 3 alone, and
+    fewer repeats keep the first ones' jobs unchanged."""
+    target = 5 * _one_fit_seconds(study(), "big", "lr-sgd")
+
+    def jobs(repeats):
+        config = study(jobs={"target_minutes": target / 60})
+        config["split"]["repeats"] = repeats
+        plan = plan_study(completed(config), {})
+        return {(name, clf, job.id): job for name, ds in plan.datasets.items()
+                for clf, cp in ds.classifiers.items()
+                for job in [*cp.fit_jobs, *cp.metrics_jobs]}
+
+    three, four = jobs(3), jobs(4)
+    assert set(three) < set(four)
+    assert all(four[key] == job for key, job in three.items())
+    added = [four[key] for key in set(four) - set(three)]
+    assert added and all(job.repeats == (3,) for job in added)
+    assert jobs(2).keys() < three.keys()

@@ -37,7 +37,7 @@ def test_verify_finds_a_damaged_table_and_its_command_regenerates_it(tmp_path):
     snakemake(tmp_path, config, "--cores", "2")
     results = tmp_path / "results"
     assert verify(results)[0] == []
-    table = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.parquet"
+    table = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.r0.parquet"
     table.write_bytes(table.read_bytes()[:1500])
     # the reader names the file and the command
     proc = subprocess.run([sys.executable, "-m", "modelvar", "pairwise", "--predictions",
@@ -105,7 +105,7 @@ def test_file_dataset_at_a_hostile_path_is_a_real_input(tmp_path):
     assert "wildcards: dataset=mine" in dry.stdout
     # and a whole study on that dataset runs through every rule
     snakemake(tmp_path, config, "--cores", "2", "results/aggregated/summary/dataset=mine/"
-              "classifier=lr-sgd/dnone_cnone_hnone.parquet")
+              "classifier=lr-sgd/dnone_cnone_hnone.r0.parquet")
     assert not list(tmp_path.rglob("PWNED"))
 
 
@@ -119,7 +119,7 @@ def test_every_value_in_a_shell_command_is_quoted():
                 if field != "threads" and not field.endswith(":q"):
                     unquoted.append(f"{smk.name}: {{{field}}}")
     text = "".join(p.read_text() for p in (REPO / "rules").glob("*.smk"))
-    assert commands == text.count("    shell:") == 12 and unquoted == []
+    assert commands == text.count("    shell:") == 13 and unquoted == []
 
 
 def test_jobs_run_the_workflows_interpreter_without_the_venv_on_path(tmp_path):
@@ -190,7 +190,7 @@ def test_run_sh_recovers_from_a_killed_run(tmp_path):
     plain = snakemake(tmp_path, config, "--cores", "1", check=False)
     assert plain.returncode != 0 and "cannot be locked" in plain.stdout + plain.stderr
     # what a write cut by kill -9 leaves (issue 20): removed when the next run starts
-    stray = tmp_path / "results" / "predictions" / ".dnone_cnone_hnone.parquet.k3x9.tmp"
+    stray = tmp_path / "results" / "predictions" / ".dnone_cnone_hnone.r0.parquet.k3x9.tmp"
     stray.parent.mkdir(parents=True, exist_ok=True)
     stray.write_bytes(b"PAR1 half a table")
     proc = subprocess.run(["bash", str(REPO / "scripts" / "run.sh"), "--directory",

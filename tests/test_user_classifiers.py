@@ -190,11 +190,15 @@ def test_declared_classifiers_run_through_every_stage(tmp_path):
     from modelvar.cli import main
 
     assert main(["verify", str(results), "--refit", "4"]) == 0
-    # editing the user's file reruns its classifier's jobs, and no other classifier's
+    # a comment in the user's file reruns nothing; editing what it does reruns its
+    # classifier's jobs (both repeats'), and no other classifier's
     (tmp_path / "my_models.py").write_text(CENTROID_SOURCE + "\n# shrink harder next time\n")
+    quiet = snakemake(tmp_path, path, "-n")
+    assert "Nothing to be done" in quiet.stdout + quiet.stderr
+    (tmp_path / "my_models.py").write_text(CENTROID_SOURCE.replace("shrink=0.1", "shrink=0.2"))
     proc = snakemake(tmp_path, path, "-n")
     counts = job_counts(proc.stdout)
-    assert counts.get("fit") == 1 and counts.get("pairwise_metrics") == 1, proc.stdout
+    assert counts.get("fit") == 2 and counts.get("pairwise_metrics") == 2, proc.stdout
     assert set(re.findall(r"wildcards: .*classifier=([\w-]+)", proc.stdout)) == {"centroid"}
 
 
@@ -324,10 +328,59 @@ def test_a_declared_classifier_tagged_for_a_gpu_runs_in_the_gpu_rules(tmp_path, 
     monkeypatch.setenv("MODELVAR_TEST_DEVICE", "cpu")
     snakemake(tmp_path, path, "--cores", "2", "--until", "fit_mlp")
     manifests = tmp_path / "results" / ".modelvar" / "manifests"
-    tune = json.loads((manifests / "tune/vehicle/centroid-dev.json").read_text())
+    tune = json.loads((manifests / "tune_gpu/vehicle/centroid-dev.json").read_text())
     assert tune["rule"] == "tune_gpu"
-    (fit,) = (manifests / "fit/vehicle/centroid-dev").glob("*.json")
+    fit, *_ = (manifests / "fit_mlp/vehicle/centroid-dev").glob("*.json")
     assert json.loads(fit.read_text())["rule"] == "fit_mlp"
     runs = pd.concat(pd.read_parquet(p) for p in
                      (tmp_path / "results").rglob("runs/**/classifier=centroid-dev/*.parquet"))
     assert set(runs["device"]) == {"cpu"} and len(runs) > 0
+
+
+def test_a_seedless_classifier_is_in_every_figure_and_the_sources_table(tmp_path, monkeypatch):
+    """Issue 54: a classifier that takes no seed and gives no probabilities (the centroid) in a
+    study whose model seed varies per run: the plan collapses its seed family, and the design it
+    decides (the dataset's design file) is what every figure and the sources table read, so
+    its cells are drawn and it gets its own all-combined row."""
+    import matplotlib.text
+
+    from modelvar.pipeline.result_tables import read_table
+    from modelvar.plots import common, findings, study
+    from modelvar.study import figures as registry
+    from modelvar.study.design import DatasetDesign
+
+    (tmp_path / "my_models.py").write_text(CENTROID_SOURCE)
+    config = tiny(["lr-sgd", {**CENTROID, "seconds_per_fit": 0.01}])
+    config.update(design="both", hparams="default", grouped={"metrics": ["pa"], "by": {}})
+    config["simulation"] = {"enabled": False}
+    config["split"].update(repeats=2, runs=3)
+    config["perturbation"] = {"data": ["none", {"rel": 0.2}], "downsample": [0.5, 1.0],
+                              "model_seed": ["per-run"]}
+    path = tmp_path / "my.yaml"
+    path.write_text(yaml.safe_dump(config))
+    snakemake(tmp_path, path, "--cores", "2")
+    results = tmp_path / "results"
+    design = DatasetDesign.from_json((results / "design/vehicle.json").read_text())
+    centroid = design.classifiers["centroid"]
+    assert centroid.collapsed == ("model_seed",)
+    assert all(c.endswith("seedfix") for c in centroid.cells)
+    assert centroid.of_role("factorial") and centroid.of_role("one-at-a-time")
+    # the sources table: the centroid's control, each source alone and its all-combined row
+    sources = pd.read_parquet(results / "aggregated/study/sources.parquet")
+    mine = sources[sources["classifier"] == "centroid"]
+    assert set(mine["source"]) >= {"control", "data", "downsample", "all combined"}
+    combined = mine[mine["source"] == "all combined"].iloc[0]
+    assert combined["cell"] == "rel0p2_cnone_hnone_down050_seedfix"
+    assert (results / "findings/findings.html").read_text().count("centroid") > 5
+    # every dataset figure draws it: its name is among each figure's texts
+    drawn = []
+    for module in (study, findings):
+        monkeypatch.setattr(module, "save_figure", lambda fig, paths: drawn.append(fig))
+    for spec in registry.DATASET_FIGURES:
+        if spec.part == "grouped":
+            continue
+        frames = [read_table(results, t, "vehicle") for t in spec.tables]
+        getattr(study, spec.name)(*frames, design.roles(), "vehicle", [tmp_path / "x.png"])
+        texts = {t.get_text() for t in drawn[-1].findobj(matplotlib.text.Text)}
+        assert any("centroid" in t for t in texts), (spec.name, sorted(texts))
+    assert common.classifier_colours(["lr-sgd", "centroid"])["centroid"]

@@ -18,28 +18,28 @@ pytestmark = pytest.mark.workflow
 def test_dry_run_job_counts(tmp_path):
     proc = snakemake(tmp_path, CONFIGS / "small.yaml", "-n", "--cores", "1")
     # 3 datasets; 3 downsampling x 2 model-seed levels = 6 cells (the one-at-a-time cells are
-    # among them), cheap enough for one fit job and one metrics job per dataset; 1 classifier;
-    # grouped metrics for credit-g only
+    # among them), cheap enough for one fit job and one metrics job per dataset and repeat (4
+    # repeats); 1 classifier; grouped metrics for credit-g only; a design job per dataset
     assert job_counts(proc.stdout) == {
         "prepare_dataset": 3,
-        "fit": 3,
-        "pairwise_metrics": 3,
-        "grouped_metrics": 1,
+        "design": 3,
+        "fit": 12,
+        "pairwise_metrics": 12,
+        "grouped_metrics": 4,
         "figures": 3,
         "group_disparities_figure": 1,
         "dataset_overview": 1,
         "findings": 1,
         "all": 1,
-        "total": 17,
+        "total": 41,
     }
 
 
 def test_a_study_puts_xgb_on_a_gpu(tmp_path):
     """classifier_settings.xgb.gpu: xgb's fit and tuning jobs ask for a GPU (fit_mlp, tune_gpu:
     gpu=1), lr-sgd's stay on the CPU; the plan counts the same jobs."""
-    import yaml
 
-    from modelvar.planning.plan_report import job_counts as planned_counts
+    from modelvar.planning.outputs import job_counts as planned_counts
     from modelvar.planning.plan_report import plan_of_command_line
 
     config = yaml.safe_load((CONFIGS / "small.yaml").read_text())
@@ -60,8 +60,8 @@ def test_a_study_puts_xgb_on_a_gpu(tmp_path):
         {"tune": False, "tune_gpu": True}
     plan, plan_config = plan_of_command_line(["--configfile", str(path)])
     counts = job_counts(proc.stdout)
-    assert {rule: counts[rule] for rule in planned_counts(plan, plan_config)} == \
-        planned_counts(plan, plan_config)
+    assert {rule: counts[rule] for rule in planned_counts("results", plan_config, plan)} == \
+        planned_counts("results", plan_config, plan)
 
 
 def test_xgb_tagged_for_a_gpu_tunes_and_fits_where_there_is_none(tmp_path):
@@ -70,8 +70,6 @@ def test_xgb_tagged_for_a_gpu_tunes_and_fits_where_there_is_none(tmp_path):
     record the rules the jobs ran in."""
     import json
 
-    import pandas as pd
-    import yaml
 
     config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
     config.update(classifiers=["lr-sgd", "xgb"], hparams="tuned",
@@ -81,11 +79,12 @@ def test_xgb_tagged_for_a_gpu_tunes_and_fits_where_there_is_none(tmp_path):
     path.write_text(yaml.safe_dump(config))
     snakemake(tmp_path, path, "--cores", "2", "--until", "fit", "fit_mlp")
     manifests = tmp_path / "results" / ".modelvar" / "manifests"
-    assert json.loads((manifests / "tune/vehicle/xgb.json").read_text())["rule"] == "tune_gpu"
+    assert json.loads((manifests / "tune_gpu/vehicle/xgb.json").read_text())["rule"] == \
+        "tune_gpu"
     assert json.loads((manifests / "tune/vehicle/lr-sgd.json").read_text())["rule"] == "tune"
-    assert json.loads((manifests / f"fit/vehicle/xgb/{JOB}.json").read_text())["rule"] == \
+    assert json.loads((manifests / f"fit_mlp/vehicle/xgb/{JOB}.json").read_text())["rule"] == \
         "fit_mlp"
-    runs = pd.read_parquet(table(tmp_path / "results", "runs", "xgb"))
+    runs = every_row(tmp_path / "results", "runs", "xgb")
     assert set(runs["device"]) == {"cpu"} and len(runs) == 2 * 3 * 2
 
 
@@ -144,7 +143,7 @@ def tiny_run(tmp_path_factory):
     return workdir / "results"
 
 
-JOB = "dnone_cnone_hnone"  # the tiny study's one fit job and metrics job per classifier
+JOB = "dnone_cnone_hnone.r0"  # the tiny study's fit and metrics job of repeat 0, per classifier
 
 
 def table(results, name, classifier="lr-sgd", job=JOB):
@@ -157,15 +156,28 @@ def predictions(results, classifier="lr-sgd", job=JOB):
         f"{job}.parquet"
 
 
-def test_end_to_end_tables(tiny_run):
+def every_row(results, name, classifier="lr-sgd") -> pd.DataFrame:
+    """One classifier's rows of a table, every job's (one job per repeat)."""
+    folder = table(results, name, classifier).parent
+    return pd.concat([pd.read_parquet(p) for p in sorted(folder.glob("*.parquet"))],
+                     ignore_index=True)
+
+
+def every_prediction(results, classifier="lr-sgd") -> pd.DataFrame:
     from modelvar.pipeline.predictions import read_predictions
 
+    folder = predictions(results, classifier).parent
+    return pd.concat([read_predictions(p) for p in sorted(folder.glob("*.parquet"))],
+                     ignore_index=True)
+
+
+def test_end_to_end_tables(tiny_run):
     cells = ["dnone_cnone_hnone_down050_seedfix", "dnone_cnone_hnone_down100_seedfix"]
     meta = json.loads((tiny_run / "datasets" / "vehicle.json").read_text())
     assert meta["classes"] == ["bus", "opel", "saab", "van"]
     assert table(tiny_run, "runs", "svm-sgd").exists()
-    preds_all = read_predictions(predictions(tiny_run))
-    runs_all = pd.read_parquet(table(tiny_run, "runs"))
+    preds_all = every_prediction(tiny_run)
+    runs_all = every_row(tiny_run, "runs")
     for cell in cells:
         tests_sets = []
         for r in (0, 1):
@@ -188,12 +200,12 @@ def test_end_to_end_tables(tiny_run):
             streams = json.loads(runs["streams"].iloc[0])
             assert streams["test-split"].endswith(f"dataset=vehicle/repeat={r}")
         assert tests_sets[0] != tests_sets[1]  # repeats draw different test sets
-        pairwise = pd.read_parquet(table(tiny_run, "pairwise")).query("cell == @cell")
+        pairwise = every_row(tiny_run, "pairwise").query("cell == @cell")
         assert len(pairwise) == 2 * 2 * 3  # repeats x subsets x pairs
         for metric in ("ec_global", "ec_local", "pa"):
             values = pairwise[metric].dropna()
             assert values.between(0, 1).all()
-        summary = pd.read_parquet(table(tiny_run, "summary")).query("cell == @cell")
+        summary = every_row(tiny_run, "summary").query("cell == @cell")
         acc = summary[summary["metric"] == "accuracy"]
         assert len(acc) == 2 and (acc["count"] == 3).all()
 
@@ -251,10 +263,10 @@ def test_end_to_end_figures_and_logs(tiny_run):
         assert (fig.with_suffix(".pdf")).read_bytes().startswith(b"%PDF")
     log = (tiny_run / f"logs/fit/vehicle/lr-sgd/{JOB}.log").read_text()
     # one fit job: 2 cells x 2 repeats x 3 runs, with progress and ETA after every run
-    assert "runs done 1/12" in log and "runs done 12/12" in log and "ETA" in log
+    assert "runs done 1/6" in log and "runs done 6/6" in log and "ETA" in log
     assert log.count("runs done") <= 3  # throttled: first, every 30 s, last
-    assert "dnone_cnone_hnone_down050_seedfix: 2 repeats, mean accuracy" in log
-    assert "fit job finished: 12 fits" in log
+    assert "dnone_cnone_hnone_down050_seedfix: repeat 0, mean accuracy" in log
+    assert "fit job finished: 6 fits" in log
     for rule in (f"pairwise_metrics/vehicle/svm-sgd/{JOB}", "figures/vehicle",
                  f"grouped_metrics/vehicle/lr-sgd/{JOB}"):
         assert (tiny_run / "logs" / f"{rule}.log").exists(), rule
@@ -437,7 +449,8 @@ def _dry_counts(workdir, snakefile, config):
 
 
 def _edit(path):
-    path.write_text(path.read_text() + "\n# edited by a test\n")
+    """A real change to a module (a comment would change no code version)."""
+    path.write_text(path.read_text() + "\nEDITED_BY_A_TEST = 1\n")
 
 
 def test_unchanged_copy_has_nothing_to_do(tiny_run, workflow_copy):
@@ -448,7 +461,8 @@ def test_editing_metrics_code_reruns_metrics_and_figures_not_fits(tiny_run, work
     _edit(workflow_copy / "src/modelvar/metrics/pairwise.py")
     counts = _dry_counts(tiny_run.parent, workflow_copy / "Snakefile", CONFIGS / "tiny.yaml")
     assert "fit" not in counts and "prepare_dataset" not in counts
-    assert counts["pairwise_metrics"] == 2 and counts["grouped_metrics"] == 2
+    # a metrics job per classifier and repeat
+    assert counts["pairwise_metrics"] == 4 and counts["grouped_metrics"] == 4
     assert counts["figures"] == 1 and counts["group_disparities_figure"] == 1
 
 
@@ -464,8 +478,8 @@ def test_changing_one_classifiers_settings_reruns_only_its_jobs(tiny_run, workfl
         classifier_settings={"svm-sgd": {"hparams": {"alpha": 0.001}}}))
     proc = snakemake(tiny_run.parent, config, "-n", "--cores", "1")
     counts = job_counts(proc.stdout)
-    assert counts["fit"] == 1 and counts["pairwise_metrics"] == 1
-    assert counts["grouped_metrics"] == 1
+    assert counts["fit"] == 2 and counts["pairwise_metrics"] == 2  # its jobs of both repeats
+    assert counts["grouped_metrics"] == 2
     assert "wildcards: dataset=vehicle, classifier=svm-sgd" in proc.stdout
     assert "wildcards: dataset=vehicle, classifier=lr-sgd" not in proc.stdout
 
@@ -475,8 +489,8 @@ def test_adding_a_dataset_adds_only_its_jobs(tiny_run, tmp_config):
     proc = snakemake(tiny_run.parent, config, "-n", "--cores", "1")
     # the report's dataset overview lists the new dataset too
     assert job_counts(proc.stdout) == {
-        "prepare_dataset": 1, "fit": 2, "pairwise_metrics": 2, "figures": 1,
-        "dataset_overview": 1, "findings": 1, "all": 1, "total": 9,
+        "prepare_dataset": 1, "design": 1, "fit": 4, "pairwise_metrics": 4, "figures": 1,
+        "dataset_overview": 1, "findings": 1, "all": 1, "total": 14,
     }
     assert "wildcards: dataset=vehicle" not in proc.stdout
 
@@ -519,9 +533,9 @@ def test_preliminary_and_full_study_configs_dry_run(tmp_path):
     proc = snakemake(tmp_path, REPO / "config" / "preliminary.yaml", "-n", "--cores", "1")
     counts = job_counts(proc.stdout)
     # 2 datasets x 70 cells (8 data x 7 hparam levels, plus the control and the 13 sources
-    # alone with a fixed model seed); the cheap CPU classifiers in one job per dataset, the MLP
-    # (GPU-tagged rule) in jobs of at most an hour
-    assert counts["fit"] == 2 * 3 and counts["fit_mlp"] >= 2 * 2
+    # alone with a fixed model seed); the cheap CPU classifiers in one job per dataset and
+    # repeat (10), the MLP (GPU-tagged rule) in jobs of at most an hour
+    assert counts["fit"] == 2 * 3 * 10 and counts["fit_mlp"] >= 2 * 10
     assert "the categorical" not in proc.stderr  # no family collapses: nothing to warn
     proc = snakemake(tmp_path, REPO / "config" / "full-study.yaml", "-n", "--cores", "1",
                      "--configfile", str(REPO / "config" / "full-study.yaml"),
@@ -531,12 +545,12 @@ def test_preliminary_and_full_study_configs_dry_run(tmp_path):
     assert counts["tune"] == 37 * 2 and counts["tune_gpu"] == 37 * 2  # xgb and mlp on GPUs
     assert counts["total"] <= 5_000
     # `modelvar plan` counts the same jobs as the workflow makes
-    from modelvar.planning.plan_report import job_counts as planned_counts
+    from modelvar.planning.outputs import job_counts as planned_counts
     from modelvar.planning.plan_report import plan_of_command_line
 
     plan, config = plan_of_command_line(["--configfile", str(REPO / "config/full-study.yaml"),
                                          str(REPO / "config/openml/seed-study.yaml")])
-    planned = planned_counts(plan, config)
+    planned = planned_counts("results", config, plan)
     assert {rule: counts[rule] for rule in planned} == planned
     # every all-numeric dataset's categorical levels collapse, once each, and are said so
     assert proc.stderr.count("categorical perturbation levels cannot act") == 24
@@ -666,7 +680,7 @@ def test_verify_refit_reproduces_honest_runs_and_catches_tampered_ones(tiny_run,
 
     with pytest.raises(TableReadError, match="not in the order the fit job writes"):
         list(iter_repeats([path]))
-    assert len(list(iter_repeats([predictions(results, "svm-sgd")]))) == 4
+    assert len(list(iter_repeats([predictions(results, "svm-sgd")]))) == 2  # cells, repeat 0
 
 
 def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
@@ -674,8 +688,6 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
     older time, a truncated table, a deleted manifest, a log-only setting changed."""
     import os
     import shutil
-
-    import yaml
 
     from conftest import REPO
 
@@ -705,7 +717,7 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
     # Snakemake's records gone, then a metrics setting changed: the metrics jobs rerun, no fit
     shutil.rmtree(tmp_path / ".snakemake")
     jobs, _ = dry_run(metrics={"ec_local_undefined": "zero"})
-    assert jobs.get("pairwise_metrics") == 1 and "fit" not in jobs
+    assert jobs.get("pairwise_metrics") == 2 and "fit" not in jobs  # one a repeat
     assert dry_run()[0] == {}  # a dry run records nothing: back to the study's value
     # the dataset's content replaced by a copy dated 2001 (cp -p, rsync -a, unzip)
     replacement = tmp_path / "replacement.csv"
@@ -716,14 +728,14 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
     os.utime(replacement, (1e9, 1e9))
     shutil.copy2(replacement, source)
     jobs, _ = dry_run()
-    assert jobs.get("prepare_dataset") == 1 and jobs.get("fit") == 1
+    assert jobs.get("prepare_dataset") == 1 and jobs.get("fit") == 2
     snakemake(tmp_path, config(), "--cores", "2")
-    # a truncated table, a deleted manifest: their jobs rerun
+    # a truncated table, a deleted manifest (both of repeat 0): their jobs rerun
     results = tmp_path / "results"
-    summary = next((results / "aggregated" / "summary").rglob("*.parquet"))
+    summary = next((results / "aggregated" / "summary").rglob("*.r0.parquet"))
     with open(summary, "r+b") as fh:
         fh.truncate(100)
-    next((results / ".modelvar" / "manifests" / "fit").rglob("*.json")).unlink()
+    next((results / ".modelvar" / "manifests" / "fit").rglob("*.r0.json")).unlink()
     jobs, output = dry_run()
     assert "missing or damaged output: pairwise_metrics/mine/lr-sgd" in output
     assert jobs.get("pairwise_metrics") == 1 and jobs.get("fit") == 1
@@ -741,14 +753,14 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
 def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
     """For every shipped config, the findings job's figures as the rule declares them (its
     outputs) are what the job draws from the arguments the rule gives it
-    (modelvar.planning.outputs.findings_figures, asked by both), and the job gets the config's
+    (modelvar.study.figures.findings_figures, asked by both), and the job gets the config's
     warn_changed_below and equivalence margin."""
     import shlex
 
     from conftest import REPO, completed
     from modelvar.models.registry import classifier_names
-    from modelvar.planning.outputs import findings_figures
     from modelvar.planning.workflow_config import resolve
+    from modelvar.study.figures import findings_figures
 
     paths = [str(REPO / f) for f in files]
     config = completed(resolve(["--configfile", *paths]).config)
@@ -794,7 +806,6 @@ def test_figures_at_a_journals_single_column_fit_it_and_show_few_values_as_dots(
     """At ``figures.width: single`` every dataset figure of the tiny study is at most 3.5 in
     (+0.15) wide with no text below 7 pt; its groups of 6 runs are drawn as dots, never as
     violins (a density of 6 values invents its shape); its palette is the Okabe–Ito one."""
-    import json
 
     from matplotlib.collections import PolyCollection
     from PIL import Image
@@ -802,12 +813,11 @@ def test_figures_at_a_journals_single_column_fit_it_and_show_few_values_as_dots(
     from modelvar.pipeline.result_tables import read_table
     from modelvar.plots import common, study
     from modelvar.study import figures as registry
-    from modelvar.study.design import cell_roles, reach_of
+    from modelvar.study.design import DatasetDesign
 
     saved = _drawn(monkeypatch)
-    meta = json.loads((tiny_run / "datasets" / "vehicle.json").read_text())
-    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
-    roles = cell_roles(config["perturbation"], "both", reach_of(meta))
+    roles = DatasetDesign.from_json(
+        (tiny_run / "design" / "vehicle.json").read_text()).roles()
     common.set_width("single")
     try:
         for spec in registry.DATASET_FIGURES:

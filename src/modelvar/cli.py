@@ -78,13 +78,14 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from modelvar.planning.outputs import RULES
     from modelvar.table_files import STATE_DIR, verify
 
     root = Path(args.results_dir)
     if not (root / STATE_DIR).is_dir():
         raise ValueError(f"{root} holds no modelvar manifests ({root / STATE_DIR} is missing): "
                          "is it a results folder written by the workflow?")
-    problems, checked = verify(root, quick=args.quick)
+    problems, checked = verify(root, quick=args.quick, rule_order=[r.name for r in RULES])
     print(f"checked {checked} files of {root}: {len(problems)} problem(s)")
     for problem in problems:
         print(f"\n{problem.path}: {problem.problem}"
@@ -222,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     drawn.add_argument("--width", required=True, type=_figure_width, metavar="WIDTH",
                        help="single or double (a journal's column width: 3.5 or 7.2 in), or "
                        "inches: the width the figures are drawn and printed at")
+    drawn.add_argument("--colours", default="{}", metavar="JSON",
+                       help="each classifier's colour, as JSON (the workflow's, from the "
+                       "classifier registry); others get the palette's free colours")
 
     # -------------------------------------------------------------- for your own work
     p = _command(sub, "metrics", "reproducibility metrics of your own predictions", cmd_metrics,
@@ -417,9 +421,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disparities", nargs="+", metavar="TABLE",
                    help="the dataset's disparities tables; without --figures, draw only the "
                    "group-disparity figure")
-    p.add_argument("--meta", required=True, help="the dataset's JSON metadata")
-    p.add_argument("--perturbation", required=True,
-                   help="the config's perturbation section as JSON (the cells' design)")
+    p.add_argument("--design-file", required=True,
+                   help="the dataset's design (the design job's file: each classifier's cells "
+                   "and their roles)")
     p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
                    help="the config's design")
     p.add_argument("--figures", nargs="+", metavar="NAME",
@@ -437,8 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--{name}", nargs="+", required=True, metavar="TABLE",
                        help=f"every {name} table of the study")
     p.add_argument("--meta", nargs="+", required=True, help="every dataset's JSON metadata")
+    p.add_argument("--design-files", nargs="+", required=True,
+                   help="every dataset's design (the design jobs' files)")
     p.add_argument("--perturbation", required=True,
-                   help="the config's perturbation section as JSON (the cells' design)")
+                   help="the config's perturbation section as JSON (which figures are drawn)")
     p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
                    help="the config's design")
     p.add_argument("--warn-changed-below", type=float, required=True,
@@ -448,6 +454,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the equivalence margin of a ratio of two measures (the config's "
                    "findings.equivalence_ratio)")
     p.add_argument("--results", required=True, help="the study's results folder")
+
+    p = _command(sub, "design", "(job) one dataset's design, as the plan fits it",
+                 _job("design"), parents=[recorded],
+                 description="Write one dataset's design (per classifier: its cells, each "
+                 "cell's roles, the families collapsed for it), decided by the plan, to the file "
+                 "the figures and findings jobs read.")
+    p.add_argument("--design", required=True,
+                   help="the dataset's design as JSON (modelvar.study.design.DatasetDesign)")
+    p.add_argument("--out", required=True, help="JSON file to write")
 
     p = _command(sub, "dataset-overview", "(job) the report's page of the study's datasets",
                  _job("dataset_overview"), parents=[recorded])

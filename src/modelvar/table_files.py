@@ -34,7 +34,7 @@ import json
 import os
 import shlex
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -479,11 +479,16 @@ def forget_damaged(results_dir: str | Path) -> list[str]:
     return lines
 
 
-#: The rules in the order data flows through them: ``verify`` lists problems upstream first,
-#: so that the first fix command regenerates the cause before what was made from it.
-DATA_FLOW = ("prepare_dataset", "tune", "tune_gpu", "fit", "fit_mlp", "pairwise_metrics",
-             "grouped_metrics", "dataset_overview", "figures", "group_disparities_figure",
-             "findings", "simulate_metrics", "evaluate_simulation", "dirichlet_simulation")
+def rule_of_manifest(path: str | Path | None) -> str | None:
+    """The rule a job's manifest path is keyed by (``RESULTS/.modelvar/manifests/RULE/…``), or
+    None for a path elsewhere."""
+    if path is None:
+        return None
+    parts = Path(path).parts
+    for i in range(len(parts) - 2):
+        if parts[i] == STATE_DIR and parts[i + 1] == MANIFEST_DIR:
+            return parts[i + 2]
+    return None
 
 
 # ----------------------------------------------------------------------------- verification
@@ -546,10 +551,14 @@ def _check(root: Path, record: dict, quick: bool) -> str | None:
 
 
 def verify(results_dir: str | Path, *, quick: bool = False,
-           progress: Callable[[int], None] | None = None) -> tuple[list[Problem], int]:
+           progress: Callable[[int], None] | None = None,
+           rule_order: Sequence[str] = ()) -> tuple[list[Problem], int]:
     """Check every table the manifests of ``results_dir`` list; return (problems, files checked).
 
-    ``quick`` skips the sha256 comparison (size and row counts are still checked)."""
+    ``quick`` skips the sha256 comparison (size and row counts are still checked);
+    ``rule_order``: the workflow's rules in the order data flows through them
+    (:data:`modelvar.planning.outputs.RULES`), so that problems upstream come first and the
+    first fix command regenerates the cause before what was made from it."""
     root = Path(results_dir).resolve()
     problems: list[Problem] = []
     recorded: set[Path] = set()
@@ -582,6 +591,6 @@ def verify(results_dir: str | Path, *, quick: bool = False,
         elif path.suffix == ".parquet" and path.resolve() not in recorded:
             problems.append(Problem(rel, "table not recorded by any job's manifest (written by "
                                     "hand or by an older modelvar)", None, None))
-    rank = {rule: i for i, rule in enumerate(DATA_FLOW)}
+    rank = {rule: i for i, rule in enumerate(rule_order)}
     problems.sort(key=lambda p: rank.get(p.rule, len(rank)) if p.rule else len(rank) + 1)
     return problems, checked

@@ -9,10 +9,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def job_manifest(args: argparse.Namespace, rule: str, **job):
-    from modelvar.table_files import Manifest
+def job_manifest(args: argparse.Namespace, command: str, **job):
+    """The job's manifest (``--manifest``): its rule is the one the workflow keys the manifest
+    by (``…/manifests/RULE/…``, :func:`modelvar.planning.outputs.manifest_path`), so that a
+    job never names its rule itself; outside the workflow, the ``command`` it runs."""
+    from modelvar.table_files import Manifest, rule_of_manifest
 
-    return Manifest(getattr(args, "manifest", None), rule=rule, job=job)
+    path = getattr(args, "manifest", None)
+    return Manifest(path, rule=rule_of_manifest(path) or command, job=job)
 
 
 def read_json(path) -> dict:

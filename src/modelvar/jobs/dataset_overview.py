@@ -11,7 +11,7 @@ def run(args: argparse.Namespace) -> int:
     from modelvar.pipeline.dataset_overview import overview_html
 
     metas = [read_json(p) for p in args.meta]
-    with job_manifest(args, "dataset_overview") as manifest:
+    with job_manifest(args, "dataset-overview") as manifest:
         manifest.write_text(overview_html(metas), args.out)
     return 0
 

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     probs, per_sample = simulate_cases(cases, args.n, rng)
     out = Path(args.out_dir)
     table = spearman_table(per_sample)
-    with job_manifest(args, "dirichlet_simulation") as manifest:
+    with job_manifest(args, "dirichlet") as manifest:
         manifest.write_parquet(per_sample, out / "per_sample.parquet")
         manifest.write_parquet(table, out / "spearman.parquet")
         manifest.write_text(

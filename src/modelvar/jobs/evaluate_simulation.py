@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
                      value_vars=metrics, var_name="metric", value_name="value")
     criteria, ranking = evaluate(sims, metrics)
     best = best_per_criterion(criteria)
-    with job_manifest(args, "evaluate_simulation") as manifest:
+    with job_manifest(args, "evaluate-simulation") as manifest:
         manifest.write_parquet(tidy, out / "simulations.parquet")
         manifest.write_parquet(criteria, out / "criteria.parquet")
         manifest.write_parquet(ranking, out / "ranking.parquet")

@@ -9,21 +9,21 @@ import json
 import logging
 from pathlib import Path
 
-from modelvar.jobs.common import job_manifest, read_json
+from modelvar.jobs.common import job_manifest
 
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.pipeline.result_tables import read_tables
     from modelvar.plots import study as draw
-    from modelvar.plots.common import set_width
+    from modelvar.plots.common import set_colours, set_width
     from modelvar.study import figures as registry
-    from modelvar.study.design import cell_roles, reach_of
+    from modelvar.study.design import DatasetDesign
 
     set_width(args.width)
+    set_colours(json.loads(args.colours))
 
     out_dir = Path(args.out_dir)
-    roles = cell_roles(json.loads(args.perturbation), args.design,
-                       reach_of(read_json(args.meta)))
+    roles = DatasetDesign.from_json(Path(args.design_file).read_text()).roles()
     log = logging.getLogger("modelvar.figures")
     given = {t: getattr(args, t) for t in registry.TABLES}
     if args.figures:
@@ -38,9 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"figures: missing --{', --'.join(missing)}")
     frames = {t: read_tables(given[t]) for t in needed}
-    # the group-disparities figure is a rule of its own (the workflow's manifests are per rule)
-    rule = "group_disparities_figure" if args.disparities and not args.figures else "figures"
-    with job_manifest(args, rule, dataset=args.dataset, figures=names) as manifest:
+    with job_manifest(args, "figures", dataset=args.dataset, figures=names) as manifest:
         for spec in specs:
             paths = [out_dir / f"{spec.name}.{ext}" for ext in args.formats]
             getattr(draw, spec.name)(*(frames[t] for t in spec.tables), roles, args.dataset,

@@ -12,36 +12,34 @@ from modelvar.jobs.common import job_manifest, read_json
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.findings.study import compute_findings, write_findings
-    from modelvar.planning.outputs import findings_figures
-    from modelvar.plots.common import set_width
+    from modelvar.plots.common import set_colours, set_width
     from modelvar.plots.findings import (
         accuracy_vs_reproducibility,
         comparison_figure,
         dose_response_figure,
         sources_figure,
     )
+    from modelvar.study.design import read_designs, study_roles
+    from modelvar.study.figures import findings_figures
 
     set_width(args.width)
+    set_colours(json.loads(args.colours))
 
     metas = {}
     for path in args.meta:
         meta = read_json(path)
         metas[meta["name"]] = meta
     perturbation = json.loads(args.perturbation)
-    from modelvar.pipeline.result_tables import read_tables
-    from modelvar.study.design import cell_roles, collapsed_families, reach_of
-
-    classifiers = sorted(set(read_tables(args.summary, columns=["cell"])["classifier"]))
-    roles = {(name, clf): cell_roles(perturbation, args.design, reach_of(meta))
-             for name, meta in metas.items() for clf in classifiers}
-    collapsed = {(name, clf): collapsed_families(perturbation, reach_of(meta))
-                 for name, meta in metas.items() for clf in classifiers}
+    designs = read_designs(args.design_files)
+    roles = study_roles(designs)
+    collapsed = {(name, clf): list(d.collapsed) for name, design in designs.items()
+                 for clf, d in design.classifiers.items()}
     findings = compute_findings(
         summary_paths=args.summary, agreement_paths=args.agreement, runs_paths=args.runs,
         metas=metas, roles=roles, collapsed=collapsed, weak_below=args.warn_changed_below,
         margin=args.equivalence_ratio)
     tables = findings.tables
-    # each figure of outputs.findings_figures (what the workflow's rule declares): its caption
+    # each figure of study.figures.findings_figures (what the workflow's rule declares): its caption
     # on the Findings page and how it is drawn
     draw = {
         "sources_of_variance": (
@@ -58,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             "Dose-response: each source against its strength",
             lambda paths: dose_response_figure(tables["dose_response"], paths)),
     }
-    classifiers = sorted(set(findings.summary["classifier"]))
+    classifiers = [clf for clf in designs[next(iter(designs))].classifiers]
     out = Path(args.results) / "findings"
     figures = {}
     with job_manifest(args, "findings") as manifest:

@@ -52,7 +52,7 @@ def _warn_changed_below(args: argparse.Namespace) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.data.arrays import read_arrays
-    from modelvar.models.registry import fit_rule, register_from_settings
+    from modelvar.models.registry import register_from_settings
     from modelvar.pipeline.fitting import fit_job
     from modelvar.study.cells import Cell
 
@@ -70,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
         runs[1] - 1, os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
         os.environ.get("SLURM_JOB_ID", "none"),
     )
-    rule = fit_rule(args.classifier, {args.classifier: settings})
-    with job_manifest(args, rule, dataset=data.name, classifier=args.classifier,
+    with job_manifest(args, "fit", dataset=data.name, classifier=args.classifier,
                    cells=args.cells, repeats=args.repeats, runs=list(runs)) as manifest:
         fit_job(
             data,

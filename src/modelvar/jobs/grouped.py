@@ -14,7 +14,7 @@ def run(args: argparse.Namespace) -> int:
     from modelvar.pipeline.result_tables import GROUPED_TABLES
 
     meta = read_json(args.meta)
-    return metrics_job_run(args, "grouped_metrics", GROUPED_TABLES, lambda tables, manifest: (
+    return metrics_job_run(args, "grouped", GROUPED_TABLES, lambda tables, manifest: (
         grouped_job(args.predictions, args.data, meta, tables,
                     groupings=json.loads(args.groupings), metrics=args.metrics,
                     ec_local_undefined=args.ec_local_undefined, manifest=manifest)))

@@ -30,11 +30,11 @@ def check_predictions_belong(args: argparse.Namespace) -> None:
                 f"{args.dataset}/{args.classifier}")
 
 
-def metrics_job_run(args: argparse.Namespace, rule: str, table_names, compute) -> int:
+def metrics_job_run(args: argparse.Namespace, command: str, table_names, compute) -> int:
     """A pipeline metrics job: check that the prediction files are this job's, run
     ``compute(tables, manifest)`` (→ rows per table) under the job's manifest, log the rows."""
     check_predictions_belong(args)
-    with job_manifest(args, rule, dataset=args.dataset, classifier=args.classifier,
+    with job_manifest(args, command, dataset=args.dataset, classifier=args.classifier,
                       job=args.job) as manifest:
         rows = compute(job_tables(args, table_names), manifest)
     logging.getLogger("modelvar.metrics").info(

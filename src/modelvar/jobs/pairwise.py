@@ -12,7 +12,7 @@ def run(args: argparse.Namespace) -> int:
     from modelvar.pipeline.metric_tables import TABLES, metrics_job
 
     classes = read_json(args.meta)["classes"]
-    return metrics_job_run(args, "pairwise_metrics", TABLES, lambda tables, manifest: (
+    return metrics_job_run(args, "pairwise", TABLES, lambda tables, manifest: (
         metrics_job(args.predictions, tables, classes=classes,
                     ec_local_undefined=args.ec_local_undefined, manifest=manifest)))
 

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         log.warning("%s: keeping rare class(es) %s (fewer than %d samples): their rows stay in "
                     "every training pool and are never tested", args.name, rare,
                     args.min_class_size)
-    with job_manifest(args, "prepare_dataset", dataset=args.name) as manifest:
+    with job_manifest(args, "prepare", dataset=args.name) as manifest:
         meta = write(ds, args.out_parquet, args.out_meta, manifest=manifest)
     logging.getLogger("modelvar.prepare").info(
         "%s: %d samples, %d features (%d categorical), classes %s, %d missing cells",

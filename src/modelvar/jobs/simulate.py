@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     sims = run_simulations(design, n_samples=args.n_samples, n_runs=args.runs,
                            rng=name.generator())
     sims["stream"] = str(name)
-    with job_manifest(args, "simulate_metrics", n_classes=args.n_classes) as manifest:
+    with job_manifest(args, "simulate", n_classes=args.n_classes) as manifest:
         manifest.write_parquet(sims, args.out)
     logging.getLogger("modelvar.simulate").info("%d simulations with %d classes -> %s",
                                                 len(sims), args.n_classes, args.out)

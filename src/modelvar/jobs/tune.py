@@ -10,7 +10,7 @@ from modelvar.jobs.common import job_manifest
 
 def run(args: argparse.Namespace) -> int:
     from modelvar.data import read
-    from modelvar.models.registry import register_from_settings, tune_rule
+    from modelvar.models.registry import register_from_settings
     from modelvar.models.tuning import tune
 
     settings = json.loads(args.settings or "{}")
@@ -19,8 +19,7 @@ def run(args: argparse.Namespace) -> int:
     trials, best = tune(ds, args.classifier, n_trials=args.trials, folds=args.folds,
                         test_fraction=args.test_fraction, root_seed=args.root_seed,
                         threads=args.threads, epochs=settings.get("epochs"))
-    rule = tune_rule(args.classifier, {args.classifier: settings})
-    with job_manifest(args, rule, dataset=ds.name, classifier=args.classifier) as manifest:
+    with job_manifest(args, "tune", dataset=ds.name, classifier=args.classifier) as manifest:
         manifest.write_parquet(trials, args.trials_out)
         manifest.write_text(json.dumps(best, indent=2, sort_keys=True) + "\n", args.best_out)
     return 0

@@ -41,6 +41,10 @@ from modelvar.models.hparams import HParam
 from modelvar.models.mlp import LARGE_BATCH_ROWS, MLP_EPOCHS
 from modelvar.models.spec import ClassifierSpec
 
+#: the specs' keyword arguments that change no fit (a figure's colour, the plan's memory): left
+#: out of the fit and tune jobs' code version (modelvar.planning.code_hash)
+NOT_RESULTS = ("colour", "memory_mb")
+
 
 def full_proba(partial: np.ndarray, present: np.ndarray, n_classes: int) -> np.ndarray:
     """Probability columns over all ``n_classes`` classes from those of the ``present`` ones

@@ -59,6 +59,7 @@ import numpy as np
 from modelvar.models.classifiers import full_proba, nvidia_gpu_visible, one_hot
 from modelvar.models.hparams import HParam
 from modelvar.models.spec import ClassifierSpec
+from modelvar.source_code import digest as source_digest
 from modelvar.table_files import sha256_file
 
 
@@ -183,8 +184,10 @@ def _hparam(name: str, entry: dict, default, where: str, problems: list[str]) ->
 @dataclass(frozen=True)
 class Declaration:
     """A checked declaration: what a job needs to build the estimator (JSON-able, so it travels
-    to jobs in their ``--settings``; ``source_sha256``: a local file's content digest, so that
-    editing the file reruns this classifier's jobs, and only them)."""
+    to jobs in their ``--settings``; ``source_sha256``: a local file's digest, of its normalised
+    source for a Python file (:mod:`modelvar.source_code`: comments and docstrings do not
+    count), so that editing what the file does reruns this classifier's jobs, and only
+    them)."""
 
     estimator: str
     params: dict
@@ -275,8 +278,9 @@ def check(entry: dict, where: str, built_in: tuple[str, ...]) -> Declaration:
     if problems:
         raise DeclarationError(problems)
     source = None
-    if ":" in path:
-        source = sha256_file(path.rpartition(":")[0])
+    if ":" in path:  # what the file does, not its comments: editing those reruns nothing
+        file = Path(path.rpartition(":")[0])
+        source = source_digest(file.read_text()) if file.suffix == ".py" else sha256_file(file)
     return Declaration(path, params, seed_param, threads_param, tuple(space),
                        entry.get("seconds_per_fit"),
                        int(entry.get("memory_mb", DEFAULT_MEMORY_MB)), source, device_param)

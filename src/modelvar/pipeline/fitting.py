@@ -545,9 +545,13 @@ def fit_job(
                         and data.encoded.numeric.shape[1]:
                     warned.add(level)
                     _warn_weak_data_perturbation(data.name, cell, rows, warn_changed_below)
-            log.info("%s: %d repeats, mean accuracy %.4f (repeat means %.4f to %.4f)", cell.id,
-                     len(accuracies), np.mean(accuracies), np.min(accuracies),
-                     np.max(accuracies))
+            if len(accuracies) == 1:
+                log.info("%s: repeat %d, mean accuracy %.4f", cell.id, repeats[0],
+                         accuracies[0])
+            else:
+                log.info("%s: %d repeats, mean accuracy %.4f (repeat means %.4f to %.4f)",
+                         cell.id, len(accuracies), np.mean(accuracies), np.min(accuracies),
+                         np.max(accuracies))
         manifest.record(writer.close(), writer.rows)
         runs_table.close()
     except BaseException:

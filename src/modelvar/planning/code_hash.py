@@ -1,4 +1,5 @@
-"""The code version of a workflow job: a hash of every modelvar module its entry point imports.
+"""The code version of a workflow job: a hash of what can change its outputs, over every
+modelvar module its entry point imports.
 
 Snakemake reruns a job whose ``params`` changed, but it does not notice an edit inside an imported
 package; so each rule carries ``code=code_version(COMMAND)`` (``rules/common.smk``). The modules
@@ -13,9 +14,15 @@ hashed are not listed by hand: they are the **import closure** of the job's modu
 * followed transitively within the package; imports of other packages are not followed (their
   versions are recorded in the runs table).
 
-A module may declare the package data it reads as ``PACKAGE_DATA = ("embedded/*",)`` (globs
-relative to its folder): those files join the hash. ``modelvar.cli``, the argument parser, is
-not in any closure: editing option help reruns nothing (domain logic lives in the job modules).
+Each module counts by its **normalised source**: its syntax tree without docstrings
+(``ast.dump``; comments and formatting are not in the tree), so that an edit to a comment, a
+docstring or the layout reruns nothing. A module may declare keyword arguments whose values
+change no result, ``NOT_RESULTS = ("colour", "memory_mb")``: their values are left out of its
+tree (a classifier's colour in the figures or its memory in the plan, which the fit jobs do not
+use). A module may declare the package data it reads as ``PACKAGE_DATA = ("embedded/*",)``
+(globs relative to its folder): those files join the hash. ``modelvar.cli``, the argument
+parser, is not in any closure: editing option help reruns nothing (domain logic lives in the
+job modules).
 
 ``tests/test_code_hash.py`` checks the closure against what real jobs import
 (``PYTHONPROFILEIMPORTTIME``), for every rule.
@@ -31,6 +38,8 @@ import sys
 import tempfile
 from functools import cache
 from pathlib import Path
+
+from modelvar import source_code
 
 PACKAGE = "modelvar"
 
@@ -86,7 +95,9 @@ def source_facts(text: str) -> dict:
     * ``names``: the names bound at top level; ``exports``: its ``_EXPORTS`` mapping (name →
       module, served by ``__getattr__``; empty when computed); ``lazy``: the modules its
       ``__getattr__`` imports (for packages' ``__init__``);
-    * ``package_data``: its ``PACKAGE_DATA`` globs.
+    * ``package_data``: its ``PACKAGE_DATA`` globs;
+    * ``normal``: the digest of its normalised source (module docstring,
+      :func:`modelvar.source_code.normalised`).
     """
     tree = ast.parse(text)
     imports = []
@@ -95,7 +106,7 @@ def source_facts(text: str) -> dict:
             imports.append([-1, "", [a.name for a in node.names]])
         else:
             imports.append([node.level, node.module or "", [a.name for a in node.names]])
-    names, exports, lazy, data = set(), {}, set(), []
+    names, exports, lazy, data, not_results = set(), {}, set(), [], ()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             names.add(node.name)
@@ -111,6 +122,8 @@ def source_facts(text: str) -> dict:
                             exports = {}
                     elif target.id == "PACKAGE_DATA":
                         data = list(ast.literal_eval(node.value))
+                    elif target.id == "NOT_RESULTS":
+                        not_results = tuple(ast.literal_eval(node.value))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         if _is_lazy_getattr(node):
@@ -121,12 +134,13 @@ def source_facts(text: str) -> dict:
                 elif isinstance(sub, ast.Import):
                     lazy.update(a.name for a in sub.names)
     return {"imports": imports, "names": sorted(names), "exports": exports,
-            "lazy": sorted(lazy), "package_data": data}
+            "lazy": sorted(lazy), "package_data": data,
+            "normal": source_code.digest(text, not_results)}
 
 
 # ------------------------------------------------------------- the facts, cached by content
 _FACT_KEYS = {"imports": list, "names": list, "exports": dict, "lazy": list,
-              "package_data": list}
+              "package_data": list, "normal": str}
 
 
 def facts_cache_file() -> Path | None:
@@ -307,12 +321,15 @@ def job_module(command: str) -> str:
 
 def code_version(command: str, root: Path | None = None) -> str:
     """sha256 (16 hex digits) of the job module's import closure and the package data its
-    modules declare: path and content of each file."""
+    modules declare: each module's path and normalised source (module docstring), each data
+    file's path and content."""
     root = root or package_root()
     h = hashlib.sha256()
     for module in import_closure(job_module(command), root):
         path = module_path(module, root)
-        for file in [path, *package_data(module, root)]:
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(_facts(path)["normal"].encode())
+        for file in package_data(module, root):
             h.update(file.relative_to(root).as_posix().encode() + b"\0")
             h.update(file.read_bytes())
     _CACHE.save()

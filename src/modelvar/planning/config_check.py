@@ -328,7 +328,7 @@ def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
 def unseeded_warnings(config: dict) -> list[str]:
     """A classifier that takes no model seed (a declared one without ``seed_param``) is the
     same model with a seed per run as with a fixed one: say so when the study varies it (the
-    plan collapses its per-run cells, :func:`modelvar.planning.plan.seedless_cells`)."""
+    plan collapses its per-run cells, :func:`modelvar.study.design.classifier_design`)."""
     from modelvar.models import registry
 
     levels = config["perturbation"]["model_seed"]

@@ -8,8 +8,8 @@ The rules (``rules/*.smk``) ask this module while the workflow loads; the jobs a
   manifest is keyed by;
 * :func:`resources`: the threads, memory and time limit of a resource group (the config's
   ``resources.<group>``, else :data:`RESOURCE_DEFAULTS`);
-* :data:`FINDINGS_TABLES`, :func:`findings_figures`: what the findings job writes (the
-  dose-response figure where a family of the registry runs two or more strengths alone;
+* :data:`FINDINGS_TABLES`: the tables the findings job writes (its figures:
+  :func:`modelvar.study.figures.findings_figures`);
 * :func:`planned_tables`, :func:`planned_manifests`: every table the plan's jobs write, and
   every job's manifest (what ``all`` asks for).
 
@@ -18,13 +18,12 @@ Imports no plotting or machine-learning library: the workflow reads it while it 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from modelvar.pipeline import result_tables
-from modelvar.study import families
 
 #: a study's plan (:class:`modelvar.planning.plan.StudyPlan`, which imports this module)
 StudyPlan = Any
@@ -42,16 +41,18 @@ class Rule:
     wildcards: tuple[str, ...] = ()
 
 
-#: every rule but ``all``, in the order data flows
+#: every rule but ``all``, in the order data flows (``modelvar verify`` lists problems upstream
+#: first, so that the first fix command regenerates the cause before what was made from it)
 RULES: tuple[Rule, ...] = (
     Rule("prepare_dataset", "prepare", "prepare", ("dataset",)),
-    Rule("dataset_overview", "dataset-overview", "plot"),
+    Rule("design", "design", "prepare", ("dataset",)),
     Rule("tune", "tune", "tune", ("dataset", "classifier")),
     Rule("tune_gpu", "tune", "tune_gpu", ("dataset", "classifier")),
     Rule("fit", "fit", "fit", ("dataset", "classifier", "job")),
     Rule("fit_mlp", "fit", "fit_mlp", ("dataset", "classifier", "job")),
     Rule("pairwise_metrics", "pairwise", "pairwise", ("dataset", "classifier", "job")),
     Rule("grouped_metrics", "grouped", "grouped", ("dataset", "classifier", "job")),
+    Rule("dataset_overview", "dataset-overview", "plot"),
     Rule("figures", "figures", "plot", ("dataset",)),
     Rule("group_disparities_figure", "figures", "plot", ("dataset",)),
     Rule("findings", "findings", "aggregate"),
@@ -110,6 +111,11 @@ def fit_threads(config: dict, classifier: str) -> int:
         "threads"]
 
 
+def design_path(results: str | Path, dataset: str) -> str:
+    """Where a dataset's design (:class:`modelvar.study.design.DatasetDesign`) is written."""
+    return f"{results}/design/{dataset}.json"
+
+
 def manifest_path(results: str | Path, rule_name: str) -> str:
     """Where a rule's job records what it wrote (:class:`modelvar.table_files.Manifest`;
     ``modelvar verify`` reads it), with the rule's wildcards as ``{placeholders}``."""
@@ -125,33 +131,6 @@ FINDINGS_TABLES = ("sources", "study_sources", "margins", "comparison", "study_c
                    "claims", "verdicts", "strength")
 #: the aggregated tables the findings job reads, of every dataset
 FINDINGS_INPUT_TABLES = ("summary", "agreement", "runs")
-
-
-def strengths_alone(perturbation: dict) -> dict[str, int]:
-    """Per family of the registry, how many of its configured levels are not its control:
-    the strengths a one-at-a-time design runs alone."""
-    out = {}
-    for family in families.families():
-        levels = {family.from_config(entry) for entry in perturbation.get(family.name, [])}
-        out[family.name] = len(levels - {family.none})
-    return out
-
-
-def dose_figure(design: str, perturbation: dict) -> bool:
-    """Whether the findings draw a dose-response figure: some family runs two or more
-    strengths alone (the one-at-a-time cells)."""
-    return design != "factorial" and max(strengths_alone(perturbation).values(), default=0) >= 2
-
-
-def findings_figures(design: str, classifiers: Sequence[str],
-                     perturbation: dict) -> tuple[str, ...]:
-    """The findings' figures, in the report's order: the headline sources figure needs the
-    one-at-a-time cells; the classifiers' comparison those cells and two classifiers; the
-    dose-response figure :func:`dose_figure`."""
-    alone = design != "factorial"
-    return (("sources_of_variance",) if alone else ()) + ("accuracy_vs_reproducibility",) \
-        + (("classifier_comparison",) if alone and len(set(classifiers)) > 1 else ()) \
-        + (("dose_response",) if dose_figure(design, perturbation) else ())
 
 
 # ---------------------------------------------------------------------- what the jobs write
@@ -190,35 +169,51 @@ def planned_tables(results: str | Path, plan: StudyPlan, grouped: Iterable[str])
 
 def planned_manifests(results: str | Path, config: dict, plan: StudyPlan) -> list[str]:
     """The manifest of every job (each records every output of its job but the log), in the
-    order data flows."""
-    def of(rule_name: str, **wildcards) -> str:
-        return manifest_path(results, rule_name).format(**wildcards)
+    order of :data:`RULES` (the order data flows): what ``all`` asks for, and what
+    :func:`job_counts` counts."""
+    from modelvar.models.registry import classifier_names, fit_rule, tune_rule
 
+    settings = config["classifier_settings"]
     datasets = list(config["datasets"])
     grouped = config["grouped"]["by"]
-    out = [of("prepare_dataset", dataset=ds) for ds in datasets]
-    out.append(of("dataset_overview"))
-    if config["hparams"] == "tuned":
-        from modelvar.models.registry import classifier_names
-
-        out += [of("tune", dataset=ds, classifier=clf)
-                for ds in datasets for clf in classifier_names(config)]
-    for ds, clf, clf_plan in _classifier_plans(plan):
-        jobs = [("fit", job.id) for job in clf_plan.fit_jobs]
-        jobs += [("pairwise_metrics", job.id) for job in clf_plan.metrics_jobs]
-        if ds in grouped:
-            jobs += [("grouped_metrics", job.id) for job in clf_plan.metrics_jobs]
-        out += [of(r, dataset=ds, classifier=clf, job=job) for r, job in jobs]
-    for ds in datasets:
-        out.append(of("figures", dataset=ds))
-        if ds in grouped:
-            out.append(of("group_disparities_figure", dataset=ds))
-    out.append(of("findings"))
     simulation = config["simulation"]
+    by_rule: dict[str, list[dict]] = {r.name: [] for r in RULES}
+    for ds in datasets:
+        by_rule["prepare_dataset"].append({"dataset": ds})
+        by_rule["design"].append({"dataset": ds})
+        by_rule["figures"].append({"dataset": ds})
+        if ds in grouped:
+            by_rule["group_disparities_figure"].append({"dataset": ds})
+        if config["hparams"] == "tuned":
+            for clf in classifier_names(config):
+                by_rule[tune_rule(clf, settings)].append({"dataset": ds, "classifier": clf})
+    by_rule["dataset_overview"].append({})
+    by_rule["findings"].append({})
+    for ds, clf, clf_plan in _classifier_plans(plan):
+        key = {"dataset": ds, "classifier": clf}
+        by_rule[fit_rule(clf, settings)] += [{**key, "job": j.id} for j in clf_plan.fit_jobs]
+        metrics = [{**key, "job": j.id} for j in clf_plan.metrics_jobs]
+        by_rule["pairwise_metrics"] += metrics
+        if ds in grouped:
+            by_rule["grouped_metrics"] += metrics
     if simulation["enabled"]:
-        out += [of("simulate_metrics", n_classes=c) for c in simulation["n_classes"]]
-        out += [of("evaluate_simulation"), of("dirichlet_simulation")]
-    return out
+        by_rule["simulate_metrics"] += [{"n_classes": c} for c in simulation["n_classes"]]
+        by_rule["evaluate_simulation"].append({})
+        by_rule["dirichlet_simulation"].append({})
+    return [manifest_path(results, rule_name).format(**wildcards)
+            for rule_name, jobs in by_rule.items() for wildcards in jobs]
+
+
+def job_counts(results: str | Path, config: dict, plan: StudyPlan) -> dict[str, int]:
+    """How many jobs each rule runs (the rules in :data:`RULES`' order, those with none left
+    out): counted from :func:`planned_manifests`, the list ``all`` asks for."""
+    from modelvar.table_files import rule_of_manifest
+
+    counts: dict[str, int] = {}
+    for path in planned_manifests(results, config, plan):
+        rule_name = rule_of_manifest(path)
+        counts[rule_name] = counts.get(rule_name, 0) + 1
+    return counts
 
 
 # ---------------------------------------------------------------------- a run's end, its report

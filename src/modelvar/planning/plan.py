@@ -10,26 +10,29 @@ scikit-learn and file datasets, cheaply: :mod:`modelvar.data.schema`), and from 
 checks a profile against the data. The plan never depends on files the run itself writes, so every
 load of the workflow in one run (dry runs, SLURM job steps) makes the same jobs.
 
-**Fit jobs.** The cells of a dataset (:mod:`modelvar.study.design`) form *chunks* of cells that
-share their data, categorical and hparam levels. Each fit's cost comes from the cost model
-(:mod:`modelvar.planning.cost_model`: training rows, d, C, epochs, the shares of d that are
-one-hot levels, noisy and few-valued numeric features, the last from the profile's
-``few_valued`` or counted in the data; plus the nearest-neighbour search of ``nn`` levels). A
-chunk whose repeats fit in ``jobs.target_minutes`` is one job (id: the chunk, e.g.
-``rel0p2_cnone_hnone``), and consecutive cheap chunks share a job up to that target
-(``dnone_cnone_hnone+3``: four chunks), which amortises Python's start-up; a dearer chunk is split
-into blocks of repeats (``….r0-4``), a repeat that alone exceeds the target into blocks of runs
-(``….r3.k0-4``), and a chunk whose one run of every cell exceeds it into blocks of cells first
-(``….c1.r3.k0-0``), so no job outgrows the target (and a SLURM time limit set from it) unless a
-single fit does, or one stack of the MLP's batched runs: those blocks hold whole stacks
-(:func:`modelvar.models.mlp.stack_size`, fixed by the design and the data's shape), since a job
-trains each stack it holds a run of whole.
+**Fit jobs.** The cells of a dataset × classifier (:mod:`modelvar.study.design`) form *chunks*
+of cells that share their data, categorical and hparam levels. Each fit's cost comes from the
+cost model (:mod:`modelvar.planning.cost_model`: training rows, d, C, epochs, the shares of d
+that are one-hot levels, noisy and few-valued numeric features, the last from the profile's
+``few_valued`` or counted in the data; plus the nearest-neighbour search of ``nn`` levels).
 
-**Metrics jobs.** One per group of fit jobs that share their cells, reading their predictions
-one repeat at a time (the run blocks of a repeat put together): for a cheap job the job itself,
-for a chunk split by repeats or runs the chunk (``rel0p2_cnone_hnone``), for a block of cells
-the block (``….c1``). Fewer, longer metrics jobs keep the DAG small; their memory does not grow
-with the number of repeats.
+**Repeats.** Every fit job holds **one repeat**: a repeat's fits are a function of its seed
+streams, never of how many repeats the study has, and so is the job that makes them. Adding
+repeats adds jobs and leaves the others' outputs valid (only the new repeats are fitted and
+measured); removing repeats removes jobs (their tables are deleted, the findings and figures
+rerun). Consecutive chunks whose one repeat fits in ``jobs.target_minutes`` share a job
+(``dnone_cnone_hnone+3.r0``: four chunks, repeat 0), which amortises Python's start-up; a chunk
+whose one repeat exceeds it is split into blocks of runs (``….r3.k0-4``), and a chunk whose one
+run of every cell exceeds it into blocks of cells first (``….c1.r3.k0-0``), so no job outgrows
+the target (and a SLURM time limit set from it) unless a single fit does, or one stack of the
+MLP's batched runs: those blocks hold whole stacks (:func:`modelvar.models.mlp.stack_size`,
+fixed by the design and the data's shape), since a job trains each stack it holds a run of
+whole.
+
+**Metrics jobs.** One per repeat of a group of fit jobs that share their cells, reading their
+predictions (the run blocks of the repeat put together): for a group of chunks the fit job
+itself (the same id), for a chunk split by runs the repeat (``rel0p2_cnone_hnone.r3``, or
+``….c1.r3`` for a block of cells).
 
 **Resources.** A job's ``runtime`` is twice its estimate plus ``jobs.runtime_margin_minutes``
 (default 10; the cost model's predictions are within 2× of measured fits), doubled with its
@@ -60,7 +63,13 @@ from modelvar.planning.cost_model import CostModel, onehot_share
 from modelvar.planning.cost_model import load as load_cost_model
 from modelvar.study import families
 from modelvar.study.cells import Cell
-from modelvar.study.design import Reach, dataset_cells
+from modelvar.study.design import (
+    ClassifierDesign,
+    DatasetDesign,
+    Reach,
+    classifier_design,
+    dataset_cells,
+)
 
 #: bytes per prediction row, zstd-compressed (``make bench-storage``; fitted on finished runs:
 #: docs/measurements/design-choices.md): ids + labels, each float32 probability column
@@ -163,6 +172,8 @@ class ClassifierPlan:
     classifier: str
     #: families collapsed for this classifier alone (model_seed, when it takes no seed)
     collapsed: list[str] = field(default_factory=list)
+    #: its cells and their roles (:func:`modelvar.study.design.classifier_design`)
+    design: ClassifierDesign | None = None
     fit_jobs: list[FitJob] = field(default_factory=list)
     metrics_jobs: list[MetricsJob] = field(default_factory=list)
     prediction_rows: int = 0
@@ -195,6 +206,12 @@ class DatasetPlan:
     collapsed: list[str]
     probabilities: str  # "dense" or "compact"
     classifiers: dict[str, ClassifierPlan] = field(default_factory=dict)
+
+    def design(self) -> DatasetDesign:
+        """The dataset's design, per classifier, as the plan fits it (what the figures and
+        findings jobs read: :mod:`modelvar.study.design`)."""
+        return DatasetDesign(self.name, {name: plan.design
+                                         for name, plan in self.classifiers.items()})
 
 
 @dataclass
@@ -404,42 +421,37 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
         plan.fit_jobs.append(FitJob(job_id, tuple(c.id for c in chunk_cells), tuple(reps),
                                     run_range, seconds, mem_fit, group))
 
-    pending: list[str] = []  # cheap chunks waiting to share a job
+    # Every fit job holds one repeat (of a group of chunks, or of a block of cells and runs):
+    # the jobs of a repeat do not depend on how many repeats the study has, so adding repeats
+    # adds jobs and leaves the others' outputs valid (module docstring, "Repeats").
+    def repeat_seconds(group: list[str]) -> float:
+        return sum(sum(per_fit[ch]) for ch in group) * runs
 
-    def flush():
-        if not pending:
-            return
-        job_id = pending[0] if len(pending) == 1 else f"{pending[0]}+{len(pending) - 1}"
-        members = [c for ch in pending for c in chunks[ch]]
-        seconds = sum(sum(per_fit[ch]) for ch in pending) * repeats * runs
-        add(job_id, members, all_repeats, (0, runs), seconds, job_id)
-        pending.clear()
-
-    for chunk, members in chunks.items():
-        per_repeat = sum(per_fit[chunk]) * runs
-        whole = per_repeat * repeats
-        if whole <= target:
-            so_far = sum(sum(per_fit[ch]) for ch in pending) * repeats * runs
-            if pending and so_far + whole > target:
-                flush()
-            pending.append(chunk)
-            continue
-        flush()
+    chunk_groups: list[list[str]] = []  # consecutive chunks whose repeat fits in the target
+    for chunk in chunks:
+        cheap = repeat_seconds([chunk]) <= target
+        if cheap and chunk_groups and repeat_seconds([*chunk_groups[-1], chunk]) <= target:
+            chunk_groups[-1].append(chunk)
+        else:
+            chunk_groups.append([chunk])
+    for group in chunk_groups:
+        name = group[0] if len(group) == 1 else f"{group[0]}+{len(group) - 1}"
+        members = [c for ch in group for c in chunks[ch]]
+        per_repeat = repeat_seconds(group)
         if per_repeat <= target:
-            block = max(1, int(target // per_repeat))
-            for start in range(0, repeats, block):
-                reps = all_repeats[start:start + block]
-                job_id = f"{chunk}.r{reps[0]}-{reps[-1]}"
-                add(job_id, members, reps, (0, runs), per_repeat * len(reps), chunk)
+            for r in all_repeats:
+                job_id = f"{name}.r{r}"
+                add(job_id, members, (r,), (0, runs), per_repeat, job_id)
             continue
-        # one run (one stack of runs, for batched runs) of every cell exceeds the target: split
-        # the cells into blocks (.c0, .c1 …) whose run fits in it, then each repeat of a block
-        # into blocks of runs (of whole stacks)
+        # one repeat of the chunk exceeds the target: one run (one stack of runs, for batched
+        # runs) of every cell too → blocks of cells (.c0, .c1 …) whose run fits in it; then
+        # each repeat of a block in blocks of runs (of whole stacks)
+        chunk = group[0]
         unit = stack * per_repeat / runs
         blocks = _cell_blocks(list(zip(members, per_fit[chunk], strict=True)), target / stack) \
             if unit > target else [list(zip(members, per_fit[chunk], strict=True))]
         for b, block_cells in enumerate(blocks):
-            name = chunk if len(blocks) == 1 else f"{chunk}.c{b}"
+            block = chunk if len(blocks) == 1 else f"{chunk}.c{b}"
             block_members = [c for c, _ in block_cells]
             per_run = sum(sec for _, sec in block_cells)
             size = max(1, int(target // per_run))
@@ -448,9 +460,8 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
             for r in all_repeats:
                 for start in range(0, runs, size):
                     stop = min(runs, start + size)
-                    add(f"{name}.r{r}.k{start}-{stop - 1}", block_members, (r,), (start, stop),
-                        per_run * (stop - start), name)
-    flush()
+                    add(f"{block}.r{r}.k{start}-{stop - 1}", block_members, (r,),
+                        (start, stop), per_run * (stop - start), f"{block}.r{r}")
     groups: dict[str, list[FitJob]] = {}
     for job in plan.fit_jobs:
         groups.setdefault(job.metrics_job, []).append(job)
@@ -522,20 +533,6 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
         cost.classifiers[clf] = (probed,)
 
 
-def seedless_cells(classifier: str, cells: list[Cell], config: dict,
-                   shape: Shape) -> tuple[list[Cell], list[str]]:
-    """A classifier that takes no model seed (a declared one without ``seed_param``) is the same
-    model with a seed per run as with a fixed one: its model-seed family collapses to ``fixed``,
-    like a family that cannot act on a dataset (no duplicate fits). Returns (its cells, the
-    families collapsed for it)."""
-    if classifier_spec(classifier).seeded or all(c.model_seed == "fixed" for c in cells):
-        return cells, []
-    fixed, _ = dataset_cells({**config["perturbation"], "model_seed": ["fixed"]},
-                             config["design"],
-                             Reach(shape.numeric, shape.categorical))
-    return fixed, ["model_seed"]
-
-
 def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyPlan:
     """The plan of a (validated) config, given the datasets' peeked schemas."""
     jobs = config["jobs"]
@@ -554,10 +551,15 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
         form = probability_form(shape.n_classes, config)
         plan = DatasetPlan(name, shape, cells, collapsed, form)
         for clf in classifier_names(config):
-            clf_cells, clf_collapsed = seedless_cells(clf, cells, config, shape)
-            plan.classifiers[clf] = _plan_classifier(name, clf, clf_cells, shape, config, cost,
-                                                     target, speedups.get(clf), form)
-            plan.classifiers[clf].collapsed = clf_collapsed
+            design = classifier_design(config["perturbation"], config["design"],
+                                       Reach(shape.numeric, shape.categorical),
+                                       classifier_spec(clf).seeded)
+            plan.classifiers[clf] = _plan_classifier(
+                name, clf, [Cell.parse(c) for c in design.cells], shape, config, cost,
+                target, speedups.get(clf), form)
+            plan.classifiers[clf].design = design
+            plan.classifiers[clf].collapsed = [f for f in design.collapsed
+                                               if f not in collapsed]
         study.datasets[name] = plan
     return study
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from modelvar.models.registry import classifier_names, fit_rule, spec
 from modelvar.planning.cost_model import onehot_share
+from modelvar.planning.outputs import job_counts
 from modelvar.planning.plan import (
     STARTUP_SECONDS,
     StudyPlan,
@@ -165,34 +166,10 @@ def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
     return out
 
 
-def job_counts(plan: StudyPlan, config: dict) -> dict[str, int]:
-    grouped = config["grouped"]["by"]
-    counts: dict[str, int] = {"prepare_dataset": len(plan.datasets)}
-    if config.get("hparams") == "tuned":
-        on_gpu = len(plan.gpu_speedups)
-        for rule, n in (("tune", len(classifier_names(config)) - on_gpu), ("tune_gpu", on_gpu)):
-            if n:
-                counts[rule] = len(plan.datasets) * n
-    for name, ds in plan.datasets.items():
-        for clf, cp in ds.classifiers.items():
-            rule = fit_rule(clf, config.get("classifier_settings"))
-            counts[rule] = counts.get(rule, 0) + len(cp.fit_jobs)
-            counts["pairwise_metrics"] = counts.get("pairwise_metrics", 0) + len(cp.metrics_jobs)
-            if name in grouped:
-                counts["grouped_metrics"] = counts.get("grouped_metrics", 0) + \
-                    len(cp.metrics_jobs)
-    counts["figures"] = len(plan.datasets)
-    grouped_datasets = [name for name in plan.datasets if name in grouped]
-    if grouped_datasets:
-        counts["group_disparities_figure"] = len(grouped_datasets)
-    counts["dataset_overview"] = counts["findings"] = 1
-    return counts
-
-
 def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     """The plan as text (module docstring)."""
     totals = dataset_totals(plan, config)
-    counts = job_counts(plan, config)
+    counts = job_counts(config["results_dir"], config, plan)
     n_clf = len(classifier_names(config))
     gpu_tagged = list(plan.gpu_speedups)
     gpu_col = bool(gpu_tagged)
@@ -206,9 +183,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         "(jobs.target_minutes); a job's runtime limit is 2 x its estimate + 10 min",
         "",
         "jobs per rule: " + ", ".join(f"{rule} {n:,}" for rule, n in counts.items())
-        + f"; {sum(counts.values()):,} in all"
-        + (" (and the simulation branch's)" if config["simulation"]["enabled"]
-           else ""),
+        + f"; {sum(counts.values()):,} in all",
         "",
         f"{'dataset':<28}{'rows':>9}{'d':>6}{'C':>6} {'probs':<8}{'cells':>6}{'fits':>10}"
         f"{'jobs':>7}{'CPU':>10}" + (f"{gpu_label:>10}" if gpu_col else "")

@@ -96,14 +96,31 @@ def metric_name(metric: str) -> str:
     return OTHER_METRIC_NAMES.get(metric, metric)
 
 
-def classifier_colours(classifiers) -> dict[str, str]:
-    """Each classifier's colour, the same in every figure of a study: the built-ins' fixed ones,
-    then a user's classifiers' in the order of their names
-    (:func:`modelvar.models.registry.colour`)."""
-    from modelvar.models.registry import colour
+#: Okabe and Ito's colour-blind-safe palette, then grey: the colours of classifiers the study
+#: gave none (:func:`set_colours`), in the order of their names
+PALETTE = ("#0072B2", "#56B4E9", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#000000",
+           "#F0E442", "#777777")
+_COLOURS: dict[str, str] = {}
 
+
+def set_colours(colours: dict[str, str]) -> None:
+    """The study's classifier colours, decided by the workflow (each classifier's
+    :func:`modelvar.models.registry.colour`) and handed to the figure jobs: a job never looks
+    them up in the classifier registry, so changing the models reruns no figure and a colour
+    no fit."""
+    _COLOURS.clear()
+    _COLOURS.update(colours)
+
+
+def classifier_colours(classifiers) -> dict[str, str]:
+    """Each classifier's colour, the same in every figure of a study: the study's
+    (:func:`set_colours`), then the unused colours of :data:`PALETTE` for the others in the
+    order of their names."""
     classifiers = sorted(set(classifiers))  # the same set: the same colours, in any order
-    return {c: colour(c, classifiers) for c in classifiers}
+    free = [c for c in PALETTE if c not in {_COLOURS.get(n) for n in classifiers}]
+    missing = [n for n in classifiers if n not in _COLOURS]
+    return {c: _COLOURS.get(c) or free[min(missing.index(c), len(free) - 1)]
+            for c in classifiers}
 
 
 def _renderer(fig):

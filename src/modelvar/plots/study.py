@@ -11,8 +11,9 @@ double column), panels wrapping where they do not fit, and no panel holds more t
 :data:`MIN_VALUES_FOR_DENSITY` values is drawn as its values (a strip), not as a density that
 would invent its shape; violins never pool training fractions (they split by them).
 
-Each figure takes the dataset's tables and ``roles`` (cell → its parts of the design,
-:func:`modelvar.study.design.cell_roles`): the seed's figures (gross accuracy grid, accuracy
+Each figure takes the dataset's tables and ``roles`` (classifier → cell → its parts of the
+design, :meth:`modelvar.study.design.DatasetDesign.roles`, as the plan fitted them): the seed's
+figures (gross accuracy grid, accuracy
 by data perturbation, repeat accuracy ranges, EC distributions, per-sample instability) show the
 **factorial** cells, where every family's levels are crossed; the sources figures show the
 **one-at-a-time** cells (the control and each source alone).
@@ -51,10 +52,16 @@ MIN_VALUES_FOR_DENSITY = 30
 
 
 # ----------------------------------------------------------------------------- helpers
-def cells_of(frame: pd.DataFrame, roles: dict[str, tuple], role: str) -> pd.DataFrame:
-    """The rows of the cells in one part of the design (``factorial``, ``one-at-a-time``)."""
-    keep = {c for c, r in roles.items() if role in r}
-    return frame[frame["cell"].astype(str).isin(keep)]
+#: classifier → cell id → its parts of the design (the dataset's design file)
+Roles = dict[str, dict[str, tuple[str, ...]]]
+
+
+def cells_of(frame: pd.DataFrame, roles: Roles, role: str) -> pd.DataFrame:
+    """The rows of each classifier's cells in one part of its design (``factorial``,
+    ``one-at-a-time``): a classifier whose model seed collapsed has its own cells."""
+    keep = {(clf, c) for clf, cells in roles.items() for c, r in cells.items() if role in r}
+    pairs = zip(frame["classifier"].astype(str), frame["cell"].astype(str), strict=True)
+    return frame[[pair in keep for pair in pairs]]
 
 
 def _facet_title(column: str) -> str:
@@ -230,20 +237,20 @@ def _panel_families(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 # ----------------------------------------------------------------------------- sources (OAT)
 def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
-                        roles: dict[str, tuple], dataset: str, out_paths: list[Path]) -> None:
+                        roles: Roles, dataset: str, out_paths: list[Path]) -> None:
     """Each source alone against the control: within-repeat accuracy SD and disagreement, means
     over repeats with 95 % intervals (:mod:`modelvar.findings.sources`)."""
     from modelvar.findings.sources import sources_of_variance as table
     from modelvar.plots.findings import sources_figure
 
     sources = table(summary, agreement, runs,
-                    {(dataset, str(clf)): roles for clf in summary["classifier"].unique()})
+                    {(dataset, clf): cells for clf, cells in roles.items()})
     if sources.empty:
         raise ValueError(f"{dataset}: no one-at-a-time cells to draw")
     sources_figure(sources, out_paths, title=f"{dataset}: each source alone")
 
 
-def accuracy_by_source(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def accuracy_by_source(runs: pd.DataFrame, roles: Roles, dataset: str,
                        out_paths: list[Path]) -> None:
     """Run accuracies of the control and of each source alone, one panel per classifier."""
     data = cells_of(runs, roles, "one-at-a-time").copy()
@@ -265,7 +272,7 @@ def accuracy_by_source(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str
     save_figure(fig, out_paths)
 
 
-def reproducibility_vs_chance(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def reproducibility_vs_chance(summary: pd.DataFrame, roles: Roles, dataset: str,
                               out_paths: list[Path]) -> None:
     """Per source alone: global EC (mean over repeats with 95 % CI) and the value expected if
     the runs erred independently (the null), so that the excess over chance shows."""
@@ -315,7 +322,7 @@ def reproducibility_vs_chance(summary: pd.DataFrame, roles: dict[str, tuple], da
 
 
 # ----------------------------------------------------------------------------- the seed's figures
-def gross_accuracy_grid(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def gross_accuracy_grid(runs: pd.DataFrame, roles: Roles, dataset: str,
                         out_paths: list[Path]) -> None:
     """Every run's accuracy (seed 004): rows data, columns hparam perturbation; x the training
     fraction where it varies (violins never pool fractions), else the classifier."""
@@ -348,7 +355,7 @@ def _violins_by_data(data: pd.DataFrame, grid: pd.DataFrame, *, y: str, facet: s
                                           f"{n} {unit} per violin"))
 
 
-def accuracy_by_data_perturbation(runs: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def accuracy_by_data_perturbation(runs: pd.DataFrame, roles: Roles, dataset: str,
                                   out_paths: list[Path]) -> None:
     """Run accuracies by data perturbation level (seed 004, "ignoring hparam perturbation"),
     one row per classifier, columns training fraction."""
@@ -359,7 +366,7 @@ def accuracy_by_data_perturbation(runs: pd.DataFrame, roles: dict[str, tuple], d
     save_figure(fig, out_paths)
 
 
-def repeat_accuracy_ranges(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def repeat_accuracy_ranges(summary: pd.DataFrame, roles: Roles, dataset: str,
                            out_paths: list[Path]) -> None:
     """Per repeat: max − min of its runs' accuracies, shown over repeats (seed 004)."""
     grid = cells_of(summary, roles, "factorial")
@@ -371,7 +378,7 @@ def repeat_accuracy_ranges(summary: pd.DataFrame, roles: dict[str, tuple], datas
     save_figure(fig, out_paths)
 
 
-def ec_distributions(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def ec_distributions(summary: pd.DataFrame, roles: Roles, dataset: str,
                      out_paths: list[Path]) -> None:
     """Per-repeat mean global and local EC (and accuracy-normalised forms), over repeats."""
     grid = cells_of(summary, roles, "factorial")
@@ -400,7 +407,7 @@ def ec_distributions(summary: pd.DataFrame, roles: dict[str, tuple], dataset: st
     save_figure(fig, out_paths)
 
 
-def per_sample_instability(agreement: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def per_sample_instability(agreement: pd.DataFrame, roles: Roles, dataset: str,
                            out_paths: list[Path]) -> None:
     """Per repeat: the share of test samples some run predicts differently, over repeats."""
     grid = cells_of(agreement, roles, "factorial")
@@ -410,7 +417,7 @@ def per_sample_instability(agreement: pd.DataFrame, roles: dict[str, tuple], dat
     save_figure(fig, out_paths)
 
 
-def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def reproducibility_by_cell(summary: pd.DataFrame, roles: Roles, dataset: str,
                             out_paths: list[Path], stat: str = "mean",
                             metrics=("accuracy", "ec_global", "ec_local", "pa")) -> None:
     """One row per factorial cell: the repeats' ``stat`` (mean over runs or run pairs, or
@@ -484,7 +491,7 @@ def reproducibility_by_cell(summary: pd.DataFrame, roles: dict[str, tuple], data
     save_figure(fig, out_paths)
 
 
-def repeat_ec_ranges(summary: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def repeat_ec_ranges(summary: pd.DataFrame, roles: Roles, dataset: str,
                      out_paths: list[Path]) -> None:
     """Per repeat: the range of the pairwise global and local EC among its run pairs (seed
     004's "Repeat EC Ranges"), as the mean over repeats with a 95 % interval per cell."""
@@ -492,7 +499,7 @@ def repeat_ec_ranges(summary: pd.DataFrame, roles: dict[str, tuple], dataset: st
                             metrics=("ec_global", "ec_local"))
 
 
-def group_disparities(disparities: pd.DataFrame, roles: dict[str, tuple], dataset: str,
+def group_disparities(disparities: pd.DataFrame, roles: Roles, dataset: str,
                       out_paths: list[Path]) -> None:
     """Largest difference between groups (max − min) of per-run accuracy and per-repeat
     reproducibility, for the control and each source alone: mean over runs or repeats with a

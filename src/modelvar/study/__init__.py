@@ -3,8 +3,9 @@
 * :mod:`~modelvar.study.families`: the perturbation families, each declared once (the registry
   that the config schema, cells, fit jobs, tables, figures and findings read);
 * :mod:`~modelvar.study.cells`: perturbation cells (one level per family) and their ids;
-* :mod:`~modelvar.study.design`: which cells a dataset gets (factorial, one-at-a-time, both;
-  families a dataset cannot be perturbed by collapse) and the role of each cell;
+* :mod:`~modelvar.study.design`: which cells a dataset × classifier gets (factorial,
+  one-at-a-time, both; families a dataset cannot be perturbed by collapse, a seedless
+  classifier's model seed too) and the role of each cell, decided once for the whole study;
 * :mod:`~modelvar.study.figures`: the dataset figures, each declared once.
 
 Nothing here imports a machine-learning or plotting library: the workflow reads it while it
@@ -18,7 +19,8 @@ _EXPORTS = {
     **dict.fromkeys(("Cell", "cell_label", "grid", "level_label"), "modelvar.study.cells"),
     **dict.fromkeys(("Family", "TrainingRows", "families", "family", "names", "register",
                      "unregister"), "modelvar.study.families"),
-    **dict.fromkeys(("Reach", "active_sources", "cell_roles", "control", "dataset_cells"),
+    **dict.fromkeys(("ClassifierDesign", "DatasetDesign", "Reach", "active_sources",
+                     "cell_roles", "classifier_design", "control", "dataset_cells"),
                     "modelvar.study.design"),
     **dict.fromkeys(("DATASET_FIGURES", "FigureSpec"), "modelvar.study.figures"),
 }

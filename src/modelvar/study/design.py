@@ -18,11 +18,21 @@ whose reach (:mod:`modelvar.study.families`) the dataset lacks — the categoric
 a dataset without categorical features, the data family on one without numeric features. Its
 levels would only give byte-identical copies of the ``none`` cells (wasted fits, and pooled
 figures counting each repeat twice). :func:`dataset_cells` returns the collapsed families so
-that the workflow warns once and the report says so.
+that the workflow warns once and the report says so. A classifier that takes no model seed (a
+declared one without ``seed_param``) is the same model with a seed per run as with a fixed
+one: for it the model-seed family collapses to ``fixed`` in the same way.
+
+**The design, decided once.** :func:`classifier_design` decides the cells of one dataset ×
+classifier, the role of each (:func:`cell_roles`) and the families collapsed for it; the plan
+(:mod:`modelvar.planning.plan`) calls it for every dataset × classifier and the workflow writes
+each dataset's :class:`DatasetDesign` to a file (``design/NAME.json``) that the
+figures and findings jobs read. No job derives cells or roles from the config again, so what
+the plan fitted is what every figure, table and sentence shows.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from modelvar.study import families
@@ -112,3 +122,79 @@ def reach_of(meta: dict) -> Reach:
     """Which families can act on a prepared dataset (its metadata's feature types)."""
     types = {f["type"] for f in meta["features"]}
     return Reach(numeric="numeric" in types, categorical="categorical" in types)
+
+
+@dataclass(frozen=True)
+class ClassifierDesign:
+    """One dataset × classifier's cells in the plan's order, each cell's roles, and the
+    families collapsed for it (the dataset cannot be perturbed by them, or the classifier
+    takes no model seed)."""
+
+    cells: tuple[str, ...]
+    roles: dict[str, tuple[str, ...]]
+    collapsed: tuple[str, ...] = ()
+
+    def of_role(self, role: str) -> set[str]:
+        """The cells with ``role`` (``factorial``, ``one-at-a-time``)."""
+        return {c for c, r in self.roles.items() if role in r}
+
+
+def classifier_design(perturbation: dict, design: str, reach: Reach,
+                      seeded: bool = True) -> ClassifierDesign:
+    """The design of one dataset × classifier (module docstring): :func:`dataset_cells` and
+    :func:`cell_roles` of the config's levels, the model-seed family collapsed to ``fixed``
+    for a classifier that takes no seed."""
+    cells, collapsed = dataset_cells(perturbation, design, reach)
+    if not seeded and any(c.model_seed != "fixed" for c in cells):
+        perturbation = {**perturbation, "model_seed": ["fixed"]}
+        cells, collapsed = dataset_cells(perturbation, design, reach)
+        collapsed = [*collapsed, "model_seed"]
+    return ClassifierDesign(tuple(c.id for c in cells),
+                            cell_roles(perturbation, design, reach), tuple(collapsed))
+
+
+@dataclass(frozen=True)
+class DatasetDesign:
+    """The design of one dataset: per classifier (in the study's order), its
+    :class:`ClassifierDesign`; written by the workflow and read by the figures and findings
+    jobs (:meth:`to_json`, :meth:`from_json`)."""
+
+    dataset: str
+    classifiers: dict[str, ClassifierDesign]
+
+    def to_json(self) -> str:
+        return json.dumps({"dataset": self.dataset, "classifiers": {
+            name: {"cells": list(d.cells), "roles": {c: list(r) for c, r in d.roles.items()},
+                   "collapsed": list(d.collapsed)}
+            for name, d in self.classifiers.items()}}, sort_keys=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> DatasetDesign:
+        body = json.loads(text)
+        return cls(body["dataset"], {
+            name: ClassifierDesign(tuple(d["cells"]),
+                                   {c: tuple(r) for c, r in d["roles"].items()},
+                                   tuple(d["collapsed"]))
+            for name, d in body["classifiers"].items()})
+
+    def roles(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        """Classifier → cell id → its roles."""
+        return {name: d.roles for name, d in self.classifiers.items()}
+
+
+def read_designs(paths) -> dict[str, DatasetDesign]:
+    """Every dataset's design from its file, by dataset."""
+    from pathlib import Path
+
+    out = {}
+    for path in paths:
+        d = DatasetDesign.from_json(Path(path).read_text())
+        out[d.dataset] = d
+    return out
+
+
+def study_roles(designs: dict[str, DatasetDesign]) -> dict[tuple[str, str],
+                                                             dict[str, tuple[str, ...]]]:
+    """(dataset, classifier) → cell id → its roles, over every dataset's design."""
+    return {(name, clf): d.roles for name, design in designs.items()
+            for clf, d in design.classifiers.items()}
