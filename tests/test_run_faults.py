@@ -104,13 +104,13 @@ def test_a_job_whose_run_was_killed_hard_ends_too(tmp_path):
         stderr=subprocess.DEVNULL)
     try:
         logs = tmp_path / "results" / "logs"
-        assert _wait_until(lambda: list(logs.glob("fit/**/*.log")), 300), "no fit started"
+        assert _wait_until(lambda: list(logs.glob("fit*/**/*.log")), 300), "no fit started"
         jobs = [p for p in _processes_in(tmp_path) if p != snakemake.pid]
         assert jobs
         snakemake.kill()
         snakemake.wait()
         assert _wait_until(lambda: not any(_alive(p) for p in jobs)), "a job outlived its run"
-        text = next(logs.glob("fit/**/*.log")).read_text()
+        text = next(logs.glob("fit*/**/*.log")).read_text()
         assert "the process that started this job" in text
     finally:
         snakemake.kill()

@@ -177,9 +177,9 @@ def test_sigterm_to_run_sh_stops_snakemake_and_its_jobs(tmp_path):
     try:
         deadline = time.time() + 180
         while time.time() < deadline and not list((tmp_path / "results" / "logs").glob(
-                "fit/**/*.log")):
+                "fit*/**/*.log")):
             time.sleep(0.5)
-        assert list((tmp_path / "results" / "logs").glob("fit/**/*.log")), "no fit started"
+        assert list((tmp_path / "results" / "logs").glob("fit*/**/*.log")), "no fit started"
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
         deadline = time.time() + 60

@@ -160,7 +160,9 @@ def test_verify_lists_problems_upstream_first(tmp_path):
                 "predictions/a.parquet", "datasets/d.parquet"):
         with open(tmp_path / rel, "ab") as fh:
             fh.write(b"more")
-    problems, _ = verify(tmp_path)
+    from modelvar.planning.outputs import RULES
+
+    problems, _ = verify(tmp_path, rule_order=[r.name for r in RULES])  # as modelvar verify
     assert [p.rule for p in problems] == ["prepare_dataset", "fit", "pairwise_metrics",
                                           "findings"]
 
