@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-verdicts bench-edits calibrate \
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-verdicts bench-sequential bench-edits calibrate \
 	first-hour
 setup:
 	bash scripts/setup-venv.sh
@@ -55,6 +55,11 @@ bench-cost-model: setup
 # docs/measurements/verdicts.md)
 bench-verdicts: setup
 	$(PY) benchmarks/bench_verdicts.py $(ARGS)
+# sequential studies calibrated: false claims under optional stopping, repeats against the fixed
+# design of equal power (issue 56; ~15 minutes on two cores; --write updates
+# docs/measurements/sequential.md)
+bench-sequential: setup
+	$(PY) benchmarks/bench_sequential.py $(ARGS)
 # the edit catalogue (tests/edit_catalogue.py) on the default study: the dry run's jobs per rule
 # after each edit (issue 54; ARGS="--tree OTHER_CHECKOUT" for another tree; ~8 minutes)
 bench-edits: setup

@@ -138,6 +138,7 @@ rule findings:
         design=DESIGN,
         weak=config["perturbation"]["warn_changed_below"],
         margin=config["findings"]["equivalence_ratio"],
+        sequential=SEQUENTIAL_JSON,
         width=config["figures"]["width"],
         colours=COLOURS_JSON,
         code=CODE["findings"],
@@ -147,7 +148,8 @@ rule findings:
             "{input.runs:q} --meta {input.meta:q} --design-files {input.design:q} "
             "--perturbation {params.perturbation:q} "
             "--design {params.design:q} --warn-changed-below {params.weak:q} "
-            "--equivalence-ratio {params.margin:q} --results {params.results:q} "
+            "--equivalence-ratio {params.margin:q} --sequential={params.sequential:q} "
+            "--results {params.results:q} "
             "--manifest {output.manifest:q} --width {params.width:q} --colours "
             "{params.colours:q} 2> {log:q}",
         )

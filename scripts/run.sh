@@ -48,7 +48,9 @@ workflow=(-s "$REPO/Snakefile" --workflow-profile "$REPO/profiles/local")
 # A run killed earlier (kill -9, power loss) leaves Snakemake's lock behind: remove it when no
 # other run of this workflow is alive in the working directory (modelvar.planning.run_lock).
 python -m modelvar unlock-stale -- "${workflow[@]}" "$@"
-report="$(python -m modelvar config --report-path -- "${workflow[@]}" "$@")"
+helped="$(python -m modelvar config --report-path -- "${workflow[@]}" "$@")"
+report="$(printf '%s\n' "$helped" | head -n 1)"
+sequential="$(printf '%s\n' "$helped" | sed -n 2p)"
 if [ -z "$report" ]; then  # a dry run, a listing, --lint, --unlock, …: nothing to report
   exec snakemake "${workflow[@]}" "$@"
 fi
@@ -62,18 +64,28 @@ fi
 # and says so in one line.
 staging="$(mktemp -d)"
 trap 'rm -rf "$staging"' EXIT
-set -m
-env --default-signal=INT snakemake "${workflow[@]}" "$@" --report "$staging/report.html" \
-  --report-after-run &
-child=$!
-set +m
-trap 'kill -INT -- -"$child" 2>/dev/null' TERM INT HUP
-status=0
+# A sequential study (config `sequential`) runs in rounds: after each Snakemake run,
+# `modelvar sequential next` gives the blocks whose claims are still open more repeats (exit
+# status 10) and the loop runs Snakemake again, which fits only the new repeats; exit status 0
+# (every block stopped, or fixed repeats) ends it. A killed run resumes its round.
 while :; do
-  wait "$child" && status=0 || status=$?
-  kill -0 "$child" 2>/dev/null || break  # a trapped signal interrupted the wait: wait again
+  set -m
+  env --default-signal=INT snakemake "${workflow[@]}" "$@" --report "$staging/report.html" \
+    --report-after-run &
+  child=$!
+  set +m
+  trap 'kill -INT -- -"$child" 2>/dev/null' TERM INT HUP
+  status=0
+  while :; do
+    wait "$child" && status=0 || status=$?
+    kill -0 "$child" 2>/dev/null || break  # a trapped signal interrupted the wait: wait again
+  done
+  trap - TERM INT HUP
+  [ "$status" = 0 ] && [ "$sequential" = sequential ] || break
+  round=0
+  python -m modelvar sequential next -- "${workflow[@]}" "$@" || round=$?
+  [ "$round" = 10 ] || { status=$round; break; }
 done
-trap - TERM INT HUP
 if [ "$status" != 0 ]; then
   limit="$(ulimit -v)"
   if [ "$limit" != unlimited ]; then  # the likely cause, and not one Snakemake names

@@ -42,7 +42,7 @@ def test_every_schema_error_with_its_key_path_and_allowed_values():
         "config: unknown key 'colour'; allowed keys: ['classifier_settings', 'classifiers', "
         "'datasets', 'design', 'figures', 'findings', 'grouped', 'hparams', 'jobs', 'metrics', "
         "'openml', 'perturbation', 'predictions', 'resources', 'results_dir', 'root_seed', "
-        "'simulation', 'split', 'tuning']",
+        "'sequential', 'simulation', 'split', 'tuning']",
         "datasets.mine: missing key 'target'",
         "perturbation.data[1].sig: 9 is greater than the maximum of 6",
         "perturbation.data[2]: {'foo': 1} is not valid here; expected one of: 'none'; "

@@ -144,6 +144,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sequential(args: argparse.Namespace) -> int:
+    from modelvar.planning.plan_report import plan_of_command_line
+    from modelvar.planning.rounds import ANOTHER_ROUND, next_round
+    from modelvar.planning.workflow_config import resolve
+
+    argv = _snakemake_argv(args)
+    plan, config = plan_of_command_line(argv)
+    if plan.schedule is None:
+        return 0  # a study of fixed repeats: nothing to decide
+    results = resolve(argv).results_dir
+    decision = next_round(plan, config, results)
+    print("\n".join(f"modelvar sequential: {line}" for line in decision.lines), file=sys.stderr)
+    return ANOTHER_ROUND if decision.another else 0
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     import yaml
 
@@ -153,6 +168,8 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.report_path:
         if resolved.executes:
             print(resolved.results_dir.resolve() / "report.html")
+            if resolved.config.get("sequential", {}).get("enabled"):  # before the check
+                print("sequential")  # scripts/run.sh runs it in rounds
         return 0
     if args.get == "results_dir":
         print(resolved.results_dir.resolve())
@@ -269,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
                       "directory (or --directory)")
     what.add_argument("--report-path", action="store_true",
                       help="print RESULTS_DIR/report.html if the command line runs jobs, "
-                      "nothing for a dry run or another non-executing command")
+                      "nothing for a dry run or another non-executing command; a second line "
+                      "'sequential' for a sequential study (run in rounds)")
     p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
                    help="Snakemake's arguments, after --")
 
@@ -294,6 +312,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     _command(sub, "datasets", "list the datasets available offline (embedded, scikit-learn)",
              cmd_datasets)
+
+    p = _command(sub, "sequential", "decide a sequential study's next round (scripts/run.sh)",
+                 cmd_sequential,
+                 description="After a round of a sequential study (config `sequential`): read "
+                 "its findings, give each dataset x classifier whose claims are still open "
+                 "`sequential.step` more repeats (within `max_repeats` and the CPU budget) and "
+                 "write RESULTS/sequential/rounds.json. Exit status 10: run the workflow again "
+                 "for the next round; 0: nothing more to run (every block stopped, or not a "
+                 "sequential study).")
+    p.add_argument("step", choices=("next",), help="what to decide (the next round)")
+    p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                   help="Snakemake's arguments (configfile, config, profile)")
 
     p = _command(sub, "unlock-stale", "remove Snakemake locks left by a killed run, when safe",
                  cmd_unlock_stale,
@@ -453,6 +483,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--equivalence-ratio", type=float, required=True,
                    help="the equivalence margin of a ratio of two measures (the config's "
                    "findings.equivalence_ratio)")
+    p.add_argument("--sequential", default="",
+                   help="a sequential study's looks and state as JSON (the workflow's, from "
+                   "its rounds file); empty for fixed repeats")
     p.add_argument("--results", required=True, help="the study's results folder")
 
     p = _command(sub, "design", "(job) one dataset's design, as the plan fits it",

@@ -90,12 +90,14 @@ CLAIMS = {
 class Outcome:
     """One claim on one dataset × classifier: its status, the evidence, the p-values of the
     comparisons it rests on and its own (NaN: not counted: untested, or restating another
-    claim of the page)."""
+    claim of the page), and the p-values of its two verdicts (:func:`claim_p`)."""
 
     status: str
     evidence: str
     p_values: tuple[float, ...] = ()
     p_value: float = np.nan
+    p_supported: float = np.nan
+    p_contradicted: float = np.nan
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,8 @@ def combine(comparisons: list[Paired], weak: list[str], threshold: float,
     p_claim = np.nanmin([p_sup, p_con]) if not weak and np.isfinite([p_sup, p_con]).any() \
         else np.nan
     if not text:
-        return Outcome(status, "", tuple(c.p_value for c in comparisons), float(p_claim))
+        return Outcome(status, "", tuple(c.p_value for c in comparisons), float(p_claim),
+                       p_sup, p_con)
     n = max(c.n for c in comparisons)
     parts = ["; ".join(c.text() for c in comparisons) + f" ({n} repeat{'s' * (n != 1)})"]
     verdicts = [c.verdict(threshold) for c in comparisons]
@@ -165,7 +168,7 @@ def combine(comparisons: list[Paired], weak: list[str], threshold: float,
                          f"{POWER * 100:.0f} % power, if the differences are as large as seen")
     parts += weak
     return Outcome(status, "; ".join(parts), tuple(c.p_value for c in comparisons),
-                   float(p_claim))
+                   float(p_claim), p_sup, p_con)
 
 
 class _Cells:
@@ -308,9 +311,34 @@ def claims_at(gathered: list[tuple[str, str, str, Evidence]], threshold: float,
                     "evidence": said.evidence,
                     "p_values": json.dumps([None if not np.isfinite(p) else p
                                             for p in said.p_values]),
-                    "p_value": said.p_value})
-    return pd.DataFrame(out, columns=["dataset", "classifier", "claim", "statement", "status",
-                                      "evidence", "p_values", "p_value"])
+                    "p_value": said.p_value, "p_supported": said.p_supported,
+                    "p_contradicted": said.p_contradicted,
+                    "restates": evidence.restates,
+                    "repeats_needed": needed(evidence)})
+    return pd.DataFrame(out, columns=CLAIM_COLUMNS)
+
+
+CLAIM_COLUMNS = ["dataset", "classifier", "claim", "statement", "status", "evidence",
+                 "p_values", "p_value", "p_supported", "p_contradicted", "restates",
+                 "repeats_needed"]
+
+
+def needed(evidence: Evidence) -> float:
+    """The repeats at which every comparison of the claim would have 80 % power (the largest
+    of theirs; NaN where one has no spread or difference): a planning figure."""
+    if evidence.comparisons is None:
+        return np.nan
+    counts = [c.repeats_needed() for c in evidence.comparisons]
+    return float(max(counts)) if counts and all(n is not None for n in counts) else np.nan
+
+
+def status_at(row, threshold: float) -> str:
+    """A counted claim's status at ``threshold`` from its two p-values (module docstring)."""
+    if row["p_supported"] <= threshold:
+        return SUPPORTED
+    if row["p_contradicted"] <= threshold:
+        return CONTRADICTED
+    return INCONCLUSIVE
 
 
 def check_claims(sources: pd.DataFrame, summary: pd.DataFrame, *,

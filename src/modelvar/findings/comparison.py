@@ -65,7 +65,8 @@ MIN_DATASETS = 6
 MEASURES = {"disagreement": "disagreement", "accuracy_sd": "sd"}
 COLUMNS = ["dataset", "source", "level", "classifier_a", "classifier_b", "measure", "repeats",
            "difference", "difference_low", "difference_high", "ratio", "ratio_low",
-           "ratio_high", "identical", "p_difference", "p_equivalent", "p_value", "verdict"]
+           "ratio_high", "identical", "p_difference", "p_equivalent", "p_value",
+           "repeats_needed", "verdict"]
 STUDY_COLUMNS = ["source", "level", "classifier_a", "classifier_b", "measure", "datasets",
                  "a_lower", "difference", "difference_low", "difference_high", "p_value",
                  "verdict"]
@@ -108,7 +109,8 @@ def classifier_comparison(sources: pd.DataFrame, summary: pd.DataFrame,
                          "difference": sd[a] - sd[b], "difference_low": np.nan,
                          "difference_high": np.nan, "ratio": np.nan, "ratio_low": np.nan,
                          "ratio_high": np.nan, "identical": False, "p_difference": np.nan,
-                         "p_equivalent": np.nan, "p_value": np.nan, "verdict": NOT_TESTED})
+                         "p_equivalent": np.nan, "p_value": np.nan, "repeats_needed": np.nan,
+                         "verdict": NOT_TESTED})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -239,7 +241,7 @@ LEADER_MEASURES = {"accuracy_sd": "sd", "disagreement": "disagreement"}
 MARGIN_COLUMNS = ["dataset", "classifier", "measure", "leader", "runner_up", "against",
                   "left_out", "repeats", "margin", "margin_low", "margin_high", "ratio",
                   "ratio_low", "ratio_high", "equivalence_ratio", "ahead", "p_lead",
-                  "p_equivalent", "p_value", "verdict"]
+                  "p_equivalent", "p_value", "repeats_needed", "verdict"]
 
 
 def leader_verdict(p_lead: float, p_equivalent: float, ahead: bool,
@@ -294,6 +296,9 @@ def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
             p_lead = max(ps) if all(np.isfinite(ps)) else np.nan
             ahead = all(c.difference.mean > 0 for c in compared)
             claim = [p for p in (p_lead, top.p_equivalent) if np.isfinite(p)]
+            apart = [c.difference.repeats_needed() for c in compared]
+            needs = [n for n in ((max(apart) if None not in apart else None),
+                                 top.equivalence_repeats()) if n is not None]
             rows.append({"dataset": dataset, "classifier": classifier, "measure": measure,
                          "leader": lead["level"], "runner_up": ranked.iloc[1]["level"],
                          "against": len(compared), "left_out": "; ".join(left_out),
@@ -304,6 +309,7 @@ def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
                          "ahead": ahead, "p_lead": p_lead,
                          "p_equivalent": top.p_equivalent,
                          "p_value": min(claim) if claim else np.nan,
+                         "repeats_needed": float(min(needs)) if needs else np.nan,
                          "verdict": leader_verdict(p_lead, top.p_equivalent, ahead,
                                                    threshold)})
     return pd.DataFrame(rows, columns=MARGIN_COLUMNS)

@@ -58,6 +58,19 @@ def threshold(p_values, q: float = FDR) -> float:
     return float(p[passing[-1]]) if len(passing) else -np.inf
 
 
+def next_boundary(p_values, q: float = FDR) -> float:
+    """The level a claim that does not hold yet must reach to be the next that holds: with k
+    of the m p-values holding, Benjamini–Yekutieli's boundary of rank k + 1, q (k + 1) /
+    (m c(m)), c(m) = Σ_{i≤m} 1/i (NaN without a p-value)."""
+    p = np.asarray(p_values, dtype=float)
+    p = p[np.isfinite(p)]
+    m = len(p)
+    if not m:
+        return np.nan
+    held = int((p <= threshold(p, q)).sum())
+    return q * min(held + 1, m) / (m * _harmonic(m))
+
+
 def summary(p_values, q: float = FDR) -> tuple[int, int]:
     """(claims made, claims that hold) under the control."""
     p = np.asarray(p_values, dtype=float)

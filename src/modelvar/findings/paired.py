@@ -167,10 +167,17 @@ class Paired:
             lower = nct.cdf(-crit, n - 1, shift)  # NaN where it underflows
             return nct.sf(crit, n - 1, shift) + (lower if np.isfinite(lower) else 0.0) >= power
 
-        if not reaches(MAX_REPEATS_NAMED):
-            return MAX_REPEATS_NAMED + 1
-        low, high = MIN_FOR_INTERVAL - 1, MAX_REPEATS_NAMED  # power grows with n: bisect
-        while high - low > 1:
+        # the normal approximation brackets the answer; the noncentral t decides within it
+        guess = ((t_quantile(1 - alpha / 2, 1e6) + t_quantile(power, 1e6)) / effect) ** 2
+        low = max(MIN_FOR_INTERVAL - 1, min(int(guess) - 2, MAX_REPEATS_NAMED))
+        high = min(MAX_REPEATS_NAMED, max(int(math.ceil(guess)) + 3, MIN_FOR_INTERVAL))
+        if low >= MIN_FOR_INTERVAL and reaches(low):
+            low = MIN_FOR_INTERVAL - 1
+        while high <= MAX_REPEATS_NAMED and not reaches(high):
+            if high == MAX_REPEATS_NAMED:
+                return MAX_REPEATS_NAMED + 1
+            low, high = high, min(MAX_REPEATS_NAMED, 2 * high)
+        while high - low > 1:  # power grows with n: bisect
             middle = (low + high) // 2
             low, high = (low, middle) if reaches(middle) else (middle, high)
         return high
@@ -293,15 +300,40 @@ class Compared:
         d = self.difference
         return verdict_of(d.p_value, self.p_equivalent, d.mean, d.identical, threshold)
 
+    def equivalence_repeats(self, power: float = POWER, alpha: float = ALPHA) -> int | None:
+        """The repeats at which the ratio's two one-sided tests at ``alpha`` would have about
+        ``power``, if the log ratios keep the mean and spread seen (normal approximation of
+        the nearer bound's test); None where the ratio is at or beyond the margin, or has no
+        spread."""
+        lr = self.log_ratio
+        if lr is None or lr.n < 2 or not np.isfinite(lr.sd) or lr.same_everywhere:
+            return None
+        room = math.log(self.margin) - abs(lr.mean)
+        if room <= 0:
+            return None
+        for n in range(MIN_FOR_INTERVAL, MAX_REPEATS_NAMED + 1):
+            if room * math.sqrt(n) / lr.sd >= t_quantile(1 - alpha, n - 1) + \
+                    t_quantile(power, n - 1):
+                return n
+        return MAX_REPEATS_NAMED + 1
+
+    def repeats_needed(self) -> float:
+        """The repeats at which either verdict (told apart, or practically equivalent) would
+        have 80 % power: the fewer of the two; NaN where neither can be projected."""
+        counts = [n for n in (self.difference.repeats_needed(), self.equivalence_repeats())
+                  if n is not None]
+        return float(min(counts)) if counts else np.nan
+
     def row(self) -> dict:
         """The comparison as a table's columns: what :func:`verdict_of` needs at any
-        threshold, the difference and the ratio with their intervals."""
+        threshold, the difference and the ratio with their intervals, and the repeats either
+        verdict would need (:meth:`repeats_needed`)."""
         d = self.difference
         return {"repeats": d.n, "difference": d.mean, "difference_low": d.low,
                 "difference_high": d.high, "ratio": self.ratio, "ratio_low": self.ratio_low,
                 "ratio_high": self.ratio_high, "identical": d.identical,
                 "p_difference": d.p_value, "p_equivalent": self.p_equivalent,
-                "p_value": self.p_value}
+                "p_value": self.p_value, "repeats_needed": self.repeats_needed()}
 
     def ratio_text(self) -> str:
         """The ratio with its interval, or the ratio alone."""

@@ -43,6 +43,7 @@ STYLE = """<style>
 .modelvar-findings .supported { color: #1a7f37; } .modelvar-findings .contradicted {
   color: #b3261e; } .modelvar-findings .inconclusive { color: #8a6d00; }
 .modelvar-findings .not-tested { color: #777; }
+.modelvar-findings details.modelvar-blocks { margin: 0.5em 0 1em; }
 </style>"""
 
 
@@ -391,7 +392,7 @@ def multiplicity_line(multiplicity) -> str:
             f"{multiplicity.method} control of the false-discovery rate at "
             f"{multiplicity.fdr:.0%}, valid whatever the dependence between them, and only "
             "those are called told apart or equivalent. Intervals are 95 % for each "
-            "comparison alone.")
+            "comparison alone." + (f" {multiplicity.note}" if multiplicity.note else ""))
 
 
 ESTIMAND = ("What the verdicts are about: a dataset's verdicts are about test sets and training "
@@ -581,6 +582,46 @@ def sources_table(sources: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def block_lines(blocks: pd.DataFrame) -> list[str]:
+    """A sequential study's repeats per dataset × classifier and why each stopped (or that it
+    gets more repeats), one line each (statuses: :mod:`modelvar.study.rounds`)."""
+    from modelvar.study.rounds import AT_MAX, DECIDED, FUTILE, OVER_BUDGET
+
+    out = []
+    for _, b in blocks.iterrows():
+        n, still = int(b["claims"]), int(b["open_claims"])
+        why = {
+            DECIDED: f"all {n} of its claims hold",
+            FUTILE: f"{n - still} of its {n} claims hold; the {still} still open could not "
+                    f"be decided by {int(b['last_look'])} repeats at the differences and spreads "
+                    "seen",
+            AT_MAX: f"{still} of its {n} claims still open at the last look",
+            OVER_BUDGET: f"{still} of its {n} claims still open when the next round would "
+                         "have passed the CPU budget",
+        }.get(b["status"], f"{still} of its {n} claims still open")
+        state = "open, more repeats in the next round" if b["status"] == "open" else \
+            f"stopped, {b['status']}"
+        out.append(f"{b['dataset']}, {b['classifier']}: {b['repeats']} repeats (looks at "
+                   f"{b['looks']}); {state}: {why}")
+    return out
+
+
+def blocks_html(blocks: pd.DataFrame) -> str:
+    """The Findings page's account of a sequential study's rounds: one line, the blocks'
+    lines folded under it."""
+    low, high = int(blocks["repeats"].min()), int(blocks["repeats"].max())
+    used = f"{low}" if low == high else f"{low} to {high}"
+    still = int((blocks["status"] == "open").sum())
+    return ('<details class="modelvar-blocks"><summary><b>A sequential study:</b> '
+            f"{used} repeats per dataset × classifier, added in rounds while its claims were "
+            "open (config <code>sequential</code>); "
+            + (f"{len(blocks) - still} of {len(blocks)} stopped, {still} still open"
+               if still else f"all {len(blocks)} stopped")
+            + ". Per dataset × classifier, why:</summary><ul>"
+            + "".join(f"<li>{html.escape(t)}</li>" for t in block_lines(blocks))
+            + "</ul></details>")
+
+
 def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.DataFrame,
                   study_components: pd.DataFrame, claims: pd.DataFrame, *, notes: list[str],
                   strength: pd.DataFrame, figures: dict[str, Path],
@@ -588,10 +629,14 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                   comparison: tuple[pd.DataFrame, pd.DataFrame] | None = None,
                   margins: pd.DataFrame | None = None,
                   dose: pd.DataFrame | None = None, combined: pd.DataFrame | None = None,
-                  adequacy: list[str] | None = None, multiplicity=None) -> str:
+                  adequacy: list[str] | None = None, multiplicity=None,
+                  blocks: pd.DataFrame | None = None) -> str:
     """The Findings page (module docstring): sentences, the headline figures (embedded), the
-    sources, variance-components and claims tables, and notes."""
+    sources, variance-components and claims tables, and notes; a sequential study's repeats
+    per dataset × classifier and why each stopped (``blocks``)."""
     parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
+    if blocks is not None and not blocks.empty:
+        parts.append(blocks_html(blocks))
     parts.append(_sentences_html(sources, components, margins, combined=combined,
                                  adequacy=adequacy, multiplicity=multiplicity))
     for title, path in figures.items():

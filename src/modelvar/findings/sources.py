@@ -277,7 +277,7 @@ def single_against_combined(sources: pd.DataFrame, summary: pd.DataFrame,
 COMBINED_COLUMNS = ["dataset", "classifier", "source", "level", "cell", "combined_cell",
                     "measure", "alone", "combined", "repeats", "difference", "difference_low",
                     "difference_high", "ratio", "ratio_low", "ratio_high", "identical",
-                    "p_difference", "p_equivalent", "p_value", "verdict"]
+                    "p_difference", "p_equivalent", "p_value", "repeats_needed", "verdict"]
 
 
 def study_sources(sources: pd.DataFrame) -> pd.DataFrame:

@@ -38,15 +38,25 @@ from modelvar.findings.multiplicity import threshold as control_threshold
 from modelvar.findings.paired import (
     ALPHA,
     EQUIVALENCE_RATIO,
+    INCONCLUSIVE,
     MIN_FOR_INTERVAL,
+    SUPPORTED,
     per_repeat,
     verdicts_at,
     with_ci,
 )
 from modelvar.findings.report import answer_rst, dataset_summary_html, findings_html
+from modelvar.findings.sequential import (
+    BLOCK_COLUMNS,
+    at_look,
+    block_status,
+    method_line,
+    sequential_verdicts,
+)
 from modelvar.findings.sources import single_against_combined, sources_of_variance, study_sources
 from modelvar.pipeline.result_tables import read_tables, study_table_path
 from modelvar.study import families
+from modelvar.study.rounds import Rounds, Schedule, read_state
 
 SUMMARY_METRICS = ("accuracy", "churn", "ec_global", "ec_local", "kappa", "pa")
 AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac", "n", "bias_01",
@@ -197,21 +207,73 @@ def judge_study(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFra
     return Judged({"sources": sources, **judged}, control, notes)
 
 
+@dataclass(frozen=True)
+class Sequential:
+    """A sequential study's looks, its state and which claims decide a block
+    (:mod:`modelvar.study.rounds`, :mod:`modelvar.findings.sequential`)."""
+
+    schedule: Schedule
+    rounds: Rounds
+    decide: str = "all"
+
+    @classmethod
+    def from_json(cls, text: str) -> Sequential:
+        """From what the findings job gets (``--sequential``,
+        :func:`modelvar.study.rounds.state_json`)."""
+        schedule, rounds, decide = read_state(text)
+        return cls(schedule, rounds, decide)
+
+
+def judge_sequential(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
+                     roles: dict[tuple[str, str], dict[str, tuple]], sequential: Sequential,
+                     *, weak_below: float, margin: float = EQUIVALENCE_RATIO) -> Judged:
+    """:func:`judge_study` of a sequential study: the claims judged at every look each block
+    had (its first n repeats), then on all its repeats, each claim on its sequential p-value
+    (:func:`modelvar.findings.sequential.sequential_verdicts`); the ``blocks`` table says
+    which blocks stay open (:func:`~modelvar.findings.sequential.block_status`)."""
+    tables = {"summary": summary, "agreement": agreement, "runs": runs}
+    looks = {}
+    for n in sorted({n for b in sequential.rounds.blocks.values() for n in b.looks}):
+        part = at_look(tables, sequential.rounds, n)
+        looks[n] = judge_study(part["summary"], part["agreement"], part["runs"], roles,
+                               weak_below=weak_below, margin=margin).tables
+    final = judge_study(summary, agreement, runs, roles, weak_below=weak_below, margin=margin)
+    t = final.tables
+    threshold, held = sequential_verdicts(looks, t, sequential.schedule)
+    leaders = t["margins"]
+    for i, claim in t["claims"][t["claims"]["restates"].astype(bool)].iterrows():
+        mine = leaders[(leaders["dataset"] == claim["dataset"])
+                       & (leaders["classifier"] == claim["classifier"])]
+        t["claims"].loc[i, "status"] = SUPPORTED if len(mine) and \
+            (mine["verdict"] == SUPPORTED).all() else INCONCLUSIVE
+    t["blocks"] = block_status(t["verdicts"], sequential.rounds, sequential.schedule,
+                               sequential.decide)
+    made = int(np.isfinite(t["verdicts"]["p_value"].astype(float)).sum())
+    control = Multiplicity(made, held, threshold, note=method_line(sequential.schedule))
+    return Judged(t, control, final.notes)
+
+
 def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[str, dict],
                      roles: dict[tuple[str, str], dict[str, tuple]],
                      collapsed: dict[tuple[str, str], list[str]], weak_below: float,
-                     margin: float = EQUIVALENCE_RATIO) -> Findings:
+                     margin: float = EQUIVALENCE_RATIO,
+                     sequential: Sequential | None = None) -> Findings:
     """The study tables (module docstring) from the aggregated tables' files and the study's
     design (``roles``: per dataset × classifier, cell id → its parts of the design;
     ``collapsed``: the families collapsed for each, :class:`~modelvar.study.design.
     StudyDesign`). Every claim the page states is judged under one multiplicity control
-    (:func:`judge_study`)."""
+    (:func:`judge_study`; a sequential study's over its looks, :func:`judge_sequential`)."""
     summary = read_summaries(summary_paths)
     agreement = read_tables(agreement_paths, columns=AGREEMENT_COLUMNS)
     runs = read_tables(runs_paths, columns=runs_columns())
-    verdicts = judge_study(summary, agreement, runs, roles, weak_below=weak_below,
-                           margin=margin)
+    if sequential is None:
+        verdicts = judge_study(summary, agreement, runs, roles, weak_below=weak_below,
+                               margin=margin)
+    else:
+        verdicts = judge_sequential(summary, agreement, runs, roles, sequential,
+                                    weak_below=weak_below, margin=margin)
     t = verdicts.tables
+    t.setdefault("blocks", pd.DataFrame(columns=BLOCK_COLUMNS))
     notes = collapsed_notes(collapsed, metas)
     dose = dose_response(t["sources"])
     strength = pd.concat([realised_strength(runs), hparam_strength(runs)], ignore_index=True)
@@ -257,6 +319,8 @@ class Multiplicity:
     threshold: float
     fdr: float = FDR
     method: str = METHOD
+    #: how the p-values were made, where it matters (a sequential study's looks)
+    note: str = ""
 
 
 #: the kinds of claim the page states, with the table each comes from
@@ -267,39 +331,52 @@ CLAIM_KINDS = {"leader": "margins", "classifiers": "comparison",
 
 def stated_claims(out: dict[str, pd.DataFrame], components: pd.DataFrame) -> pd.DataFrame:
     """Every claim the page states, once (module :mod:`modelvar.findings.multiplicity`): kind,
-    dataset, classifier, what it is about, its table and row, and its p-value (NaN: not
-    counted). With :data:`~modelvar.findings.comparison.MIN_DATASETS` datasets or more the
-    page states the classifiers' comparisons over datasets, else per dataset."""
+    dataset, classifier, what it is about, its table and row, its p-value (NaN: not counted),
+    a ``key`` naming the claim whatever table row it stands in (the same claim at another
+    look of a sequential study: :mod:`modelvar.findings.sequential`) and the ``blocks``
+    (dataset|classifier) whose repeats it reads. With
+    :data:`~modelvar.findings.comparison.MIN_DATASETS` datasets or more the page states the
+    classifiers' comparisons over datasets, else per dataset."""
     rows = []
 
-    def add(kind, table, frame, what, dataset=None, classifier=None, p="p_value"):
+    def add(kind, table, frame, what, blocks, p="p_value"):
         for i, row in frame.iterrows():
+            about = what(row)
             rows.append({"kind": kind, "table": table, "row": i,
-                         "dataset": row[dataset] if dataset else "",
-                         "classifier": row[classifier] if classifier else "",
-                         "about": what(row), "p_value": row[p]})
+                         "dataset": row.get("dataset", ""),
+                         "classifier": row.get("classifier", ""), "about": about,
+                         "key": "|".join([kind, str(row.get("dataset", "")),
+                                          str(row.get("classifier", "")), about]),
+                         "blocks": blocks(row), "p_value": row[p],
+                         "repeats_needed": row.get("repeats_needed", np.nan)})
 
-    add("leader", "margins", out["margins"], lambda r: f"{r['measure']}: {r['leader']}",
-        "dataset", "classifier")
-    over = out["comparison"]["dataset"].nunique() >= MIN_DATASETS
-    if over:
+    def own(row) -> list[str]:
+        return [f"{row['dataset']}|{row['classifier']}"]
+
+    def pair(row) -> list[str]:
+        return [f"{row['dataset']}|{row[c]}" for c in ("classifier_a", "classifier_b")]
+
+    add("leader", "margins", out["margins"], lambda r: f"{r['measure']}: {r['leader']}", own)
+    comparison = out["comparison"]
+    datasets = sorted(set(comparison["dataset"]))
+    if len(datasets) >= MIN_DATASETS:
         add("classifiers over datasets", "study_comparison", out["study_comparison"],
-            lambda r: f"{r['measure']} {r['level']}: {r['classifier_a']} − {r['classifier_b']}")
-    else:
-        comparison = out["comparison"]
-        add("classifiers", "comparison",
-            comparison[(comparison["source"] != "control")],
             lambda r: f"{r['measure']} {r['level']}: {r['classifier_a']} − {r['classifier_b']}",
-            "dataset")
+            lambda r: [f"{d}|{c}" for d in datasets for c in (r["classifier_a"],
+                                                               r["classifier_b"])])
+    else:
+        add("classifiers", "comparison", comparison[(comparison["source"] != "control")],
+            lambda r: f"{r['measure']} {r['level']}: {r['classifier_a']} − {r['classifier_b']}",
+            pair)
     add("combined", "combined", out["combined"], lambda r: f"{r['level']} against all combined",
-        "dataset", "classifier")
-    add("seed claim", "claims", out["claims"], lambda r: r["claim"], "dataset", "classifier")
+        own)
+    add("seed claim", "claims", out["claims"], lambda r: r["claim"], own)
     if not components.empty:
         leaders = components[components["lead_against"] > 0]
         add("largest share", "components", leaders,
-            lambda r: f"{r['response']}: {r['component']}", "dataset", "classifier", "lead_p")
+            lambda r: f"{r['response']}: {r['component']}", own, "lead_p")
     return pd.DataFrame(rows, columns=["kind", "table", "row", "dataset", "classifier", "about",
-                                       "p_value"])
+                                       "key", "blocks", "p_value", "repeats_needed"])
 
 
 def judge(sources: pd.DataFrame, summary: pd.DataFrame, components: pd.DataFrame,
@@ -426,7 +503,7 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
                                       comparison=(t["comparison"], t["study_comparison"]),
                                       margins=t["margins"], dose=t["dose_summary"],
                                       combined=t["combined"], adequacy=findings.adequacy,
-                                      multiplicity=findings.multiplicity),
+                                      multiplicity=findings.multiplicity, blocks=t["blocks"]),
                         results / "findings" / "findings.html")
     for name in dict.fromkeys(dataset for dataset, _ in findings.roles):
         summary = findings.summary[findings.summary["dataset"] == name]

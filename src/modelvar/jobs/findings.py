@@ -11,7 +11,7 @@ from modelvar.jobs.common import job_manifest, read_json
 
 
 def run(args: argparse.Namespace) -> int:
-    from modelvar.findings.study import compute_findings, write_findings
+    from modelvar.findings.study import Sequential, compute_findings, write_findings
     from modelvar.plots.common import set_colours, set_width
     from modelvar.plots.findings import (
         accuracy_vs_reproducibility,
@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     findings = compute_findings(
         summary_paths=args.summary, agreement_paths=args.agreement, runs_paths=args.runs,
         metas=metas, roles=roles, collapsed=collapsed, weak_below=args.warn_changed_below,
-        margin=args.equivalence_ratio)
+        margin=args.equivalence_ratio,
+        sequential=Sequential.from_json(args.sequential) if args.sequential else None)
     tables = findings.tables
     # each figure of study.figures.findings_figures (what the workflow's rule declares): its caption
     # on the Findings page and how it is drawn

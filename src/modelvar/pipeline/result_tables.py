@@ -257,9 +257,13 @@ def study_summary(runs_tables: Sequence[str | Path], results_dir: str | Path,
     runs = runs.assign(_cost=cost)
     for dataset, part in runs.groupby("dataset", sort=False):
         by_clf = part.groupby("classifier")["accuracy"].mean()
+        repeats = part.groupby("classifier")["repeat"].nunique()
+        # a sequential study's classifiers may have different repeats: then each one's
+        shape = (f"{repeats.iloc[0]} repeats" if repeats.nunique() == 1 else
+                 "repeats " + ", ".join(f"{c} {n}" for c, n in repeats.items()))
         lines.append(
             f"  {dataset}: {len(part)} fits ({part['cell'].nunique()} cells × "
-            f"{part['repeat'].nunique()} repeats), fitting {part['_cost'].sum():.1f} s "
+            f"{shape}), fitting {part['_cost'].sum():.1f} s "
             f"({part['fit_seconds'].sum():.1f} s wall); mean accuracy "
             + ", ".join(f"{c} {a:.3f}" for c, a in by_clf.items()))
     lines.append(f"  total: {len(runs)} fits, {runs['_cost'].sum():.1f} s of fitting in "

@@ -321,6 +321,10 @@ def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
                 "tested), or fix the data")
     problems += _grouping_problems(config, study.schemas)
     problems += _hparam_problems(config)
+    sequential = config["sequential"]
+    if sequential["enabled"] and sequential["max_repeats"] < config["split"]["repeats"]:
+        problems.append(f"sequential.max_repeats: {sequential['max_repeats']} is below the first "
+                        f"round's repeats (split.repeats: {config['split']['repeats']})")
     return problems, study
 
 

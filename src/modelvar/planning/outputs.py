@@ -128,7 +128,7 @@ def manifest_path(results: str | Path, rule_name: str) -> str:
 #: the study tables the findings job writes (``RESULTS/aggregated/study/<name>.parquet``)
 FINDINGS_TABLES = ("sources", "study_sources", "margins", "comparison", "study_comparison",
                    "combined", "dose_response", "dose_summary", "components", "study_components",
-                   "claims", "verdicts", "strength")
+                   "claims", "verdicts", "blocks", "strength")
 #: the aggregated tables the findings job reads, of every dataset
 FINDINGS_INPUT_TABLES = ("summary", "agreement", "runs")
 
@@ -250,8 +250,20 @@ def run_summary(results: str | Path, plan: StudyPlan,
         for ds, clf, clf_plan in _classifier_plans(plan) for job in clf_plan.fit_jobs}
     runs = [p for ds in plan.datasets for p in dataset_tables(results, plan, ds, "runs")]
     summary = result_tables.study_summary(runs, results, estimates)
+    if plan.schedule is not None:
+        summary += "".join(f"\n  sequential: {line}" for line in _block_lines(results))
     restarts = restarts_line(log_files)
     return summary if restarts is None else f"{summary}\n  note: {restarts}"
+
+
+def _block_lines(results: str | Path) -> list[str]:
+    """A sequential study's repeats per block and why each stopped, from its findings."""
+    import pandas as pd
+
+    from modelvar.findings.report import block_lines
+
+    path = Path(results) / "aggregated" / "study" / "blocks.parquet"
+    return block_lines(pd.read_parquet(path)) if path.is_file() else []
 
 
 def report_landing(results: str | Path, guide: Path) -> str:

@@ -70,6 +70,7 @@ from modelvar.study.design import (
     classifier_design,
     dataset_cells,
 )
+from modelvar.study.rounds import Rounds, Schedule, read_rounds, schedule_of
 
 #: bytes per prediction row, zstd-compressed (``make bench-storage``; fitted on finished runs:
 #: docs/measurements/design-choices.md): ids + labels, each float32 probability column
@@ -225,6 +226,18 @@ class StudyPlan:
     cost_source: str
     #: where a declared classifier's cost comes from (declared, probe fits, the cost model)
     cost_notes: dict[str, str] = field(default_factory=dict)
+    #: a sequential study's looks and its state (:mod:`modelvar.study.rounds`); None: fixed
+    schedule: Schedule | None = None
+    rounds: Rounds | None = None
+
+    def repeats_of(self, dataset: str, classifier: str) -> int:
+        """A dataset × classifier's repeats: the study's, or in a sequential study its block's
+        in the current round (the first look before the first round is recorded)."""
+        if self.schedule is None:
+            return self.repeats
+        if self.rounds is None:
+            return self.schedule.start
+        return self.rounds.repeats_of(dataset, classifier, self.schedule.start)
 
     def warnings(self) -> list[str]:
         """One line per dataset whose perturbation families collapse to ``none``."""
@@ -390,8 +403,8 @@ def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
 
 def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape, config: dict,
                      cost: CostModel, target: float,
-                     gpu_speedup: float | dict[int, float] | None, form: str) -> ClassifierPlan:
-    repeats = config["split"]["repeats"]
+                     gpu_speedup: float | dict[int, float] | None, form: str,
+                     repeats: int) -> ClassifierPlan:
     runs = config["split"]["runs"]
     epochs = epochs_of(classifier, config)
     plan = ClassifierPlan(classifier)
@@ -541,6 +554,8 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     speedups = gpu_speedups(config)
     study = StudyPlan({}, config["split"]["repeats"], config["split"]["runs"], target / 60,
                       speedups, cost.source)
+    study.schedule = schedule_of(config)
+    study.rounds = read_rounds(config["results_dir"]) if study.schedule else None
     shapes = {name: dataset_shape(name, spec, schemas.get(name))
               for name, spec in config["datasets"].items()}
     _cost_of_declared(config, cost, shapes, study.cost_notes)
@@ -556,7 +571,7 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
                                        classifier_spec(clf).seeded)
             plan.classifiers[clf] = _plan_classifier(
                 name, clf, [Cell.parse(c) for c in design.cells], shape, config, cost,
-                target, speedups.get(clf), form)
+                target, speedups.get(clf), form, study.repeats_of(name, clf))
             plan.classifiers[clf].design = design
             plan.classifiers[clf].collapsed = [f for f in design.collapsed
                                                if f not in collapsed]

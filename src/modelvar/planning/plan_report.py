@@ -166,6 +166,15 @@ def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
     return out
 
 
+def sequential_lines(plan: StudyPlan, config: dict) -> list[str]:
+    """A sequential study's looks and prices (:func:`modelvar.planning.rounds.price_lines`)."""
+    if plan.schedule is None:
+        return []
+    from modelvar.planning.rounds import price_lines
+
+    return ["  " + line for line in price_lines(plan, Path(config["results_dir"]))]
+
+
 def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     """The plan as text (module docstring)."""
     totals = dataset_totals(plan, config)
@@ -176,11 +185,14 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
     gpu_label = gpu_tagged[0].upper() if len(gpu_tagged) == 1 else "GPU"
     lines = [
         f"modelvar plan: {len(plan.datasets)} dataset(s) x {n_clf} classifier(s), design "
-        f"{config['design']}, {plan.repeats} repeats x {plan.runs} runs",
+        f"{config['design']}, "
+        + (f"{plan.repeats} repeats" if plan.schedule is None else
+           "sequential repeats (this round's below)") + f" x {plan.runs} runs",
         f"  cost model: {plan.cost_source}",
         *(f"  cost of {clf}: {note}" for clf, note in plan.cost_notes.items()),
         f"  fit jobs sized to <= {plan.target_minutes:g} min of estimated fitting "
         "(jobs.target_minutes); a job's runtime limit is 2 x its estimate + 10 min",
+        *sequential_lines(plan, config),
         "",
         "jobs per rule: " + ", ".join(f"{rule} {n:,}" for rule, n in counts.items())
         + f"; {sum(counts.values()):,} in all",
