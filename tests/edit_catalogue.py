@@ -114,7 +114,11 @@ def _another_dataset(data: dict) -> None:
 
 
 def _another_classifier(data: dict) -> None:
-    data["classifiers"] = [*data["classifiers"], "xgb"]
+    """A built-in classifier the study does not have yet."""
+    from modelvar.models.registry import built_in_names
+
+    data["classifiers"] = [*data["classifiers"], next(
+        name for name in built_in_names() if name not in data["classifiers"])]
 
 
 CATALOGUE: tuple[Edit, ...] = (
