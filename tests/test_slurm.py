@@ -72,15 +72,15 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     summary = pd.read_parquet(results / "aggregated" / "summary")
     assert set(summary["classifier"]) == {"lr-sgd", "mlp"}
     # the GPU-tagged MLP job got the (fake) GPU from SLURM; the CPU job did not
-    mlp_log = (results / "logs/fit/vehicle/mlp/dnone_cnone_hnone.r0.log").read_text()
+    mlp_log = (results / "logs/fit_mlp/vehicle/mlp/dnone_cnone_hnone.r0.log").read_text()
     lr_log = (results / "logs/fit/vehicle/lr-sgd/dnone_cnone_hnone.r0.log").read_text()
     assert "CUDA_VISIBLE_DEVICES=0" in mlp_log and "SLURM_JOB_ID=" in mlp_log
     assert "CUDA_VISIBLE_DEVICES=unset" in lr_log
-    assert "runs done 6/6" in mlp_log
+    assert "runs done 3/3" in mlp_log  # one repeat of 3 runs per job
 
     preds = sorted((results / "predictions").glob("*/*/*.parquet"))
     before = {p: p.stat().st_mtime_ns for p in preds}
-    assert len(before) == 2  # one fit job per classifier
+    assert len(before) == 4  # one fit job per classifier and repeat
 
     # a job that fails on the cluster: a predictions file damaged in place, its size kept (a
     # bad configuration is refused before any job is submitted, and a table whose size changed
@@ -103,7 +103,7 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     proc = run_slurm(work, fixed, "--force", str(damaged.relative_to(work)), "all")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    assert counts.get("fit") == 2 and "fit_mlp" not in counts  # lr-sgd (damaged) and xgb
+    assert counts.get("fit") == 3 and "fit_mlp" not in counts  # lr-sgd r0 (damaged), xgb r0, r1
     mlp_preds = [p for p in preds if "classifier=mlp" in str(p)]
     assert {p: p.stat().st_mtime_ns for p in mlp_preds} == {p: before[p] for p in mlp_preds}
     summary = pd.read_parquet(results / "aggregated" / "summary")
