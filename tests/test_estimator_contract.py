@@ -48,6 +48,20 @@ BROKEN_SOURCE = CENTROID_SOURCE + textwrap.dedent('''
             return np.full((len(X), len(self.classes_)), 2.0)
 
 
+    class NanLabels(Base):
+        def predict(self, X):
+            labels = super().predict(X).astype(float)
+            labels[[5, 7, 9]] = np.nan
+            return labels
+
+
+    class NanProba(Base):
+        def predict_proba(self, X):
+            proba = np.full((len(X), len(self.classes_)), 1 / len(self.classes_))
+            proba[4:, 2] = np.nan
+            return proba
+
+
     class Raises(Base):
         def fit(self, X, y):
             raise ValueError("singular matrix")
@@ -89,6 +103,12 @@ def fitted(name: str, cls: str):
      "per class)"),
     ("scores", "Scores", "predict_proba",
      "scores.predict_proba returned values outside [0, 1] (probabilities, not scores)"),
+    ("nanlabels", "NanLabels", "predict",
+     "nanlabels.predict returned NaN (not a number) as the label of 3 of 212 rows (the first: "
+     "row 5)"),
+    ("nanproba", "NanProba", "predict_proba",
+     "nanproba.predict_proba returned NaN (not a number) as a probability of 208 of 212 rows "
+     "(the first: row 4, class 2)"),
 ])
 def test_a_broken_estimator_is_named_with_its_method_and_fault(broken, name, cls, method,
                                                                message):

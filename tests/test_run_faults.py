@@ -222,6 +222,36 @@ def test_a_report_that_cannot_be_written_leaves_the_earlier_one_and_says_why(tmp
     assert dest.read_bytes().startswith(b"<html>x") and not staged.exists()
 
 
+def test_place_report_refuses_what_would_lose_the_report(tmp_path, monkeypatch, capsys):
+    """Issue 58: the report onto itself (it was deleted, exit 0), a folder, a folder that does
+    not exist (it was created, at the file system's root for '/x/r.html') are refused before
+    anything is written or removed; the report stays."""
+    from modelvar.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    report = tmp_path / "r.html"
+    report.write_bytes(b"<html>" + b"x" * 1000 + b"</html>")
+    before = report.read_bytes()
+    cases = {
+        "./r.html": "r.html is r.html itself; nothing was written or removed",
+        str(tmp_path): f"{tmp_path} is a folder; give the file's path in it, e.g. "
+                       f"{tmp_path / 'r.html'}",
+        "nowhere/deeper/r.html": "nowhere/deeper/r.html: its folder nowhere/deeper does not "
+                                 "exist; nothing was written or removed",
+    }
+    for dest, message in cases.items():
+        assert main(["place-report", "r.html", dest]) == 2, dest
+        assert capsys.readouterr().err.strip() == f"modelvar place-report: error: {message}"
+        assert report.read_bytes() == before
+    assert not (tmp_path / "nowhere").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]  # no temporary left
+    assert main(["place-report", "gone.html", "x.html"]) == 2
+    assert capsys.readouterr().err.strip() == "modelvar place-report: error: gone.html: no such file"
+    (tmp_path / "out").mkdir()
+    assert main(["place-report", "r.html", "out/report.html"]) == 0
+    assert (tmp_path / "out/report.html").read_bytes() == before and not report.exists()
+
+
 def test_a_figure_that_cannot_be_written_is_one_error_and_no_partial_file(tmp_path):
     """The PNG is drawn in memory and written atomically: a write that fails (zlib.error
     before) is a WriteFailed naming the file, and nothing is left at its path."""

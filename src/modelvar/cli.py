@@ -114,10 +114,9 @@ def cmd_unlock_stale(args: argparse.Namespace) -> int:
 
 
 def cmd_place_report(args: argparse.Namespace) -> int:
-    from modelvar.table_files import copy_file
+    from modelvar.table_files import move_file
 
-    copy_file(args.report, args.dest)
-    Path(args.report).unlink()
+    move_file(args.report, args.dest)
     return 0
 
 
@@ -339,7 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
                  description="Copy REPORT to DEST under a temporary name in DEST's folder, "
                  "then rename it over DEST, and remove REPORT: DEST is the whole new report or "
                  "the one it was before, never a truncated one; a full disk or a folder that "
-                 "cannot be written is one line naming DEST. scripts/run.sh has Snakemake "
+                 "cannot be written is one line naming DEST. Refused before anything is written "
+                 "or removed: DEST the same file as REPORT, a folder, or in a folder that does "
+                 "not exist. scripts/run.sh has Snakemake "
                  "write the report to a temporary folder and places it with this.")
     p.add_argument("report", help="the report Snakemake wrote")
     p.add_argument("dest", help="where it goes (RESULTS_DIR/report.html)")

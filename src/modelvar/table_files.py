@@ -174,6 +174,29 @@ def copy_file(source: str | Path, path: str | Path) -> Path:
     return Path(path)
 
 
+def move_file(source: str | Path, dest: str | Path) -> Path:
+    """Move ``source`` onto ``dest`` without losing either: ``dest`` is the whole of ``source``
+    or what it was before (:func:`copy_file`), and ``source`` is removed only once ``dest`` is
+    in place. Refused with a :class:`ValueError` naming the problem, before anything is
+    written: a ``source`` that is not a file, a ``dest`` that is ``source`` itself (a copy onto
+    itself then a removal would lose it), a folder, or a path in a folder that does not exist
+    (never created: a typo would make folders anywhere, the file system's root included)."""
+    source, dest = Path(source), Path(dest)
+    if not source.is_file():
+        raise ValueError(f"{source}: no such file")
+    if dest.is_dir():
+        raise ValueError(f"{dest} is a folder; give the file's path in it, e.g. "
+                         f"{dest / source.name}")
+    if not dest.parent.is_dir():
+        raise ValueError(f"{dest}: its folder {dest.parent} does not exist; nothing was "
+                         "written or removed")
+    if dest.exists() and os.path.samefile(source, dest):
+        raise ValueError(f"{dest} is {source} itself; nothing was written or removed")
+    copy_file(source, dest)
+    source.unlink()
+    return dest
+
+
 def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     """Parquet, or CSV when the path ends in ``.csv``."""
     return (write_csv if Path(path).suffix.lower() == ".csv" else write_parquet)(frame, path)

@@ -331,6 +331,9 @@ class EstimatorModel:
         if labels.ndim != 1 or len(labels) != len(X):
             raise self._broken("predict", f"returned {_count(labels, 'label')} for {len(X)} "
                                "rows (one label per row)")
+        if labels.dtype.kind == "f" and np.isnan(labels).any():
+            raise self._broken("predict", f"returned NaN (not a number) as "
+                               f"{_missing(np.isnan(labels))}")
         try:
             as_int = labels.astype(np.int64)
         except (TypeError, ValueError):
@@ -360,6 +363,9 @@ class EstimatorModel:
         if proba.shape != (len(X), len(classes)):
             raise self._broken("predict_proba", f"returned shape {proba.shape} for {len(X)} "
                                f"rows of {len(classes)} fitted classes (one column per class)")
+        if np.isnan(proba).any():
+            raise self._broken("predict_proba", f"returned NaN (not a number) as "
+                               f"{_missing(np.isnan(proba))}")
         if not (np.isfinite(proba).all() and (proba >= 0).all() and (proba <= 1).all()):
             raise self._broken("predict_proba", "returned values outside [0, 1] "
                                "(probabilities, not scores)")
@@ -375,6 +381,16 @@ def _count(values: np.ndarray, noun: str) -> str:
     n = len(values) if values.ndim else 1
     shape = f" (shape {values.shape})" if values.ndim > 1 else ""
     return f"{n} {noun}{'s' * (n != 1)}{shape}"
+
+
+def _missing(nan: np.ndarray) -> str:
+    """Where a method's output is NaN: 'the label of 3 of 212 rows (the first: row 5)', or
+    'the probability of ... (the first: row 5, class 2)'."""
+    where = np.argwhere(nan)[0]
+    rows = nan.reshape(len(nan), -1).any(axis=1)
+    noun = "the label" if nan.ndim == 1 else "a probability"
+    first = f"row {where[0]}" + (f", class {where[1]}" if nan.ndim > 1 else "")
+    return f"{noun} of {int(rows.sum())} of {len(nan)} rows (the first: {first})"
 
 
 def _listed(values, at_most: int = 5) -> str:
