@@ -523,6 +523,42 @@ def test_only_a_byte_order_mark_is_detected_and_said(tmp_path, capsys):
     assert list(ds.X.columns)[0] == frame.columns[0] and capsys.readouterr().err == ""
 
 
+def test_encodings_that_would_misread_a_file_are_named(tmp_path, capsys):
+    """Issue 58: rot13 passed the codec check and ended in a LookupError traceback; a UTF-16
+    file declared cp1252 gave mojibake column names; a cp1252 file declared latin-1 was read
+    silently with C1 control characters in its levels."""
+    path = windows_csv(tmp_path)
+    spec = {"source": "file", "path": str(path), "target": "Class", "categorical": ["shop"]}
+    for codec in ("rot13", "base64"):
+        with pytest.raises(ConfigProblems, match=f"encoding '{codec}' is not a text encoding; "
+                           "e.g. utf-8, cp1252, latin-1"):
+            check_config(tiny(datasets={"shops": {**spec, "encoding": codec}}, grouped={}),
+                         SCHEMA)
+    v16 = tmp_path / "v16.csv"
+    v16.write_bytes(vehicle_frame().head(50).to_csv(index=False).encode("utf-16"))
+    with pytest.raises(ConfigProblems) as caught:
+        check_config(tiny(datasets={"v": {"source": "file", "path": str(v16), "target": "Class",
+                                          "encoding": "cp1252"}}, grouped={}), SCHEMA)
+    assert (f"v: {v16} starts with a UTF-16 byte-order mark, but its config entry declares "
+            "encoding 'cp1252'; the file is UTF-16 text: set `encoding: utf-16`") in \
+        str(caught.value)
+    for declared in ("utf-16", "utf-16-le", None):  # what the mark says: read
+        entry = {"source": "file", "path": str(v16), "target": "Class"}
+        ds = load("v", {**entry, "encoding": declared} if declared else entry)
+        assert len(ds.y) == 50
+    capsys.readouterr()
+    ds = load("shops", {**spec, "encoding": "latin-1"})
+    err = capsys.readouterr().err
+    assert "\x93corner\x94 store" in ds.categories["shop"]  # as declared, and said:
+    line = next(i for i, ln in enumerate(path.read_bytes().splitlines(), 1) if b"\x93" in ln)
+    assert (f"shops: {path} read as iso8859-1 holds the control character U+0093 "
+            f"(line {line:,}), "
+            "which no text means; in cp1252 that byte is '“': set `encoding: cp1252` if the "
+            "file was saved on Windows") in err, err
+    load("shops", {**spec, "encoding": "cp1252"})
+    assert "control character" not in capsys.readouterr().err
+
+
 def test_the_first_undecodable_byte_is_found_across_chunks(tmp_path):
     """A two-byte character cut by a read's chunk boundary decodes; a bad byte after it is
     found at its own offset, gzip-compressed or not."""

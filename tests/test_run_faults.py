@@ -246,7 +246,8 @@ def test_place_report_refuses_what_would_lose_the_report(tmp_path, monkeypatch, 
     assert not (tmp_path / "nowhere").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]  # no temporary left
     assert main(["place-report", "gone.html", "x.html"]) == 2
-    assert capsys.readouterr().err.strip() == "modelvar place-report: error: gone.html: no such file"
+    assert capsys.readouterr().err.strip() == \
+        "modelvar place-report: error: gone.html: no such file"
     (tmp_path / "out").mkdir()
     assert main(["place-report", "r.html", "out/report.html"]) == 0
     assert (tmp_path / "out/report.html").read_bytes() == before and not report.exists()

@@ -87,26 +87,70 @@ def _open_text(path: Path, gz: bool, encoding: str = "utf-8"):
 
 def text_encoding(path: Path, gz: bool, name: str, declared: str | None) -> str:
     """The encoding to read ``path`` in: ``declared`` (the config's ``encoding``), else the one
-    its byte-order mark names (with a warning), else UTF-8."""
+    its byte-order mark names (with a warning), else UTF-8. Refused: a name that is no codec,
+    a codec that is not a text encoding (``rot13``, ``base64``: they map text to text or bytes
+    to bytes), and a declared encoding that the file's byte-order mark contradicts (a UTF-16
+    file declared cp1252 would be read as mojibake)."""
     if declared:
         try:
-            return codecs.lookup(declared).name
-        except LookupError:
-            raise DatasetError(f"{name}: encoding {declared!r} is not a codec Python knows; "
-                               "e.g. utf-8, cp1252, latin-1") from None
+            codec = codecs.lookup(declared).name
+            "".encode(codec)  # LookupError for a codec that is not a text encoding
+        except LookupError as exc:
+            what = "is not a text encoding" if "text encoding" in str(exc) else \
+                "is not a codec Python knows"
+            raise DatasetError(f"{name}: encoding {declared!r} {what}; e.g. utf-8, cp1252, "
+                               "latin-1") from None
     try:
         with _open_bytes(path, gz) as fh:
             head = fh.read(4)
     except OSError as exc:
         raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
-    for mark, encoding in BYTE_ORDER_MARKS:
-        if head.startswith(mark):
-            if encoding != "utf-8-sig":  # a UTF-8 mark is UTF-8: nothing to warn about
-                print(f"modelvar: warning: {name}: {path} starts with a {encoding.upper()} "
-                      f"byte-order mark: read as {encoding.upper()}; set `encoding:` in its "
-                      "config entry to say so", file=sys.stderr)
-            return encoding
-    return "utf-8"
+    mark = next((encoding for mark, encoding in BYTE_ORDER_MARKS if head.startswith(mark)),
+                None)
+    if declared:
+        family = None if mark is None else "-".join(mark.split("-")[:2])  # utf-8, utf-16, …
+        if family is not None and not codec.startswith(family):
+            raise DatasetError(
+                f"{name}: {path} starts with a {family.upper()} byte-order mark, but its config "
+                f"entry declares encoding {declared!r}; the file is {family.upper()} text: set "
+                f"`encoding: {mark}` (or leave `encoding:` out: the mark is read)")
+        return codec
+    if mark is None:
+        return "utf-8"
+    if mark != "utf-8-sig":  # a UTF-8 mark is UTF-8: nothing to warn about
+        print(f"modelvar: warning: {name}: {path} starts with a {mark.upper()} byte-order "
+              f"mark: read as {mark.upper()}; set `encoding:` in its config entry to say so",
+              file=sys.stderr)
+    return mark
+
+
+#: C1 control characters (U+0080–U+009F): no text file means them; a single-byte encoding
+#: that maps bytes 0x80–0x9F onto them (latin-1, the ISO 8859 family) was likely the wrong one
+C1_CONTROLS = re.compile("[\x80-\x9f]")
+
+
+def warn_c1_controls(path: Path, fmt: FileFormat, name: str) -> None:
+    """Warn (stderr) where ``path`` read in ``fmt.encoding`` holds C1 control characters:
+    the first one's line and code, and the encoding that has printable characters there
+    (cp1252 for latin-1: Windows' curly quotes and dashes are bytes 0x91–0x97)."""
+    try:
+        with _open_text(path, fmt.gzip, fmt.encoding) as fh:
+            for number, line in enumerate(fh, 1):
+                found = C1_CONTROLS.search(line)
+                if found:
+                    byte = ord(found.group())
+                    try:
+                        shown = bytes([byte]).decode("cp1252")
+                        hint = (f"; in cp1252 that byte is {shown!r}: set `encoding: cp1252` "
+                                "if the file was saved on Windows")
+                    except UnicodeDecodeError:
+                        hint = ""
+                    print(f"modelvar: warning: {name}: {path} read as {fmt.encoding} holds "
+                          f"the control character U+{byte:04X} (line {number:,}), which no "
+                          f"text means{hint}", file=sys.stderr)
+                    return
+    except (UnicodeDecodeError, OSError):
+        return  # the read itself names these
 
 
 def first_undecodable(path: Path, gz: bool, encoding: str
@@ -247,6 +291,7 @@ def read_arff(path: str | Path, name: str, target: str, provenance: dict | None 
         raise undecodable(path, fmt, name) from None
     except (OSError, arff.ArffException) as exc:
         raise DatasetError(f"{name}: cannot read ARFF file {path}: {exc}") from exc
+    warn_c1_controls(path, fmt, name)
     columns, categorical, levels = [], [], {}
     for attr_name, attr_type in parsed["attributes"]:
         columns.append(attr_name)
@@ -351,6 +396,7 @@ def read_table(
             raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
     else:
         frame = read_delimited(path, fmt, name, text_columns=[target, *categorical])
+        warn_c1_controls(path, fmt, name)
     if frame.empty:
         raise DatasetError(f"{name}: {path} has no data rows")
     prov = {"file": path.name, "file_sha256": sha256_file(path), **fmt.describe()}
