@@ -559,6 +559,44 @@ def test_encodings_that_would_misread_a_file_are_named(tmp_path, capsys):
     assert "control character" not in capsys.readouterr().err
 
 
+def test_the_plans_row_count_is_what_the_prepare_job_reads(tmp_path):
+    """Issue 58: a file of more rows than the schema's sample (10,000) was counted by its
+    newlines less one: 19,999 for 20,000 rows without a final newline, one too many with a
+    trailing blank line, one too few without a header."""
+    frame = pd.DataFrame({"x": np.arange(12_000) % 7, "y": np.arange(12_000) % 2})
+    body = frame.to_csv(index=False)
+    no_header = frame.to_csv(index=False, header=False)
+    files = {"plain.csv": (body, {}), "no_final_newline.csv": (body.rstrip("\n"), {}),
+             "trailing_blank.csv": (body + "\n  \n", {}),
+             "crlf.csv": (body.replace("\n", "\r\n"), {}),
+             "no_header.csv": (no_header, {"header": False, "columns": ["x", "y"]})}
+    for file, (text, extra) in files.items():
+        (tmp_path / file).write_text(text, newline="")
+        spec = {"source": "file", "path": str(tmp_path / file), "target": "y", **extra}
+        assert peek("d", spec).n_rows == len(load("d", spec).y) == 12_000, file
+
+
+def test_a_delimiter_that_does_not_match_the_declared_format_is_named(tmp_path):
+    """Issue 58: a tab-separated file with `format: csv` was told to set `header: false`,
+    even when it had; the delimiter is the cause."""
+    path = tmp_path / "tabs.txt"
+    vehicle_frame().head(30).to_csv(path, sep="\t", index=False)
+    width = len(vehicle_frame().columns)
+    for extra in ({}, {"header": False}, {"header": False, "columns": ["a", "b", "Class"]}):
+        spec = {"source": "file", "path": str(path), "target": "Class", "format": "csv", **extra}
+        with pytest.raises(DatasetError) as caught:
+            peek("t", spec)
+        message = str(caught.value)
+        assert message == (f"t: {path} reads as one column with the delimiter ',', but its "
+                           f"first line splits on a tab into {width} fields; set `format: tsv` "
+                           "in its config entry"), (extra, message)
+        assert "header" not in message
+    semi = tmp_path / "semi.csv"
+    vehicle_frame().head(30).to_csv(semi, sep=";", index=False)
+    with pytest.raises(DatasetError, match="splits on ';' into .* set `delimiter: ';'`"):
+        load("s", {"source": "file", "path": str(semi), "target": "Class"})
+
+
 def test_the_first_undecodable_byte_is_found_across_chunks(tmp_path):
     """A two-byte character cut by a read's chunk boundary decodes; a bad byte after it is
     found at its own offset, gzip-compressed or not."""

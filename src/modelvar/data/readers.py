@@ -364,7 +364,7 @@ def read_delimited(path: Path, fmt: FileFormat, name: str, *, text_columns=(),
         _refuse_repeated_names(path, fmt, name)
     dtype = {c: str for c in text_columns}
     try:
-        return pd.read_csv(
+        frame = pd.read_csv(
             path, sep=fmt.delimiter, header=header, names=names, dtype=dtype or None,
             na_values=MISSING_MARKERS, keep_default_na=True, skipinitialspace=True,
             compression="gzip" if fmt.gzip else None, nrows=nrows, encoding=fmt.encoding,
@@ -375,6 +375,26 @@ def read_delimited(path: Path, fmt: FileFormat, name: str, *, text_columns=(),
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise DatasetError(f"{name}: cannot read {path} as delimited text "
                            f"(delimiter {fmt.delimiter!r}): {exc}") from exc
+    if len(frame.columns) == 1 or (fmt.columns and frame.iloc[:, 1:].isna().all().all()):
+        _refuse_another_delimiter(path, fmt, name)
+    return frame
+
+
+def _refuse_another_delimiter(path: Path, fmt: FileFormat, name: str) -> None:
+    """A file read as one column (or, with ``columns``, with every column after the first
+    empty) whose first line splits on another delimiter: that delimiter is the cause, so say
+    it (a dataset needs a target and a feature; a tab-separated file declared ``format: csv``
+    would otherwise be told about its header row)."""
+    first = _first_line(path, fmt, name).strip()
+    for key, sep in _DELIMITERS.items():
+        fields = len(re.split(sep, first) if key == " " else first.split(sep))
+        if sep != fmt.delimiter and key != " " and fields > 1:
+            shown = {"\t": "a tab"}.get(key, repr(key))
+            fix = "`format: tsv`" if key == "\t" else f"`delimiter: {key!r}`"
+            raise DatasetError(
+                f"{name}: {path} reads as one column with the delimiter {fmt.delimiter!r}, "
+                f"but its first line splits on {shown} into {fields} fields; set {fix} in its "
+                "config entry")
 
 
 def read_table(

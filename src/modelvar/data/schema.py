@@ -98,10 +98,10 @@ def _types_from_arff(attributes, target: str, name: str, where: str) -> dict[str
 
 
 def _types_from_frame(frame: pd.DataFrame, target: str, categorical: list[str], name: str,
-                      where: str) -> dict[str, str]:
+                      where: str, header: bool = True) -> dict[str, str]:
     if target not in frame.columns:
         columns = list(frame.columns)
-        no_header = len(columns) and not near_matches(target, columns)
+        no_header = header and len(columns) and not near_matches(target, columns)
         raise DatasetError(
             f"{name}: " + not_found_message(f"in {where}, the target column", target, columns)
             + ("; does the file lack a header row? set header: false and columns: [...]"
@@ -180,12 +180,12 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
     frame = read_delimited(path, fmt, name, text_columns=[target, *categorical],
                            nrows=SAMPLE_ROWS)
     schema = DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
-                                                           str(path)))
+                                                           str(path), header=fmt.header))
     schema.levels = {c: int(frame[c].nunique()) for c in categorical}
     schema.n_classes = int(frame[target].nunique())
     schema.few_valued = count_few_valued(frame[schema.columns_of(NUMERIC)])
     schema.n_rows = len(frame) if len(frame) < SAMPLE_ROWS else _estimate_rows(
-        path, len(frame), fmt.gzip)
+        path, fmt, len(frame))
     if len(frame) < SAMPLE_ROWS:  # the sample is the whole file: its classes are known
         schema.class_counts = {str(k): int(v) for k, v in
                                frame[target].value_counts(sort=False).items()}
@@ -217,18 +217,20 @@ def _arff_rows(path: Path, gz: bool, encoding: str = "utf-8") -> int:
     return rows
 
 
-def _estimate_rows(path: Path, sample_rows: int, gz: bool) -> int:
-    """Rows of a delimited-text file: counted when small, else from the sample's mean line size
-    (a stable estimate, since a plan must not change between the loads of one run)."""
+def _estimate_rows(path: Path, fmt, sample_rows: int) -> int:
+    """Rows of a delimited-text file beyond its sample: counted when small (its lines that are
+    not blank, less the header row: what pandas reads, whether or not the last line ends in a
+    newline), else from the sample's mean line size (a stable estimate, since a plan must not
+    change between the loads of one run)."""
     size = path.stat().st_size
-    if size <= 64 << 20 and not gz:
-        with open(path, "rb") as fh:
-            return max(sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
-                       - 1, 0)
+    if size <= 64 << 20 and not fmt.gzip:
+        with open(path, encoding=fmt.encoding, errors="replace", newline="") as fh:
+            lines = sum(1 for line in fh if line.strip())
+        return max(lines - bool(fmt.header), 0)
     with open(path, "rb") as fh:
         head = fh.read(1 << 20)
     lines = max(head.count(b"\n"), 1)
-    return int(size / (len(head) / lines)) if not gz else sample_rows
+    return int(size / (len(head) / lines)) if not fmt.gzip else sample_rows
 
 
 def peek(name: str, spec: dict, *, openml_cache: str | Path = "resources/openml"
