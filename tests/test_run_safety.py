@@ -76,6 +76,28 @@ def test_verify_finds_a_damaged_table_and_its_command_regenerates_it(tmp_path):
     assert verify(copy)[0] == [] and sha256_file(table) == before
 
 
+def test_the_fix_command_works_for_an_absolute_results_dir_inside_the_working_directory(
+        tmp_path):
+    """Issue 58: the target was made relative to the working directory while the rules name
+    absolute paths (Snakemake's MissingRuleException)."""
+    from modelvar.table_files import verify
+
+    results = tmp_path / "abs-results"
+    config = write_config(tmp_path / "c.yaml", results_dir=str(results),
+                          split={"test_fraction": 0.25, "repeats": 1, "runs": 2},
+                          datasets={"vehicle": {"source": "embedded"}})
+    snakemake(tmp_path, config, "--cores", "2")
+    table = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.r0.parquet"
+    table.write_bytes(table.read_bytes()[:1500])
+    problems, _ = verify(results)
+    command = problems[0].command
+    assert f" --force {table} all" in command, command
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    fix = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env)
+    assert fix.returncode == 0, fix.stderr[-2000:]
+    assert verify(results)[0] == []
+
+
 HOSTILE = "it's a $(touch PWNED) dir"
 
 

@@ -429,7 +429,8 @@ def regenerate_command(results_dir: str | Path, target: str) -> str:
     everything that depends on it, in the results folder ``results_dir`` as it is now. A folder
     copied or moved since its run (the invocation records where it was) gets its own command:
     the target inside it, ``--config results_dir=`` it, and its parent as the working directory
-    unless the run's working directory holds it."""
+    unless the run's working directory holds it. The target is named as the rules name it:
+    absolute where the config's ``results_dir`` is, else relative to the working directory."""
     root = Path(results_dir).resolve()
     invocation = root / STATE_DIR / INVOCATION_FILE
     if not invocation.is_file():
@@ -451,6 +452,8 @@ def regenerate_command(results_dir: str | Path, target: str) -> str:
         entry = f"results_dir={named.as_posix()}"
         options += [entry] if "--config" in options else ["--config", entry]
         target = (named / absolute.relative_to(original)).as_posix()
+    elif body.get("results_dir_absolute"):  # the rules name absolute paths: so does the target
+        target = absolute.as_posix()
     elif absolute.is_relative_to(cwd):  # Snakemake matches targets as it names them
         target = absolute.relative_to(cwd).as_posix()
     # the options end with multi-value ones (--configfile A B): the next option ends them

@@ -236,6 +236,7 @@ def record_invocation(results_dir: str | Path, argv: Sequence[str], *,
             out.append(name)
             i += 1
     body = {"cwd": str(workdir), "results_dir": str(Path(results_dir).resolve()),
-            "options": out}
+            # as the config names it: the rules' paths are absolute where it is
+            "results_dir_absolute": Path(results_dir).is_absolute(), "options": out}
     return write_text(json.dumps(body, indent=1) + "\n",
                       Path(results_dir) / STATE_DIR / INVOCATION_FILE)
