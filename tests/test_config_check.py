@@ -597,6 +597,32 @@ def test_a_delimiter_that_does_not_match_the_declared_format_is_named(tmp_path):
         load("s", {"source": "file", "path": str(semi), "target": "Class"})
 
 
+def test_the_readmes_own_data_example_reads_as_it_says(tmp_path, monkeypatch):
+    """The README's "Your own data" config, with files of the shapes it describes: both
+    datasets pass the config check and load with their declared columns and levels."""
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Your own data"):readme.index("## Your own classifier")]
+    datasets = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))["datasets"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    rng = np.random.default_rng(0)
+    n = 120
+    pd.DataFrame({"income": rng.normal(50, 10, n).round(1), "region": rng.choice(["N", "S"], n),
+                  "purpose": rng.choice(["car", "home", "study"], n),
+                  "defaulted": rng.choice(["yes", "no"], n)}).to_csv("data/loans.csv",
+                                                                     index=False)
+    rows = [f"{20 + i % 50}\t{60 + i % 40}\t{36.5 + i % 3}\t{'Süd' if i % 2 else 'Nord'}\t"
+            f"{'home' if i % 3 else 'admitted'}" for i in range(n)]
+    Path("data/triage.txt").write_bytes("\n".join(rows).encode("cp1252"))
+    check_config(tiny(datasets=datasets, grouped={}), SCHEMA)
+    loans, triage = (load(name, spec) for name, spec in datasets.items())
+    assert len(loans.y) == len(triage.y) == n
+    assert triage.categories["ward"] == ["Nord", "Süd"]
+    assert sorted(triage.classes) == ["admitted", "home"]
+
+
 def test_the_first_undecodable_byte_is_found_across_chunks(tmp_path):
     """A two-byte character cut by a read's chunk boundary decodes; a bad byte after it is
     found at its own offset, gzip-compressed or not."""
