@@ -69,7 +69,7 @@ except (ConfigProblems, ConfigError, PlanError) as exc:
 if workflow.is_main_process:
     for _warning in STUDY.warnings + PLAN.warnings():
         print(f"modelvar: warning: {_warning}", file=sys.stderr)
-    for _line in check_results_at_load(config["results_dir"]):
+    for _line in check_results_at_load(config["results_dir"], dry_run=workflow.dryrun):
         print(f"modelvar: {_line}", file=sys.stderr)
 
 

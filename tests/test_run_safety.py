@@ -98,6 +98,35 @@ def test_the_fix_command_works_for_an_absolute_results_dir_inside_the_working_di
     assert verify(results)[0] == []
 
 
+def test_a_resume_redoes_a_job_changed_in_place_and_moves_strays_aside(tmp_path):
+    """Issue 58: a same-size corruption survived a resume ("Nothing to be done", exit 0), and
+    a run with nothing to do left a stray in a partition without a word."""
+    config = write_config(tmp_path / "c.yaml", results_dir="results",
+                          split={"test_fraction": 0.25, "repeats": 1, "runs": 2},
+                          datasets={"vehicle": {"source": "embedded"}})
+    snakemake(tmp_path, config, "--cores", "2")
+    table = (tmp_path / "results/predictions/dataset=vehicle/classifier=lr-sgd/"
+             "dnone_cnone_hnone.r0.parquet")
+    good = table.read_bytes()
+    data = bytearray(good)
+    data[len(data) // 2] ^= 0xFF
+    table.write_bytes(bytes(data))
+    proc = snakemake(tmp_path, config, "--cores", "2")
+    out = proc.stdout + proc.stderr
+    assert "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.r0.parquet was " \
+        "changed since the job wrote it" in out and "the job runs again" in out, out[-3000:]
+    assert job_counts(out)["fit"] == 1
+    assert table.read_bytes() == good  # the same bits as the first run
+    notes = table.parent / "notes.txt"
+    notes.write_text("mine")
+    proc = snakemake(tmp_path, config, "--cores", "2")
+    out = proc.stdout + proc.stderr
+    assert "Nothing to be done" in out and "moved 1 file(s) that no job wrote" in out, out
+    assert not notes.exists()
+    assert (tmp_path / "results/.modelvar/strays/predictions/dataset=vehicle/"
+            "classifier=lr-sgd/notes.txt").read_text() == "mine"
+
+
 HOSTILE = "it's a $(touch PWNED) dir"
 
 

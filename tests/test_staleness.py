@@ -150,6 +150,73 @@ def test_a_job_with_a_damaged_table_or_manifest_is_forgotten(tmp_path):
     assert ok.exists() and not gone.exists() and not cut.exists() and not corrupt.exists()
 
 
+def test_a_same_size_change_is_found_and_a_copied_file_is_not_a_change(tmp_path):
+    """Issue 58: a table damaged in place with its size kept survived a resume ("Nothing to
+    be done"). A file whose time moved is compared by content: changed, its job runs again;
+    the same bytes (a folder copied without its times), its manifest records the new time
+    and keeps its own (Snakemake compares it with what follows)."""
+    changed = job(tmp_path, "fit", "d/k/a", "predictions/a.parquet")
+    copied = job(tmp_path, "fit", "d/k/b", "predictions/b.parquet")
+    table = tmp_path / "predictions/a.parquet"
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one byte in the middle: size, footer and row count kept
+    table.write_bytes(bytes(data))
+    other = tmp_path / "predictions/b.parquet"
+    content, later = other.read_bytes(), time.time() + 5
+    other.write_bytes(content)
+    os.utime(other, (later, later))
+    manifest_time = copied.stat().st_mtime_ns
+    assert forget_damaged(tmp_path) == [
+        "fit/d/k/a: predictions/a.parquet was changed since the job wrote it (same size, other "
+        "content); the job runs again"]
+    assert not changed.exists() and copied.exists()
+    assert copied.stat().st_mtime_ns == manifest_time
+    assert manifests(tmp_path)[0][1]["files"][0]["mtime_ns"] == other.stat().st_mtime_ns
+    assert forget_damaged(tmp_path) == []  # the next load: a stat, nothing read
+
+
+def test_files_no_job_wrote_are_moved_out_of_the_partitions_by_a_run(tmp_path, monkeypatch):
+    """Issue 58: a copied table, notes and a .tmp stayed in a partition with no word, and
+    pandas.read_parquet of the folder read double rows or failed. A dry run (or a load beside a
+    running run) names them; a run moves them to .modelvar/strays, keeping every byte."""
+    from modelvar.planning import run_lock
+
+    ours = f"predictions/{PART}/j.r0.parquet"
+    job(tmp_path, "fit", "d/k/j", ours)
+    folder = tmp_path / f"predictions/{PART}"
+    shutil.copy(tmp_path / ours, folder / "j.r0 copy.parquet")
+    (folder / "notes.txt").write_text("my notes")
+    (folder / "j.r1.parquet.tmp").write_bytes(b"half")
+    (folder / ".j.r2.parquet.abc.tmp").write_bytes(b"")  # hidden: readers skip it
+    import pyarrow as pa
+
+    with pytest.raises(pa.ArrowInvalid):  # notes.txt is no parquet file
+        pd.read_parquet(tmp_path / "predictions")
+    problems, _ = verify(tmp_path)
+    assert sorted(p.path for p in problems if "not recorded" in p.problem) == [
+        f"predictions/{PART}/j.r0 copy.parquet", f"predictions/{PART}/j.r1.parquet.tmp",
+        f"predictions/{PART}/notes.txt"]
+    lines = job_recipes.check_results_at_load(tmp_path, dry_run=True)
+    assert len(lines) == 1 and "3 file(s) in the results' table folders were not written by " \
+        "any job" in lines[0] and "(not now: a dry run)" in lines[0], lines
+    monkeypatch.setattr(run_lock, "results_in_use", lambda results: True)
+    assert "(not now: another run is using the folder)" in \
+        job_recipes.check_results_at_load(tmp_path)[0]
+    monkeypatch.undo()
+    assert (folder / "notes.txt").exists()
+    lines = job_recipes.check_results_at_load(tmp_path)
+    assert len(lines) == 1 and lines[0].startswith("warning: moved 3 file(s) that no job wrote")
+    strays = tmp_path / STATE_DIR / "strays" / f"predictions/{PART}"
+    assert (strays / "notes.txt").read_text() == "my notes"
+    assert sorted(p.name for p in folder.iterdir()) == [".j.r2.parquet.abc.tmp", "j.r0.parquet"]
+    assert len(pd.read_parquet(tmp_path / "predictions")) == 3  # the job's rows, once
+    (folder / "notes.txt").write_text("newer notes")  # moved again: the first copy is kept
+    job_recipes.check_results_at_load(tmp_path)
+    assert (strays / "notes.txt").read_text() == "my notes"
+    assert (strays / "notes.txt.1").read_text() == "newer notes"
+    assert job_recipes.check_results_at_load(tmp_path) == []
+
+
 def test_verify_lists_problems_upstream_first(tmp_path):
     fit = job(tmp_path, "fit", "d/k/a", "predictions/a.parquet")
     job(tmp_path, "findings", "job", "aggregated/study/s.parquet")

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 STATE_DIR = ".modelvar"
 MANIFEST_DIR = "manifests"
 INVOCATION_FILE = "invocation.json"
+#: the results' folders of tables (read back whole by pandas and other parquet readers)
+TABLE_FOLDERS = ("predictions", "aggregated")
 TMP_SUFFIX = ".tmp"
 
 
@@ -327,14 +329,22 @@ class FileRecord:
     bytes: int
     sha256: str
     rows: int | None    # tables only
+    #: the file's modification time when recorded: a load that finds another one compares the
+    #: content (:func:`forget_damaged`); a same-size change then cannot pass for the job's file
+    mtime_ns: int | None = None
 
     @classmethod
     def of(cls, path: Path, rows: int | None, root: Path | None) -> FileRecord:
         resolved = path.resolve()
         rel = (resolved.relative_to(root).as_posix()
                if root is not None and resolved.is_relative_to(root) else str(resolved))
-        return cls(path=rel, target=str(path), bytes=resolved.stat().st_size,
-                   sha256=sha256_file(resolved), rows=rows)
+        stat = resolved.stat()
+        return cls(path=rel, target=str(path), bytes=stat.st_size,
+                   sha256=sha256_file(resolved), rows=rows, mtime_ns=stat.st_mtime_ns)
+
+
+def write_manifest(body: dict, path: str | Path) -> Path:
+    return write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", path)
 
 
 class Manifest:
@@ -373,9 +383,8 @@ class Manifest:
     def close(self) -> None:
         if self.path is None:
             return
-        body = {"rule": self.rule, "job": self.job,
-                "files": [vars(r) for r in self.records]}
-        write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", self.path)
+        write_manifest({"rule": self.rule, "job": self.job,
+                        "files": [vars(r) for r in self.records]}, self.path)
 
     def __enter__(self) -> Manifest:
         return self
@@ -474,34 +483,46 @@ def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
 
 
 def forget_damaged(results_dir: str | Path) -> list[str]:
-    """Delete the manifest of every job whose files no longer are what it wrote (missing, or a
-    size that differs from the manifest's: truncated, appended to, replaced), and every
-    manifest that cannot be read; return one line per job. Each rule declares its manifest as
-    an output and the workflow's ``all`` asks for every manifest (not for the files they
-    record), so the next run reruns exactly these jobs (and, by Snakemake's file times, what
-    depends on them) instead of skipping them as up to date. Sizes only: a stat per file, cheap
-    enough for every load of the workflow; ``modelvar verify`` also compares content."""
+    """Delete the manifest of every job whose files no longer are what it wrote (missing, a
+    size that differs from the manifest's: truncated, appended to, replaced; or, where a file's
+    modification time is not the recorded one, a sha256 that differs: a same-size change), and
+    every manifest that cannot be read; return one line per job. Each rule declares its
+    manifest as an output and the workflow's ``all`` asks for every manifest (not for the files
+    they record), so the next run reruns exactly these jobs (and, by Snakemake's file times,
+    what depends on them) instead of skipping them as up to date. A stat per file, cheap enough
+    for every load of the workflow; content is read only where the time moved (a copied
+    folder's files once: a match records the new time)."""
     root = Path(results_dir).resolve()
     lines = []
     for manifest, body in manifests(root):
+        reason, moved = None, False
         if body is None:
             reason = "its manifest cannot be read"
-        else:
-            reason = None
-            for record in body["files"]:
-                try:
-                    size = recorded_path(root, record).stat().st_size
-                except FileNotFoundError:
-                    reason = f"{record['path']} is missing"
+        for record in body["files"] if body else ():
+            path = recorded_path(root, record)
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                reason = f"{record['path']} is missing"
+                break
+            if stat.st_size != record["bytes"]:
+                reason = (f"{record['path']} has {stat.st_size} bytes, the job wrote "
+                          f"{record['bytes']}")
+                break
+            if record.get("mtime_ns") not in (None, stat.st_mtime_ns):
+                if sha256_file(path) != record["sha256"]:
+                    reason = (f"{record['path']} was changed since the job wrote it (same size, "
+                              "other content)")
                     break
-                if size != record["bytes"]:
-                    reason = (f"{record['path']} has {size} bytes, the job wrote "
-                              f"{record['bytes']}")
-                    break
+                record["mtime_ns"], moved = stat.st_mtime_ns, True
         if reason:
             manifest.unlink(missing_ok=True)
             lines.append(f"{manifest.relative_to(root / STATE_DIR / MANIFEST_DIR).with_suffix('')}"
                          f": {reason}; the job runs again")
+        elif moved:  # the manifest keeps its time: Snakemake compares it with what follows
+            times = manifest.stat()
+            write_manifest(body, manifest)
+            os.utime(manifest, ns=(times.st_atime_ns, times.st_mtime_ns))
     return lines
 
 
@@ -614,9 +635,13 @@ def verify(results_dir: str | Path, *, quick: bool = False,
             problems.append(Problem(rel, "stray temporary file of an interrupted write "
                                     "(never read as data; safe to delete)", None,
                                     f"rm {shlex.quote(str(path))}"))
-        elif path.suffix == ".parquet" and path.resolve() not in recorded:
-            problems.append(Problem(rel, "table not recorded by any job's manifest (written by "
-                                    "hand or by an older modelvar)", None, None))
+        elif path.resolve() not in recorded and (
+                path.suffix == ".parquet" or (rel.split("/", 1)[0] in TABLE_FOLDERS
+                                              and not path.name.startswith((".", "_")))):
+            problems.append(Problem(rel, "file not recorded by any job's manifest (written by "
+                                    "hand, copied, or by an older modelvar); in a table folder, "
+                                    "pandas.read_parquet of the folder would read it, and a "
+                                    "run moves it to .modelvar/strays", None, None))
     rank = {rule: i for i, rule in enumerate(rule_order)}
     problems.sort(key=lambda p: rank.get(p.rule, len(rank)) if p.rule else len(rank) + 1)
     return problems, checked

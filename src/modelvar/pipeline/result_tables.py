@@ -19,9 +19,11 @@ as columns. JOB names the job (:mod:`modelvar.planning.plan`). When a changed co
 ``jobs.target_minutes``) regroups the fits of a dataset × classifier into other jobs, the run
 removes the files of jobs that are no longer in the plan from that partition once every
 replacement exists (:func:`stale_files`), so a finished folder never mixes two plans' tables
-and an interrupted one keeps the old tables; files put there by hand are never deleted (nor read
-by :func:`read_table`; ``pandas.read_parquet`` of the folder would read them); partitions of
-datasets or classifiers the config no longer names are left alone.
+and an interrupted one keeps the old tables; files put there by hand (no job's manifest records
+them) are never deleted nor read by :func:`read_table`, and a run moves them out of the
+partitions, where ``pandas.read_parquet`` of the folder would read them, to
+``RESULTS/.modelvar/strays/`` (:func:`move_strays`); partitions of datasets or classifiers the
+config no longer names are left alone.
 """
 
 from __future__ import annotations
@@ -154,6 +156,44 @@ def stale_files(results: str | Path, planned: Iterable[str | Path],
                 elif complete:
                     stale.append(p)
     return stale, foreign
+
+
+#: where :func:`move_strays` puts what it finds, under the results folder (their paths kept)
+STRAYS_DIR = ".modelvar/strays"
+
+
+def stray_files(results: str | Path, recorded: Iterable[Path] | None = None) -> list[Path]:
+    """Files in the results' partitions (``predictions/``, ``aggregated/TABLE/`` of every
+    partitioned table) that no job's manifest records: a copied table, notes, a ``.tmp`` —
+    ``pandas.read_parquet`` of the folder would read them (double rows) or fail on them. Names
+    that start with ``.`` or ``_`` are skipped, as readers skip them (an interrupted write's
+    hidden temporary is removed by a run's start)."""
+    from modelvar.table_files import recorded_paths
+
+    results = Path(results)
+    keep = set(recorded_paths(results) if recorded is None else recorded)
+    roots = [results / "predictions"] + [results / "aggregated" / t for t in PARTITIONED_TABLES]
+    return [p for root in roots if root.is_dir() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.startswith((".", "_")) and p.resolve() not in keep]
+
+
+def move_strays(results: str | Path, strays: Iterable[Path]) -> list[tuple[Path, Path]]:
+    """Move each stray file to ``RESULTS/.modelvar/strays/`` under its own path in the results
+    (a number added where that name is taken): out of the partitions, never deleted. Returns
+    (from, to) per file."""
+    results = Path(results)
+    moved = []
+    for path in strays:
+        rel = path.relative_to(results)
+        dest = results / STRAYS_DIR / rel
+        n = 1
+        while dest.exists():
+            dest = results / STRAYS_DIR / rel.with_name(f"{rel.name}.{n}")
+            n += 1
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        path.replace(dest)
+        moved.append((path, dest))
+    return moved
 
 
 def remove_stale(results: str | Path, planned: Iterable[str | Path],

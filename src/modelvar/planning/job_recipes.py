@@ -171,13 +171,18 @@ def clamp_future_times(results_dir: str | Path, now: float | None = None) -> lis
 
 
 
-def check_results_at_load(results_dir: str | Path) -> list[str]:
+def check_results_at_load(results_dir: str | Path, *, dry_run: bool = False) -> list[str]:
     """What every load of the workflow (its main process) does to the results folder before
     Snakemake compares anything, and what to tell the user of it: a job whose files are not
-    what it wrote (missing, truncated, replaced) loses its manifest, the output ``all`` asks
-    for, so that the run redoes it (:func:`modelvar.table_files.forget_damaged`); the records
-    of an earlier dry run are forgotten; files dated in the future are set to the present
-    (:func:`clamp_future_times`)."""
+    what it wrote (missing, truncated, replaced, changed in place) loses its manifest, the
+    output ``all`` asks for, so that the run redoes it (:func:`modelvar.table_files.
+    forget_damaged`); the records of an earlier dry run are forgotten; files dated in the
+    future are set to the present (:func:`clamp_future_times`); files in the results'
+    partitions that no job wrote are moved to ``RESULTS/.modelvar/strays/``
+    (:func:`modelvar.pipeline.result_tables.move_strays`), by a run that executes and while no
+    other run holds the folder; a dry run, or a load beside a running run, names them."""
+    from modelvar.pipeline.result_tables import STRAYS_DIR, move_strays, stray_files
+    from modelvar.planning.run_lock import results_in_use
     from modelvar.table_files import forget_damaged
 
     lines = [f"missing or damaged output: {line}" for line in forget_damaged(results_dir)]
@@ -186,4 +191,18 @@ def check_results_at_load(results_dir: str | Path) -> list[str]:
     if future:
         lines.append(f"warning: {len(future)} file(s) of {results_dir} were dated in the future "
                      f"(clock skew?), e.g. {future[0]}; set to the present")
+    strays = stray_files(results_dir)
+    if strays:
+        where = Path(results_dir) / STRAYS_DIR
+        shown = ", ".join(str(p) for p in strays[:3]) + (", …" if len(strays) > 3 else "")
+        if dry_run or results_in_use(results_dir):
+            why = "a dry run" if dry_run else "another run is using the folder"
+            lines.append(f"warning: {len(strays)} file(s) in the results' table folders were "
+                         f"not written by any job ({shown}); a run moves them to {where} "
+                         f"(not now: {why}); pandas.read_parquet of a folder would read them")
+        else:
+            move_strays(results_dir, strays)
+            lines.append(f"warning: moved {len(strays)} file(s) that no job wrote out of the "
+                         f"results' table folders ({shown}) to {where}, where they are kept: "
+                         "pandas.read_parquet of a folder would have read them")
     return lines

@@ -93,6 +93,21 @@ def hold_results_lock(results_dir: str | Path, *, working_dir: str | Path) -> No
     _held.append(fh)
 
 
+def results_in_use(results_dir: str | Path) -> bool:
+    """Whether a run holds ``results_dir``'s results lock now (taken and released at once,
+    without waiting, where it is free)."""
+    path = Path(results_dir) / STATE_DIR / RESULTS_LOCK
+    if not path.is_file():
+        return False
+    with open(path, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
+
+
 def snakemake_locks(workdir: str | Path) -> list[Path]:
     locks = Path(workdir) / ".snakemake" / "locks"
     return sorted(p for p in locks.iterdir() if p.is_file()) if locks.is_dir() else []
