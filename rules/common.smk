@@ -20,6 +20,7 @@ from modelvar import run_watch
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
 from modelvar.planning import outputs
+from modelvar.planning.address_space import address_space_problem
 from modelvar.planning.code_hash import code_version
 from modelvar.planning.config_check import (
     ConfigProblems,
@@ -39,7 +40,11 @@ from modelvar.planning.plan import (
     plan_study,
 )
 from modelvar.planning.run_lock import hold_activity_lock
-from modelvar.planning.workflow_config import ConfigError, check_config_file
+from modelvar.planning.workflow_config import (
+    ConfigError,
+    check_config_file,
+    executes_jobs,
+)
 from modelvar.simulation import FIGURES as SIMULATION_FIGURES
 from modelvar.study import figures as figure_registry
 from modelvar.study.rounds import state_json
@@ -67,9 +72,15 @@ try:
 except (ConfigProblems, ConfigError, PlanError) as exc:
     sys.exit(f"modelvar: {exc}")
 if workflow.is_main_process:
+    # Snakemake decides a dry run after the load (workflow.dryrun is not yet set): its
+    # command line says
+    _EXECUTES = executes_jobs(sys.argv[1:])
+    _problem = address_space_problem(config, PLAN) if _EXECUTES else None
+    if _problem:
+        sys.exit(f"modelvar: {_problem}")
     for _warning in STUDY.warnings + PLAN.warnings():
         print(f"modelvar: warning: {_warning}", file=sys.stderr)
-    for _line in check_results_at_load(config["results_dir"], dry_run=workflow.dryrun):
+    for _line in check_results_at_load(config["results_dir"], dry_run=not _EXECUTES):
         print(f"modelvar: {_line}", file=sys.stderr)
 
 
@@ -132,15 +143,13 @@ envvars:
     "MODELVAR_WARN_CHANGED_BELOW",
 
 
-def modelvar_job(arguments, *, blas_threads=False):
+def modelvar_job(arguments):
     """The shell command of a job: `python -m modelvar ARGUMENTS` (Snakemake placeholders in
     ARGUMENTS, every value quoted with :q), built here so that it also works when the workflow is
-    a module; `blas_threads` caps OpenMP/BLAS threads at the job's threads."""
-    blas = (
-        "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
-        if blas_threads
-        else ""
-    )
+    a module. Every job's OpenMP and BLAS pools have the job's threads: a pool sized to the
+    machine's cores reserves address space per core at start-up
+    (modelvar.planning.address_space)."""
+    blas = "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
     return f'{blas}"$MODELVAR_PYTHON" -m modelvar {arguments}'
 
 

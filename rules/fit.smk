@@ -38,7 +38,6 @@ rule fit:
             "--predictions {output.predictions:q} --runs-out {output.runs:q} --manifest "
             "{output.manifest:q} 2> "
             "{log:q}",
-            blas_threads=True,
         )
 
 
@@ -97,7 +96,6 @@ rule tune:
             "--test-fraction {params.test_fraction:q} --root-seed {params.root_seed:q} "
             "--threads {threads} --trials-out {output.trials:q} --best-out {output.best:q} "
             "--manifest {output.manifest:q} 2> {log:q}",
-            blas_threads=True,
         )
 
 

@@ -63,6 +63,20 @@ fi
 # a full disk or an unwritable results folder leaves the earlier report, never a truncated one,
 # and says so in one line.
 staging="$(mktemp -d)"
+# A job that cannot act on SIGINT (a library spinning in C code, where no handler runs) is ended
+# from outside: what is left of Snakemake's process group STOP_SECONDS after a stop is killed.
+STOP_SECONDS=${MODELVAR_STOP_SECONDS:-10}
+stop_from_outside() {
+  (
+    for ((i = 0; i < STOP_SECONDS * 5; i++)); do
+      kill -0 -- -"$child" 2>/dev/null || exit 0
+      sleep 0.2
+    done
+    echo "modelvar: jobs still running ${STOP_SECONDS} s after the stop: killed" >&2
+    kill -KILL -- -"$child" 2>/dev/null
+  ) &
+  killer=$!
+}
 trap 'rm -rf "$staging"' EXIT
 # A sequential study (config `sequential`) runs in rounds: after each Snakemake run,
 # `modelvar sequential next` gives the blocks whose claims are still open more repeats (exit
@@ -74,12 +88,14 @@ while :; do
     --report-after-run &
   child=$!
   set +m
-  trap 'kill -INT -- -"$child" 2>/dev/null' TERM INT HUP
+  killer=
+  trap 'kill -INT -- -"$child" 2>/dev/null; [ -n "$killer" ] || stop_from_outside' TERM INT HUP
   status=0
   while :; do
     wait "$child" && status=0 || status=$?
     kill -0 "$child" 2>/dev/null || break  # a trapped signal interrupted the wait: wait again
   done
+  [ -z "$killer" ] || wait "$killer" || true
   trap - TERM INT HUP
   [ "$status" = 0 ] && [ "$sequential" = sequential ] || break
   round=0

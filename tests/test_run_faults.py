@@ -144,6 +144,9 @@ def test_a_run_under_a_memory_limit_says_memory_and_leaves_no_job(tmp_path):
     config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
     config["classifiers"] = [{"name": "hungry", "estimator": "hungry.py:Hungry",
                               "seconds_per_fit": 0.01}]
+    # jobs that ask for less than the limit less a start-up: the run starts (issue 58)
+    config["resources"] = {group: {"mem_mb": 1000}
+                           for group in ("prepare", "aggregate", "plot", "simulate")}
     del config["grouped"]
     (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
     env = dict(os.environ, MODELVAR_VENV=str(Path(PYTHON).parents[1]))
@@ -189,6 +192,56 @@ def _file_size_limited(limit: int):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     return apply
+
+
+def _address_space_limited(limit: int):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+@pytest.mark.workflow
+def test_a_memory_limit_below_the_jobs_need_is_refused_before_any_job(tmp_path):
+    """Issue 58: under `ulimit -v 800000` a fit job spun in OpenBLAS's start-up and run.sh did
+    not return in 11 minutes. Both run.sh and a plain Snakemake run refuse before any job, in
+    one line naming the limit and the need (the start-up measured by a probe under the same
+    limit: the real OpenBLAS start-up); a dry run still plans."""
+    config = tmp_path / "c.yaml"
+    config.write_text((CONFIGS / "tiny.yaml").read_text())
+    limit = 800_000 * 1024
+    venv = dict(ENV, MODELVAR_VENV=str(Path(PYTHON).parents[1]))
+    runs = {
+        "run.sh": ["bash", str(REPO / "scripts/run.sh"), "--configfile", "c.yaml",
+                   "--cores", "1"],
+        "snakemake": [PYTHON, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                      "--configfile", "c.yaml", "--cores", "1"]}
+    for name, command in runs.items():
+        proc = subprocess.run(command, cwd=tmp_path, env=venv, capture_output=True, text=True,
+                              timeout=300, preexec_fn=_address_space_limited(limit))
+        lines = [ln for ln in proc.stderr.splitlines() if "address-space limit" in ln]
+        assert proc.returncode != 0 and len(lines) == 1, (name, proc.stderr[-3000:])
+        assert lines[0].startswith("modelvar: the address-space limit (ulimit -v 800000 kB, "
+                                   "781 MiB) is below what "), lines[0]
+        assert "MiB that a job's start-up reserves (importing numpy, scipy.linalg" in lines[0]
+        assert "Lift it (ulimit -v unlimited), set it to at least " in lines[0]
+        assert not (tmp_path / "results/predictions").exists(), name
+        assert "can't start new thread" not in proc.stderr
+    dry = subprocess.run(runs["snakemake"] + ["-n"], cwd=tmp_path, env=venv,
+                         capture_output=True, text=True, timeout=300,
+                         preexec_fn=_address_space_limited(limit))
+    assert dry.returncode == 0 and "address-space" not in dry.stderr, dry.stderr[-2000:]
+
+
+def test_a_job_start_up_that_hangs_under_the_limit_is_killed_and_named():
+    """Under 150 MB the probe's numpy import spins in OpenBLAS's start-up (the issue's hang,
+    for real): it is killed from outside at the probe's time limit, and that is the answer."""
+    code = ("from modelvar.planning.address_space import startup_bytes, BASE_MODULES\n"
+            "print(startup_bytes(list(BASE_MODULES), seconds=5))")
+    proc = subprocess.run([PYTHON, "-c", code], env=ENV, capture_output=True, text=True,
+                          timeout=120, preexec_fn=_address_space_limited(150 * 2**20))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() in ("(None, 'did not finish within 5 s (killed)')",
+                                   "(None, 'failed: MemoryError')"), proc.stdout
 
 
 def test_a_report_that_cannot_be_written_leaves_the_earlier_one_and_says_why(tmp_path,

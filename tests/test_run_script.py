@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import CONFIGS, REPO, job_counts
+from conftest import CENTROID_SOURCE, CONFIGS, REPO, job_counts
 from modelvar.planning.workflow_config import ConfigError, get_key, resolve
 
 pytestmark = pytest.mark.workflow
@@ -183,6 +183,61 @@ def test_sigterm_to_run_sh_stops_snakemake_and_its_jobs(tmp_path):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
         deadline = time.time() + 60
+        while time.time() < deadline and _processes_in(tmp_path):
+            time.sleep(0.5)
+        assert _processes_in(tmp_path) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in _processes_in(tmp_path):
+            os.kill(pid, 9)
+
+
+STUBBORN = CENTROID_SOURCE + '''
+
+import signal
+import time
+
+
+class Stubborn(Centroid):
+    """Its fit blocks SIGINT and SIGTERM and does not return: a job stuck in a library's C
+    code (OpenBLAS's start-up under a memory limit), where no Python handler can act."""
+
+    def fit(self, X, y):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        time.sleep(600)
+        return super().fit(X, y)
+'''
+
+
+def test_a_job_that_ignores_the_stop_is_killed_from_outside(tmp_path):
+    """Issue 58: kill -TERM of run.sh did not end a job spinning in OpenBLAS's start-up in
+    55 s; only kill -9 did. What is left of Snakemake's process group MODELVAR_STOP_SECONDS
+    after the stop is killed, and run.sh says so."""
+    import signal
+    import time
+
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    config["classifiers"] = [{"name": "stubborn", "estimator": "stubborn.py:Stubborn",
+                              "seconds_per_fit": 0.01}]
+    del config["grouped"]
+    (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    env = dict(os.environ, MODELVAR_VENV=str(Path(sys.executable).parents[1]),
+               MODELVAR_STOP_SECONDS="3")
+    proc = subprocess.Popen(["bash", str(REPO / "scripts" / "run.sh"), "--configfile",
+                             "my.yaml", "--cores", "1"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline and not list((tmp_path / "results" / "logs").glob(
+                "fit/**/*.log")):
+            time.sleep(0.5)
+        time.sleep(3)  # the job is in its fit
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert "jobs still running 3 s after the stop: killed" in err, err[-3000:]
+        deadline = time.time() + 30
         while time.time() < deadline and _processes_in(tmp_path):
             time.sleep(0.5)
         assert _processes_in(tmp_path) == []

@@ -166,6 +166,17 @@ def cmd_config(args: argparse.Namespace) -> int:
     resolved = resolve(_snakemake_argv(args))
     if args.report_path:
         if resolved.executes:
+            from modelvar.planning.address_space import address_space_limit
+
+            if address_space_limit() is not None:  # checked before any job (run.sh stops)
+                from modelvar.planning.address_space import address_space_problem
+                from modelvar.planning.plan_report import plan_of_command_line
+
+                plan, config = plan_of_command_line(_snakemake_argv(args))
+                problem = address_space_problem(config, plan)
+                if problem:
+                    print(f"modelvar: {problem}", file=sys.stderr)
+                    return 2
             print(resolved.results_dir.resolve() / "report.html")
             if resolved.config.get("sequential", {}).get("enabled"):  # before the check
                 print("sequential")  # scripts/run.sh runs it in rounds

@@ -136,20 +136,11 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
     ``--snakefile`` if given, else the current directory, where Snakemake looks for the
     Snakefile).
     """
-    from snakemake.cli import parse_args, parse_config
+    from snakemake.cli import parse_config
     from snakemake.common.configfile import load_configfile
-    from snakemake.exceptions import CliException
     from snakemake.utils import update_config
 
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            _, args = parse_args(list(argv))  # prints which profile it uses; not our output
-    except SystemExit as exc:  # Snakemake's parser exits on a bad command line or profile
-        raise ConfigError(f"snakemake cannot parse {list(argv)}: {err.getvalue().strip()}") \
-            from exc
-    except CliException as exc:  # a value it checks after parsing (--cores abc)
-        raise ConfigError(f"snakemake cannot parse {list(argv)}: {exc}") from exc
+    args = _parsed(argv)
     if snakefile_dir is None:
         snakefile_dir = Path(args.snakefile).parent if args.snakefile else Path.cwd()
     configfiles = tuple(Path(p) for p in (args.configfile or []))
@@ -162,8 +153,39 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
         update_config(config, load_configfile(str(path)))
     update_config(config, parse_config(args.config or []))
     workdir = Path(args.directory) if args.directory else Path.cwd()
-    executes = not any(getattr(args, name, None) for name in NON_EXECUTING_OPTIONS)
-    return ResolvedConfig(config=config, configfiles=files, workdir=workdir, executes=executes)
+    return ResolvedConfig(config=config, configfiles=files, workdir=workdir,
+                          executes=_executes(args))
+
+
+def _parsed(argv: Sequence[str]):
+    """Snakemake's own reading of a command line ``argv`` (its options namespace)."""
+    from snakemake.cli import parse_args
+    from snakemake.exceptions import CliException
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            _, args = parse_args(list(argv))  # prints which profile it uses; not our output
+    except SystemExit as exc:  # Snakemake's parser exits on a bad command line or profile
+        raise ConfigError(f"snakemake cannot parse {list(argv)}: {err.getvalue().strip()}") \
+            from exc
+    except CliException as exc:  # a value it checks after parsing (--cores abc)
+        raise ConfigError(f"snakemake cannot parse {list(argv)}: {exc}") from exc
+    return args
+
+
+def _executes(args) -> bool:
+    return not any(getattr(args, name, None) for name in NON_EXECUTING_OPTIONS)
+
+
+def executes_jobs(argv: Sequence[str]) -> bool:
+    """Whether the Snakemake command line ``argv`` runs jobs (not a dry run, listing, lint, …,
+    :data:`NON_EXECUTING_OPTIONS`); False where Snakemake cannot parse it (the workflow used
+    through Snakemake's API: nothing is assumed)."""
+    try:
+        return _executes(_parsed(argv))
+    except ConfigError:
+        return False
 
 
 def get_key(config: dict, dotted: str):

@@ -1,0 +1,141 @@
+"""A shell's address-space limit (``ulimit -v``) against what the study's jobs need, checked
+before any job starts.
+
+Under ``ulimit -v`` every allocation counts against the limit, reserved or used: the Python
+interpreter with numpy, scipy, scikit-learn, pandas and pyarrow reserves far more address space
+than it touches (libraries, thread stacks, malloc arenas, BLAS buffers), and a job that hits the
+limit inside a library's start-up does not always fail: OpenBLAS retries its failing ``mmap``
+calls without end, in C code where no Python handler runs. So a run is refused before its first
+job where the limit is below the largest job's
+
+    need = start-up + mem_mb
+
+with *start-up* the peak address space (``VmPeak``) of a probe process that imports what the
+study's jobs import (torch where a classifier fits with it, xgboost where one does), with its BLAS
+and OpenMP pools at one thread as every job's are (the workflow caps them at the job's threads),
+measured under the same limit on this machine (``docs/measurements/address-space.md``), and
+*mem_mb* the largest memory the plan gives a job that the study runs. A probe that fails or does
+not finish within :data:`PROBE_SECONDS` under the limit (killed from outside) is itself the
+answer: a job could not start.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from collections.abc import Iterable
+
+#: what every job imports; classifiers' packages are added (:func:`startup_modules`)
+BASE_MODULES = ("numpy", "scipy.linalg", "sklearn.linear_model", "pandas", "pyarrow.parquet")
+#: a built-in classifier's package, where it is not in BASE_MODULES
+CLASSIFIER_MODULES = {"xgb": "xgboost", "mlp": "torch"}
+#: a probe that has not imported its modules by then is killed: a job would hang the same way
+PROBE_SECONDS = 60
+PROBE = ("import importlib, sys\n"
+         "for name in sys.argv[1:]:\n"
+         "    importlib.import_module(name)\n"
+         "print(next(line.split()[1] for line in open('/proc/self/status')\n"
+         "           if line.startswith('VmPeak:')))\n")
+
+
+def address_space_limit() -> int | None:
+    """This process's soft address-space limit in bytes (what ``ulimit -v`` set, and what the
+    jobs it starts inherit), or None where there is none."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def startup_modules(classifiers: Iterable[str]) -> list[str]:
+    """The modules a study's jobs import: :data:`BASE_MODULES` and its classifiers' packages
+    (a user classifier given by import path: its top-level package)."""
+    modules = list(BASE_MODULES)
+    for name in classifiers:
+        module = CLASSIFIER_MODULES.get(name)
+        if module and module not in modules:
+            modules.append(module)
+    return modules
+
+
+def user_modules(config: dict) -> list[str]:
+    """The top-level packages of user classifiers given by import path (``pkg.mod.Class``;
+    those in a file of the user's are imported from it by the job, not probed)."""
+    out = []
+    for entry in config.get("classifiers", []):
+        if isinstance(entry, dict) and ":" not in entry.get("estimator", ":"):
+            out.append(entry["estimator"].split(".", 1)[0])
+    return out
+
+
+def startup_bytes(modules: list[str], seconds: float = PROBE_SECONDS
+                  ) -> tuple[int | None, str]:
+    """(peak address space in bytes, "") of a probe that imports ``modules`` with one BLAS and
+    OpenMP thread, under this process's limits; (None, why) where it failed or did not finish
+    within ``seconds``."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    try:
+        proc = subprocess.run([sys.executable, "-c", PROBE, *modules], capture_output=True,
+                              text=True, env=env, timeout=seconds)
+    except subprocess.TimeoutExpired:  # subprocess.run kills it (SIGKILL)
+        return None, f"did not finish within {seconds:g} s (killed)"
+    except OSError as exc:  # fork itself refused
+        return None, f"could not start ({exc})"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return None, f"failed: {last}"
+    return int(proc.stdout.split()[-1]) * 1024, ""
+
+
+def largest_job_mb(config: dict, plan) -> tuple[int, str]:
+    """(mem_mb, what) of the job that asks for the most memory on its first attempt: the
+    plan's fit and metrics jobs, and the resource groups of the study's other rules."""
+    from modelvar.planning import outputs
+
+    best = (0, "")
+    counts = outputs.job_counts(config["results_dir"], config, plan)
+    for rule_name in counts:
+        group = outputs.rule(rule_name).group
+        if group is None:
+            continue
+        mem = outputs.resources(config, group)["mem_mb"]
+        best = max(best, (mem, f"a {rule_name} job (resources.{group}.mem_mb {mem:,})"))
+    for ds, dataset_plan in plan.datasets.items():
+        for clf, clf_plan in dataset_plan.classifiers.items():
+            for kind, jobs in (("fit", clf_plan.fit_jobs), ("metrics", clf_plan.metrics_jobs)):
+                for job in jobs:
+                    if job.mem_mb > best[0]:
+                        best = (job.mem_mb, f"the {kind} job {ds}/{clf}/{job.id} (the plan's "
+                                f"mem_mb {job.mem_mb:,} for its data)")
+    return best
+
+
+def _mib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**20:,.0f} MiB"
+
+
+def address_space_problem(config: dict, plan) -> str | None:
+    """One line where this process's address-space limit is below what the study's largest job
+    needs (module docstring), naming both numbers; None where there is no limit, or it is
+    enough. Linux only (the probe reads ``/proc``)."""
+    limit = address_space_limit()
+    if limit is None or not os.path.exists("/proc/self/status"):
+        return None
+    from modelvar.models.registry import classifier_names
+
+    modules = startup_modules(classifier_names(config)) + user_modules(config)
+    shown = f"ulimit -v {limit // 1024} kB, {_mib(limit)}"
+    startup, why = startup_bytes(modules)
+    if startup is None:
+        return (f"the address-space limit ({shown}) is below what a job's start-up needs: "
+                f"importing {', '.join(modules)} under it {why}; lift it (ulimit -v unlimited) "
+                "and size the jobs' memory with resources.*.mem_mb")
+    mem_mb, which = largest_job_mb(config, plan)
+    need = startup + mem_mb * 2**20
+    if limit >= need:
+        return None
+    return (f"the address-space limit ({shown}) is below what {which} needs: {_mib(need)}, "
+            f"its memory and the {_mib(startup)} that a job's start-up reserves (importing "
+            + ", ".join(modules) + "); under it jobs fail, or hang in a library's start-up. "
+            f"Lift it (ulimit -v unlimited), set it to at least {-(-need // 1024):,} kB, or "
+            "give the jobs less memory (resources.*.mem_mb)")
