@@ -159,38 +159,50 @@ def test_a_results_dir_inside_the_checkout_is_refused_from_elsewhere(tmp_path):
     assert not (REPO / "results-of-elsewhere").exists()
 
 
-def test_sigterm_to_run_sh_stops_snakemake_and_its_jobs(tmp_path):
-    """Issue 20: SIGTERM to run.sh reaches Snakemake, which stops its jobs: nothing of the
-    run is left running."""
+def _stopped_run_sh(tmp_path: Path, config: dict, *, settle: float = 0.0,
+                    **env: str) -> str:
+    """run.sh on ``config`` in ``tmp_path``, sent SIGTERM once a fit job has started (and
+    ``settle`` seconds more); returns its stderr once it has ended and no process of the run
+    is left (asserted; any left is killed)."""
     import signal
     import time
 
-    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
-    config["classifiers"] = ["mlp"]
-    config["classifier_settings"] = {"mlp": {"epochs": 200}}
-    del config["grouped"]
     (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
-    env = dict(os.environ, MODELVAR_VENV=str(Path(sys.executable).parents[1]))
-    proc = subprocess.Popen(["bash", str(REPO / "scripts" / "run.sh"), "--configfile",
-                             "my.yaml", "--cores", "1"], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(os.environ, MODELVAR_VENV=str(Path(sys.executable).parents[1]), **env)
+    log = tmp_path / "run.sh.err"  # a file: a pipe nobody reads until the end could fill
+    with open(log, "w") as err:
+        proc = subprocess.Popen(["bash", str(REPO / "scripts" / "run.sh"), "--configfile",
+                                 "my.yaml", "--cores", "1"], cwd=tmp_path, env=env,
+                                stdout=subprocess.DEVNULL, stderr=err)
     try:
         deadline = time.time() + 180
         while time.time() < deadline and not list((tmp_path / "results" / "logs").glob(
                 "fit*/**/*.log")):
             time.sleep(0.5)
         assert list((tmp_path / "results" / "logs").glob("fit*/**/*.log")), "no fit started"
+        time.sleep(settle)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
         deadline = time.time() + 60
         while time.time() < deadline and _processes_in(tmp_path):
             time.sleep(0.5)
         assert _processes_in(tmp_path) == []
+        return log.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()
         for pid in _processes_in(tmp_path):
             os.kill(pid, 9)
+
+
+def test_sigterm_to_run_sh_stops_snakemake_and_its_jobs(tmp_path):
+    """Issue 20: SIGTERM to run.sh reaches Snakemake, which stops its jobs: nothing of the
+    run is left running."""
+    config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
+    config["classifiers"] = ["mlp"]
+    config["classifier_settings"] = {"mlp": {"epochs": 200}}
+    del config["grouped"]
+    _stopped_run_sh(tmp_path, config)
 
 
 STUBBORN = CENTROID_SOURCE + '''
@@ -214,38 +226,13 @@ def test_a_job_that_ignores_the_stop_is_killed_from_outside(tmp_path):
     """Issue 58: kill -TERM of run.sh did not end a job spinning in OpenBLAS's start-up in
     55 s; only kill -9 did. What is left of Snakemake's process group MODELVAR_STOP_SECONDS
     after the stop is killed, and run.sh says so."""
-    import signal
-    import time
-
     config = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
     config["classifiers"] = [{"name": "stubborn", "estimator": "stubborn.py:Stubborn",
                               "seconds_per_fit": 0.01}]
     del config["grouped"]
-    (tmp_path / "my.yaml").write_text(yaml.safe_dump(config))
     (tmp_path / "stubborn.py").write_text(STUBBORN)
-    env = dict(os.environ, MODELVAR_VENV=str(Path(sys.executable).parents[1]),
-               MODELVAR_STOP_SECONDS="3")
-    proc = subprocess.Popen(["bash", str(REPO / "scripts" / "run.sh"), "--configfile",
-                             "my.yaml", "--cores", "1"], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 180
-        while time.time() < deadline and not list((tmp_path / "results" / "logs").glob(
-                "fit/**/*.log")):
-            time.sleep(0.5)
-        time.sleep(3)  # the job is in its fit
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
-        assert "jobs still running 3 s after the stop: killed" in err, err[-3000:]
-        deadline = time.time() + 30
-        while time.time() < deadline and _processes_in(tmp_path):
-            time.sleep(0.5)
-        assert _processes_in(tmp_path) == []
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        for pid in _processes_in(tmp_path):
-            os.kill(pid, 9)
+    err = _stopped_run_sh(tmp_path, config, settle=3, MODELVAR_STOP_SECONDS="3")
+    assert "jobs still running 3 s after the stop: killed" in err, err[-3000:]
 
 
 def _processes_in(folder: Path) -> list[int]:
