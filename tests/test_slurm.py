@@ -6,6 +6,7 @@ skipped with the reason elsewhere.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -82,15 +83,20 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     before = {p: p.stat().st_mtime_ns for p in preds}
     assert len(before) == 4  # one fit job per classifier and repeat
 
-    # a job that fails on the cluster: a predictions file damaged in place, its size kept (a
-    # bad configuration is refused before any job is submitted, and a table whose size changed
-    # makes a resume redo its job, so neither can make a job fail)
+    # a job that fails on the cluster: a predictions file damaged in place, its size and time
+    # kept, and the metrics jobs forced (a bad configuration is refused before any job is
+    # submitted, and a table whose size or time changed makes a resume redo its job, so
+    # neither can make a job fail)
     damaged = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.r0.parquet"
     content = damaged.read_bytes()
     damaged.write_bytes(content[:-4] + b"\0\0\0\0")  # the footer's magic number
-    proc = run_slurm(work, CONFIGS / "slurm.yaml")
+    manifest = json.loads((results / ".modelvar/manifests/fit/vehicle/lr-sgd/"
+                           "dnone_cnone_hnone.r0.json").read_text())
+    recorded = next(r["mtime_ns"] for r in manifest["files"] if r["path"].startswith("pred"))
+    os.utime(damaged, ns=(recorded, recorded))  # as a bit flipped on disk: the time recorded
+    proc = run_slurm(work, CONFIGS / "slurm.yaml", "--forcerun", "pairwise_metrics")
     out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
+    assert proc.returncode != 0, out[-5000:]
     log = "logs/pairwise_metrics/vehicle/lr-sgd/dnone_cnone_hnone.r0.log"
     assert "Error in rule pairwise_metrics" in out and log in out
     job_log = (results / log).read_text()

@@ -152,26 +152,34 @@ def test_a_job_with_a_damaged_table_or_manifest_is_forgotten(tmp_path):
 
 def test_a_same_size_change_is_found_and_a_copied_file_is_not_a_change(tmp_path):
     """Issue 58: a table damaged in place with its size kept survived a resume ("Nothing to
-    be done"). A file whose time moved is compared by content: changed, its job runs again;
-    the same bytes (a folder copied without its times), its manifest records the new time
-    and keeps its own (Snakemake compares it with what follows)."""
+    be done"). A file whose time is neither the recorded one nor its job's touch (Snakemake
+    touches a finished job's outputs, its manifest among them, at once) is compared by
+    content: changed, its job runs again; the same bytes (a folder copied without its times),
+    its manifest records the new time and keeps its own (Snakemake compares it with what
+    follows)."""
     changed = job(tmp_path, "fit", "d/k/a", "predictions/a.parquet")
     copied = job(tmp_path, "fit", "d/k/b", "predictions/b.parquet")
+    touched = job(tmp_path, "fit", "d/k/c", "predictions/c.parquet")
+    later = time.time() + 5
     table = tmp_path / "predictions/a.parquet"
     data = bytearray(table.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one byte in the middle: size, footer and row count kept
     table.write_bytes(bytes(data))
+    os.utime(table, (later, later))  # changed after the job's end
     other = tmp_path / "predictions/b.parquet"
-    content, later = other.read_bytes(), time.time() + 5
-    other.write_bytes(content)
+    other.write_bytes(other.read_bytes())
     os.utime(other, (later, later))
+    for path in (touched, tmp_path / "predictions/c.parquet"):  # as Snakemake's touch
+        os.utime(path, (later + 20, later + 20))
     manifest_time = copied.stat().st_mtime_ns
     assert forget_damaged(tmp_path) == [
         "fit/d/k/a: predictions/a.parquet was changed since the job wrote it (same size, other "
         "content); the job runs again"]
-    assert not changed.exists() and copied.exists()
+    assert not changed.exists() and copied.exists() and touched.exists()
     assert copied.stat().st_mtime_ns == manifest_time
-    assert manifests(tmp_path)[0][1]["files"][0]["mtime_ns"] == other.stat().st_mtime_ns
+    recorded = {m.name: body["files"][0]["mtime_ns"] for m, body in manifests(tmp_path)}
+    assert recorded["b.json"] == other.stat().st_mtime_ns  # hashed once, then trusted
+    assert recorded["c.json"] != (tmp_path / "predictions/c.parquet").stat().st_mtime_ns
     assert forget_damaged(tmp_path) == []  # the next load: a stat, nothing read
 
 

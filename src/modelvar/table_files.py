@@ -482,6 +482,11 @@ def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
     return stray
 
 
+#: a file whose time is within this of its job's manifest's was touched with it by Snakemake
+#: when the job finished (``check_and_touch_output``), not changed since
+TOUCHED_TOGETHER_NS = 2_000_000_000
+
+
 def forget_damaged(results_dir: str | Path) -> list[str]:
     """Delete the manifest of every job whose files no longer are what it wrote (missing, a
     size that differs from the manifest's: truncated, appended to, replaced; or, where a file's
@@ -490,14 +495,17 @@ def forget_damaged(results_dir: str | Path) -> list[str]:
     manifest as an output and the workflow's ``all`` asks for every manifest (not for the files
     they record), so the next run reruns exactly these jobs (and, by Snakemake's file times,
     what depends on them) instead of skipping them as up to date. A stat per file, cheap enough
-    for every load of the workflow; content is read only where the time moved (a copied
-    folder's files once: a match records the new time)."""
+    for every load of the workflow; content is read only where the time is neither the
+    recorded one nor the job's touch (:data:`TOUCHED_TOGETHER_NS`) — a copied folder's files
+    once: a match records the new time."""
     root = Path(results_dir).resolve()
     lines = []
     for manifest, body in manifests(root):
         reason, moved = None, False
         if body is None:
             reason = "its manifest cannot be read"
+        # Snakemake touches a finished job's outputs, its manifest among them, at once
+        touched = manifest.stat().st_mtime_ns if body else 0
         for record in body["files"] if body else ():
             path = recorded_path(root, record)
             try:
@@ -509,7 +517,8 @@ def forget_damaged(results_dir: str | Path) -> list[str]:
                 reason = (f"{record['path']} has {stat.st_size} bytes, the job wrote "
                           f"{record['bytes']}")
                 break
-            if record.get("mtime_ns") not in (None, stat.st_mtime_ns):
+            if record.get("mtime_ns") not in (None, stat.st_mtime_ns) and \
+                    abs(stat.st_mtime_ns - touched) > TOUCHED_TOGETHER_NS:
                 if sha256_file(path) != record["sha256"]:
                     reason = (f"{record['path']} was changed since the job wrote it (same size, "
                               "other content)")

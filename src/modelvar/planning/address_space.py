@@ -27,10 +27,8 @@ import subprocess
 import sys
 from collections.abc import Iterable
 
-#: what every job imports; classifiers' packages are added (:func:`startup_modules`)
+#: what every job imports; the study's classifiers' libraries are added (:func:`startup_modules`)
 BASE_MODULES = ("numpy", "scipy.linalg", "sklearn.linear_model", "pandas", "pyarrow.parquet")
-#: a built-in classifier's package, where it is not in BASE_MODULES
-CLASSIFIER_MODULES = {"xgb": "xgboost", "mlp": "torch"}
 #: a probe that has not imported its modules by then is killed: a job would hang the same way
 PROBE_SECONDS = 60
 PROBE = ("import importlib, sys\n"
@@ -48,24 +46,27 @@ def address_space_limit() -> int | None:
 
 
 def startup_modules(classifiers: Iterable[str]) -> list[str]:
-    """The modules a study's jobs import: :data:`BASE_MODULES` and its classifiers' packages
-    (a user classifier given by import path: its top-level package)."""
+    """The modules a study's jobs import: :data:`BASE_MODULES` and the importable packages of
+    each classifier's ``libraries`` (its spec's distributions: numba for the SGD ones, torch for
+    the MLP, a user estimator's installed package; a class in a file of the user's has none)."""
+    import importlib.metadata
+
+    from modelvar.models.registry import spec
+
+    by_distribution: dict[str, list[str]] = {}
+    for module, distributions in importlib.metadata.packages_distributions().items():
+        for distribution in distributions:
+            by_distribution.setdefault(distribution.lower(), []).append(module)
     modules = list(BASE_MODULES)
     for name in classifiers:
-        module = CLASSIFIER_MODULES.get(name)
-        if module and module not in modules:
-            modules.append(module)
+        for distribution in spec(name).libraries:
+            found = sorted(m for m in by_distribution.get(distribution.lower(), [])
+                           if not m.startswith("_"))
+            own = distribution.lower().replace("-", "_")
+            for module in [own] if own in found else found:
+                if module.split(".")[0] not in {m.split(".")[0] for m in modules}:
+                    modules.append(module)
     return modules
-
-
-def user_modules(config: dict) -> list[str]:
-    """The top-level packages of user classifiers given by import path (``pkg.mod.Class``;
-    those in a file of the user's are imported from it by the job, not probed)."""
-    out = []
-    for entry in config.get("classifiers", []):
-        if isinstance(entry, dict) and ":" not in entry.get("estimator", ":"):
-            out.append(entry["estimator"].split(".", 1)[0])
-    return out
 
 
 def startup_bytes(modules: list[str], seconds: float = PROBE_SECONDS
@@ -123,7 +124,7 @@ def address_space_problem(config: dict, plan) -> str | None:
         return None
     from modelvar.models.registry import classifier_names
 
-    modules = startup_modules(classifier_names(config)) + user_modules(config)
+    modules = startup_modules(classifier_names(config))
     shown = f"ulimit -v {limit // 1024} kB, {_mib(limit)}"
     startup, why = startup_bytes(modules)
     if startup is None:
