@@ -487,7 +487,8 @@ def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
 TOUCHED_TOGETHER_NS = 2_000_000_000
 
 
-def forget_damaged(results_dir: str | Path) -> list[str]:
+def forget_damaged(results_dir: str | Path,
+                   found: list[tuple[Path, dict | None]] | None = None) -> list[str]:
     """Delete the manifest of every job whose files no longer are what it wrote (missing, a
     size that differs from the manifest's: truncated, appended to, replaced; or, where a file's
     modification time is not the recorded one, a sha256 that differs: a same-size change), and
@@ -497,10 +498,11 @@ def forget_damaged(results_dir: str | Path) -> list[str]:
     what depends on them) instead of skipping them as up to date. A stat per file, cheap enough
     for every load of the workflow; content is read only where the time is neither the
     recorded one nor the job's touch (:data:`TOUCHED_TOGETHER_NS`) — a copied folder's files
-    once: a match records the new time."""
+    once: a match records the new time. ``found``: :func:`manifests` of the resolved folder,
+    where the caller has read them."""
     root = Path(results_dir).resolve()
     lines = []
-    for manifest, body in manifests(root):
+    for manifest, body in manifests(root) if found is None else found:
         reason, moved = None, False
         if body is None:
             reason = "its manifest cannot be read"
@@ -568,12 +570,14 @@ def manifests(results_dir: str | Path) -> list[tuple[Path, dict | None]]:
     return out
 
 
-def recorded_paths(results_dir: str | Path) -> dict[Path, Path]:
+def recorded_paths(results_dir: str | Path,
+                   found: list[tuple[Path, dict | None]] | None = None) -> dict[Path, Path]:
     """The files that job manifests of ``results_dir`` record (resolved), each with its
-    manifest: the files modelvar wrote, as opposed to files put there by hand."""
+    manifest: the files modelvar wrote, as opposed to files put there by hand. ``found``:
+    :func:`manifests` of the resolved folder, where the caller has read them."""
     root = Path(results_dir).resolve()
     out: dict[Path, Path] = {}
-    for manifest, body in manifests(root):
+    for manifest, body in manifests(root) if found is None else found:
         for record in body["files"] if body else ():
             out[recorded_path(root, record).resolve()] = manifest
     return out

@@ -132,7 +132,10 @@ C1_CONTROLS = re.compile("[\x80-\x9f]")
 def warn_c1_controls(path: Path, fmt: FileFormat, name: str) -> None:
     """Warn (stderr) where ``path`` read in ``fmt.encoding`` holds C1 control characters:
     the first one's line and code, and the encoding that has printable characters there
-    (cp1252 for latin-1: Windows' curly quotes and dashes are bytes 0x91–0x97)."""
+    (cp1252 for latin-1: Windows' curly quotes and dashes are bytes 0x91–0x97). Unicode
+    encodings are not read again: only a single-byte one maps a byte onto a C1 character."""
+    if fmt.encoding.startswith("utf"):
+        return
     try:
         with _open_text(path, fmt.gzip, fmt.encoding) as fh:
             for number, line in enumerate(fh, 1):

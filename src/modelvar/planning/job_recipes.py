@@ -183,15 +183,18 @@ def check_results_at_load(results_dir: str | Path, *, dry_run: bool = False) -> 
     other run holds the folder; a dry run, or a load beside a running run, names them."""
     from modelvar.pipeline.result_tables import STRAYS_DIR, move_strays, stray_files
     from modelvar.planning.run_lock import results_in_use
-    from modelvar.table_files import forget_damaged
+    from modelvar.table_files import forget_damaged, manifests, recorded_paths
 
-    lines = [f"missing or damaged output: {line}" for line in forget_damaged(results_dir)]
+    # the manifests are read once: a job forgotten as damaged still wrote its files (they are
+    # redone, not strays)
+    found = manifests(Path(results_dir).resolve())
+    lines = [f"missing or damaged output: {line}" for line in forget_damaged(results_dir, found)]
     forget_dry_run(results_dir)
     future = clamp_future_times(results_dir)
     if future:
         lines.append(f"warning: {len(future)} file(s) of {results_dir} were dated in the future "
                      f"(clock skew?), e.g. {future[0]}; set to the present")
-    strays = stray_files(results_dir)
+    strays = stray_files(results_dir, recorded_paths(results_dir, found))
     if strays:
         where = Path(results_dir) / STRAYS_DIR
         shown = ", ".join(str(p) for p in strays[:3]) + (", …" if len(strays) > 3 else "")
