@@ -12,7 +12,7 @@ from modelvar.metrics import registry
 from modelvar.metrics.pairwise import pairwise_arrays
 
 
-def both_right(e: registry.ErrorCounts) -> np.ndarray:
+def both_right(e: registry.PairCounts) -> np.ndarray:
     """The rate at which both runs are right: (n − U_ij)/n."""
     return e.nan_if_empty(lambda: (e.n - e.union) / e.n)
 
@@ -81,3 +81,32 @@ def test_a_new_metric_declared_once_reaches_the_tables_grouped_api_and_figures(
         pytest.approx(everyone["both_right"].mean())
     assert metric_name("both_right") == "rate both right"
     assert "both_right" in pairwise_arrays(np.array([0, 1, 1]), np.array([[0, 1, 0], [0, 0, 1]]))
+
+
+def test_a_metric_reads_only_the_counts_it_declares():
+    """A registered metric gets the counts of its ``needs`` (issue 57): one that reads a count
+    it did not declare is told which need to add; one on the tables (the default for the
+    labels basis) gets the tables with their agreement and margins."""
+    def off_diagonal(t: registry.PairCounts) -> np.ndarray:
+        return (t.T.sum(axis=(1, 2)) - t.diag) / t.n + 0 * t.r.sum(axis=1)
+
+    def agreement_with_margins(t: registry.PairCounts) -> np.ndarray:
+        return t.agree / t.n + 0 * t.r.sum(axis=1)
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, 120)
+    P = np.where(rng.random((4, 120)) < 0.7, y, rng.integers(0, 3, (4, 120)))
+    registry.register(registry.PairwiseMetric("off_diag", "off diagonal", "labels",
+                                              off_diagonal, higher_is_more_alike=False))
+    registry.register(registry.PairwiseMetric("thin", "thin", "labels", agreement_with_margins,
+                                              needs=("agreement",)))
+    try:
+        table = pairwise_arrays(y, P, metrics=["off_diag", "churn"])
+        np.testing.assert_allclose(table["off_diag"], table["churn"], rtol=1e-15)
+        with pytest.raises(registry.MissingCount, match=r"needs=\('margins'"):
+            pairwise_arrays(y, P, metrics=["thin"])
+    finally:
+        registry.unregister("off_diag")
+        registry.unregister("thin")
+    with pytest.raises(ValueError, match="needs must name"):
+        registry.PairwiseMetric("x", "x", "labels", both_right, needs=("probabilities",))

@@ -252,3 +252,87 @@ def test_identical_runs_agree_maximally(data):
     assert (t["pa"] == 1).all() and (t["ec_agree"] == 1).all()
     for m in ("kappa", "kripp_alpha", "gwet_ac1", "cramer_v", "ec_local", "ec_kappa", "ec_corr"):
         assert t[m].isna().all() or np.allclose(t[m], 1.0), m
+
+
+# ---------------------------------------------------------------- what a request computes
+def test_chunked_counts_equal_one_pass(monkeypatch):
+    """The counts read the labels in chunks (issue 57): chunks of 1, 7 and 64 samples give the
+    values of one pass, on the full set and the disagreement set, n not a multiple of 64."""
+    from modelvar.metrics import pairwise
+
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 4, 203)
+    P = np.where(rng.random((5, 203)) < 0.6, y, rng.integers(0, 4, (5, 203)))
+    whole = {s: pairwise_metrics(y, P, subset=s) for s in ("all", "disagree")}
+    for chunk in (1, 7, 64):
+        monkeypatch.setattr(pairwise, "CHUNK", chunk)
+        for subset, want in whole.items():
+            got = pairwise_metrics(y, P, subset=subset)
+            np.testing.assert_array_equal(got[list(ALL_METRICS) + ["acc_i", "acc_j"]]
+                                          .to_numpy(float),
+                                          want[list(ALL_METRICS) + ["acc_i", "acc_j"]]
+                                          .to_numpy(float))
+
+
+def test_a_request_computes_only_what_its_metrics_need(monkeypatch):
+    """Only Cramér's V needs the C × C tables: a request without it never builds them, and one
+    of error metrics never counts margins or agreements."""
+    from modelvar.metrics import pairwise
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 100)
+    P = np.where(rng.random((4, 100)) < 0.7, y, rng.integers(0, 3, (4, 100)))
+    want = pairwise_metrics(y, P)
+    built = []
+    real_tables, real_counts = pairwise.pair_tables, pairwise._run_counts
+    monkeypatch.setattr(pairwise, "pair_tables", lambda *a: built.append(a) or real_tables(*a))
+    needs_seen = []
+    monkeypatch.setattr(pairwise, "_run_counts",
+                        lambda y, L, C, needs: needs_seen.append(set(needs))
+                        or real_counts(y, L, C, needs))
+    labels = [m for m in ALL_METRICS if m != "cramer_v"]
+    got = pairwise_metrics(y, P, metrics=labels)
+    np.testing.assert_array_equal(got[labels].to_numpy(float), want[labels].to_numpy(float))
+    assert built == [] and needs_seen[-1] == {"errors", "agreement", "margins"}
+    pairwise_metrics(y, P, metrics=["ec_kappa", "ec_local"])
+    assert built == [] and needs_seen[-1] == {"errors"}
+    pairwise_metrics(y, P, metrics=["pa"])
+    assert needs_seen[-1] == {"agreement"}
+    got = pairwise_metrics(y, P, metrics=["cramer_v"])
+    assert len(built) == len(P) - 1
+    np.testing.assert_array_equal(got["cramer_v"], want["cramer_v"])
+
+
+@pytest.mark.parametrize("c", [130, 200])
+def test_many_classes_use_wider_label_and_code_types(c):
+    """130 classes need int16 labels, 200 classes int32 pair codes (C² > 32767); both match
+    the oracles, and the margins come from a bincount beyond 16 classes."""
+    rng = np.random.default_rng(c)
+    y = rng.integers(0, c, 400)
+    P = np.where(rng.random((3, 400)) < 0.5, y, rng.integers(0, c, (3, 400)))
+    check_against_oracle(y, P)
+
+
+def test_narrow_input_types_and_their_negative_values():
+    y = np.array([0, 1, 2, 1], dtype=np.int8)
+    P = np.array([[0, 1, 2, 2], [0, 2, 2, 1]], dtype=np.uint8)
+    np.testing.assert_allclose(pairwise_metrics(y, P)["pa"], [0.5])
+    with pytest.raises(MetricInputError, match="preds holds negative"):
+        pairwise_metrics(y, P.astype(np.int16) - 300)
+    with pytest.raises(MetricInputError, match="y_true holds negative"):
+        pairwise_metrics(y - 1, P)
+
+
+def test_peak_memory_stays_within_a_fifth_of_the_input():
+    """Issue 57: the counts work on narrowed labels in chunks, so a call's peak traced memory
+    stays ≤ 1.2× its int64 input (it was 2.2×)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 10, 300_000)
+    P = np.where(rng.random((8, 300_000)) < 0.7, y, rng.integers(0, 10, (8, 300_000)))
+    tracemalloc.start()
+    pairwise_metrics(y, P, n_classes=10)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak <= 1.2 * P.nbytes, peak / P.nbytes

@@ -2,9 +2,11 @@
 nulls and figures need to know about it.
 
 A :class:`PairwiseMetric` entry says how the metric is computed for every pair of runs at once
-— from the pair's **error counts** (:class:`ErrorCounts`: n, s_i, s_j, I_ij, the notation of
-:mod:`modelvar.metrics.pairwise`) or from its **label tables** (:class:`LabelTables`: the C×C
-contingency tables T of ŷ_i against ŷ_j) — its range (the jackknife interval is clipped to it;
+— from the pair's **error counts** (n, s_i, s_j, I_ij, the notation of
+:mod:`modelvar.metrics.pairwise`) or its **labels** (agreement counts, class margins, C×C
+contingency tables T of ŷ_i against ŷ_j), with the counts it ``needs`` (:data:`NEEDS`, handed
+to it as :class:`PairCounts`; a request computes the union of its metrics' needs and nothing
+else) — its range (the jackknife interval is clipped to it;
 a range below 0 means the metric is signed), its direction (whether a higher value means the
 runs are more alike), its value under independent errors (the **null**,
 :mod:`modelvar.metrics.inference`; ``None``: no null), the subsets of test samples it is
@@ -33,40 +35,64 @@ def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True)
-class ErrorCounts:
-    """Every pair's error counts: ``n`` samples, ``si``/``sj`` the two runs' error counts,
-    ``inter`` the samples both got wrong (I_ij), ``union`` = s_i + s_j − I_ij;
-    ``ec_local_undefined``: the value of local EC where neither run errs."""
+#: what a metric may need, each computed once per request for every metric that needs it:
+#: ``errors`` — each run's error count s and the k × k co-occurrences I of the errors;
+#: ``agreement`` — the k × k counts of samples on which two runs predict the same label;
+#: ``margins`` — each run's count of every predicted class;
+#: ``tables`` — the C × C contingency tables of the pairs, one row of runs at a time (with
+#: the agreement and the margins).
+NEEDS = ("errors", "agreement", "margins", "tables")
+#: the counts each need provides, by their names on :class:`PairCounts`
+PROVIDES = {"errors": ("si", "sj", "inter"), "agreement": ("agree",),
+            "margins": ("r", "c"), "tables": ("T", "agree", "r", "c")}
 
-    n: int
-    si: np.ndarray
-    sj: np.ndarray
-    inter: np.ndarray
-    ec_local_undefined: str = "nan"
+
+class MissingCount(AttributeError):
+    """A metric read a count its entry does not declare among its ``needs``."""
+
+
+class PairCounts:
+    """The counts of a block of pairs (i, j), i < j, each an array with one entry per pair.
+
+    ``n`` samples; ``si``/``sj`` the two runs' error counts and ``inter`` the samples both got
+    wrong (I_ij; ``union`` = s_i + s_j − I_ij) — need ``errors``; ``agree`` (also ``diag``) the
+    samples on which both predict the same label — need ``agreement``; ``r``/``c`` (pairs, C)
+    the two runs' class counts (the table's row and column margins) — need ``margins``; ``T``
+    (pairs, C, C) the contingency tables of ŷ_i against ŷ_j — need ``tables``. Counts are
+    float64 (exact integers below 2⁵³). A count the request did not compute raises
+    :class:`MissingCount` naming the need. ``ec_local_undefined``: the value of local EC where
+    neither run errs."""
+
+    def __init__(self, n: int, pairs: int, counts: dict[str, np.ndarray],
+                 ec_local_undefined: str = "nan") -> None:
+        self.n = n
+        self.pairs = pairs
+        self.ec_local_undefined = ec_local_undefined
+        self._counts = counts
+
+    def _get(self, name: str) -> np.ndarray:
+        try:
+            return self._counts[name]
+        except KeyError:
+            need = next(need for need, names in PROVIDES.items() if name in names)
+            raise MissingCount(f"the count {name!r} was not computed: the metric's entry must "
+                               f"declare needs=({need!r}, …)") from None
+
+    si = property(lambda self: self._get("si"))
+    sj = property(lambda self: self._get("sj"))
+    inter = property(lambda self: self._get("inter"))
+    agree = property(lambda self: self._get("agree"))
+    diag = agree
+    r = property(lambda self: self._get("r"))
+    c = property(lambda self: self._get("c"))
+    T = property(lambda self: self._get("T"))
 
     @property
     def union(self) -> np.ndarray:
         return self.si + self.sj - self.inter
 
     def nan_if_empty(self, values: Callable[[], np.ndarray]) -> np.ndarray:
-        return values() if self.n else np.full(len(self.inter), np.nan)
-
-
-@dataclass(frozen=True)
-class LabelTables:
-    """The contingency tables ``T`` (p, C, C) of one run against each of p later runs, with
-    row margins ``r`` (p, C), column margins ``c`` (p, C), agreements ``diag`` (p,) over ``n``
-    samples."""
-
-    n: int
-    T: np.ndarray
-    r: np.ndarray
-    c: np.ndarray
-    diag: np.ndarray
-
-    def nan_if_empty(self, values: Callable[[], np.ndarray]) -> np.ndarray:
-        return values() if self.n else np.full(len(self.T), np.nan)
+        return values() if self.n else np.full(self.pairs, np.nan)
 
 
 @dataclass(frozen=True)
@@ -89,8 +115,10 @@ class Accuracies:
 
 @dataclass(frozen=True)
 class PairwiseMetric:
-    """One pairwise metric (module docstring). ``compute`` takes :class:`ErrorCounts` when
-    ``basis`` is ``errors`` and :class:`LabelTables` when it is ``labels``; ``null`` takes
+    """One pairwise metric (module docstring). ``compute`` takes the :class:`PairCounts` of a
+    block of pairs holding the counts of its ``needs`` (default: ``errors`` for the ``errors``
+    basis, ``tables`` for ``labels``); ``basis`` says whether it compares the runs' errors or
+    their labels (figures group metrics by it); ``null`` takes
     :class:`Accuracies` and returns the per-pair null (or ``None`` where it has none)."""
 
     name: str
@@ -102,10 +130,18 @@ class PairwiseMetric:
     null: Callable[[Accuracies], np.ndarray | None] | None = None
     subsets: tuple[str, ...] = SUBSETS
     source: str = ""
+    needs: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.basis not in ("errors", "labels"):
             raise ValueError(f"metric {self.name!r}: basis must be 'errors' or 'labels'")
+        if self.needs is None:
+            default = ("errors",) if self.basis == "errors" else ("tables",)
+            object.__setattr__(self, "needs", default)
+        unknown_needs = sorted(set(self.needs) - set(NEEDS))
+        if unknown_needs or not self.needs:
+            raise ValueError(f"metric {self.name!r}: needs must name some of {NEEDS}, got "
+                             f"{self.needs!r}")
         unknown = sorted(set(self.subsets) - set(SUBSETS))
         if unknown:
             raise ValueError(f"metric {self.name!r}: unknown subset(s) {unknown}; known: "
@@ -118,28 +154,28 @@ class PairwiseMetric:
 
 
 # ----------------------------------------------------------------------------- error metrics
-def ec_local(e: ErrorCounts) -> np.ndarray:
+def ec_local(e: PairCounts) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         out = safe_div(e.inter, e.union)
     out[e.union == 0] = EC_LOCAL_UNDEFINED[e.ec_local_undefined]
     return out
 
 
-def ec_global(e: ErrorCounts) -> np.ndarray:
+def ec_global(e: PairCounts) -> np.ndarray:
     return e.nan_if_empty(lambda: e.inter / e.n)
 
 
-def ec_agree(e: ErrorCounts) -> np.ndarray:
+def ec_agree(e: PairCounts) -> np.ndarray:
     return e.nan_if_empty(lambda: (e.n - (e.si + e.sj - 2 * e.inter)) / e.n)
 
 
-def ec_corr(e: ErrorCounts) -> np.ndarray:
+def ec_corr(e: PairCounts) -> np.ndarray:
     n, si, sj = e.n, e.si, e.sj
     with np.errstate(invalid="ignore", divide="ignore"):
         return safe_div(n * e.inter - si * sj, np.sqrt(si * (n - si) * sj * (n - sj)))
 
 
-def ec_kappa(e: ErrorCounts) -> np.ndarray:
+def ec_kappa(e: PairCounts) -> np.ndarray:
     n, si, sj = e.n, e.si, e.sj
     pe = e.nan_if_empty(lambda: (si * sj + (n - si) * (n - sj)) / float(n) ** 2)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -149,7 +185,7 @@ def ec_kappa(e: ErrorCounts) -> np.ndarray:
 
 
 def _accnorm(base: Callable, root: str) -> Callable:
-    def compute(e: ErrorCounts) -> np.ndarray:
+    def compute(e: PairCounts) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             ai, aj = 1.0 - e.si / e.n, 1.0 - e.sj / e.n
             if root == "sqrt":
@@ -198,16 +234,16 @@ def _null_churn(a: Accuracies) -> np.ndarray | None:
 
 
 # ----------------------------------------------------------------------------- label metrics
-def pa(t: LabelTables) -> np.ndarray:
+def pa(t: PairCounts) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
-        return t.nan_if_empty(lambda: t.diag / t.n)
+        return t.nan_if_empty(lambda: t.agree / t.n)
 
 
-def churn(t: LabelTables) -> np.ndarray:
+def churn(t: PairCounts) -> np.ndarray:
     return 1.0 - pa(t)
 
 
-def kappa(t: LabelTables) -> np.ndarray:
+def kappa(t: PairCounts) -> np.ndarray:
     po = pa(t)
     with np.errstate(invalid="ignore", divide="ignore"):
         pe = t.nan_if_empty(lambda: (t.r * t.c).sum(axis=1) / float(t.n) ** 2)
@@ -216,7 +252,7 @@ def kappa(t: LabelTables) -> np.ndarray:
     return out
 
 
-def cramer_v(t: LabelTables) -> np.ndarray:
+def cramer_v(t: PairCounts) -> np.ndarray:
     """On the table without empty rows and columns."""
     n, T, r, c = t.n, t.T, t.r, t.c
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -229,21 +265,21 @@ def cramer_v(t: LabelTables) -> np.ndarray:
     return v
 
 
-def kripp_alpha(t: LabelTables) -> np.ndarray:
-    """Nominal, two coders."""
-    T = t.T
+def kripp_alpha(t: PairCounts) -> np.ndarray:
+    """Nominal, two coders, from the agreement and the margins: the coincidences o = T + Tᵀ have
+    margins n_c = r_c + c_c, N = 2n values, Σ_{c≠k} o_ck = 2(n − agree) and
+    Σ_{c≠k} n_c n_k = N² − Σ_c n_c²."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        o = T + np.transpose(T, (0, 2, 1))
-        nc = o.sum(axis=2)
-        big_n = nc.sum(axis=1)
-        off_o = o.sum(axis=(1, 2)) - np.einsum("pcc->p", o)
+        nc = t.r + t.c
+        big_n = 2.0 * t.n
+        off_o = big_n - 2.0 * t.agree
         off_e = big_n**2 - (nc**2).sum(axis=1)
         alpha = 1.0 - safe_div((big_n - 1.0) * off_o, off_e)
     alpha[off_e == 0] = np.nan
     return alpha
 
 
-def gwet_ac1(t: LabelTables) -> np.ndarray:
+def gwet_ac1(t: PairCounts) -> np.ndarray:
     """Over the categories observed in the pair."""
     n, r, c = t.n, t.r, t.c
     po = pa(t)
@@ -275,15 +311,19 @@ BUILT_IN: tuple[PairwiseMetric, ...] = (
                                       ("ec_global", "global EC", ec_global, _null_global))
       for root, sign in (("sqrt", "√"), ("cbrt", "∛"))),
     PairwiseMetric("pa", "percent agreement", "labels", pa, null=_null_pa,
-                   source="seed 000 PA_acc"),
+                   source="seed 000 PA_acc", needs=("agreement",)),
     PairwiseMetric("churn", "disagreement (1 − agreement)", "labels", churn,
-                   higher_is_more_alike=False, null=_null_churn, source="1 − PA"),
+                   higher_is_more_alike=False, null=_null_churn, source="1 − PA",
+                   needs=("agreement",)),
     PairwiseMetric("kappa", "Cohen's κ", "labels", kappa, _SIGNED,
-                   source="Cohen 1960; NaN when p_e = 1 (scikit-learn ≥ 1.9)"),
-    PairwiseMetric("cramer_v", "Cramér's V", "labels", cramer_v, source="Cramér 1946"),
+                   source="Cohen 1960; NaN when p_e = 1 (scikit-learn ≥ 1.9)",
+                   needs=("agreement", "margins")),
+    PairwiseMetric("cramer_v", "Cramér's V", "labels", cramer_v, source="Cramér 1946",
+                   needs=("tables",)),
     PairwiseMetric("kripp_alpha", "Krippendorff's α", "labels", kripp_alpha, (-np.inf, 1.0),
-                   source="Krippendorff 2011, nominal"),
-    PairwiseMetric("gwet_ac1", "Gwet's AC1", "labels", gwet_ac1, _SIGNED, source="Gwet 2008"),
+                   source="Krippendorff 2011, nominal", needs=("agreement", "margins")),
+    PairwiseMetric("gwet_ac1", "Gwet's AC1", "labels", gwet_ac1, _SIGNED, source="Gwet 2008",
+                   needs=("agreement", "margins")),
 )
 
 _REGISTRY: dict[str, PairwiseMetric] = {m.name: m for m in BUILT_IN}
