@@ -45,15 +45,18 @@ fi
 # Snakemake's own parser reads the options: -s and --workflow-profile go first, so that an -s
 # or a profile of the caller's still wins.
 workflow=(-s "$REPO/Snakefile" --workflow-profile "$REPO/profiles/local")
-# A run killed earlier (kill -9, power loss) leaves Snakemake's lock behind: remove it when no
-# other run of this workflow is alive in the working directory (modelvar.planning.run_lock).
-python -m modelvar unlock-stale -- "${workflow[@]}" "$@"
-helped="$(python -m modelvar config --report-path -- "${workflow[@]}" "$@")"
-report="$(printf '%s\n' "$helped" | head -n 1)"
-sequential="$(printf '%s\n' "$helped" | sed -n 2p)"
-if [ -z "$report" ]; then  # a dry run, a listing, --lint, --unlock, …: nothing to report
-  exec snakemake "${workflow[@]}" "$@"
-fi
+staging="$(mktemp -d)"
+trap 'rm -rf "$staging"' EXIT
+# One helper before Snakemake (modelvar before-run): a run killed earlier (kill -9, power loss)
+# leaves Snakemake's lock behind: removed when no other run of this workflow is alive in the
+# working directory (modelvar.planning.run_lock); a command line that runs no job (-n, a
+# listing, --lint, --unlock …) is Snakemake's, run by the helper in its own process (one
+# start-up) with nothing to report; a run the address-space limit would fail is refused;
+# otherwise it writes the report's path and whether the study runs in rounds.
+python -m modelvar before-run --info "$staging/run-info" -- "${workflow[@]}" "$@"
+[ -s "$staging/run-info" ] || exit 0
+report="$(head -n 1 "$staging/run-info")"
+sequential="$(sed -n 2p "$staging/run-info")"
 # Snakemake runs as a child in its own process group, with SIGINT at its default (set -m and
 # env --default-signal: a script's background child, or a script started in the background,
 # ignores SIGINT): a SIGTERM, SIGINT or SIGHUP of this script reaches its process group as
@@ -62,7 +65,6 @@ fi
 # The report is written in a temporary folder, then placed atomically (modelvar place-report):
 # a full disk or an unwritable results folder leaves the earlier report, never a truncated one,
 # and says so in one line.
-staging="$(mktemp -d)"
 # A job that cannot act on SIGINT (a library spinning in C code, where no handler runs) is ended
 # from outside: what is left of Snakemake's process group STOP_SECONDS after a stop is killed.
 STOP_SECONDS=${MODELVAR_STOP_SECONDS:-10}
@@ -77,7 +79,6 @@ stop_from_outside() {
   ) &
   killer=$!
 }
-trap 'rm -rf "$staging"' EXIT
 # A sequential study (config `sequential`) runs in rounds: after each Snakemake run,
 # `modelvar sequential next` gives the blocks whose claims are still open more repeats (exit
 # status 10) and the loop runs Snakemake again, which fits only the new repeats; exit status 0

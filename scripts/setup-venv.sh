@@ -31,3 +31,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     irrCAC==0.4.4 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   echo "$want" > "$stamp"
 fi
+# The many-class SGD classifiers' numba kernels, compiled once into numba's cache (beside their
+# source, or NUMBA_CACHE_DIR), so that no fit job compiles them (modelvar.models.kernel_cache);
+# again when their source or the install changes.
+kernel_stamp="$VENV/.modelvar-kernels-stamp"
+kernels="$(cat "$stamp" src/modelvar/models/ovr_sgd.py src/modelvar/models/ovr_sgd_kernels.py \
+  <(printf '%s' "${NUMBA_CACHE_DIR:-}") | sha256sum | cut -d' ' -f1)"
+cached=(src/modelvar/models/__pycache__/ovr_sgd_kernels.*.nbi)
+if [ ! -f "$kernel_stamp" ] || [ "$(cat "$kernel_stamp")" != "$kernels" ] ||
+  { [ -z "${NUMBA_CACHE_DIR:-}" ] && [ ! -e "${cached[0]}" ]; }; then
+  "$VENV/bin/python" -m modelvar.models.kernel_cache >&2
+  echo "$kernels" > "$kernel_stamp"
+fi

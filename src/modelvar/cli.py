@@ -113,6 +113,51 @@ def cmd_unlock_stale(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_before_run(args: argparse.Namespace) -> int:
+    """scripts/run.sh's one helper before Snakemake: stale locks, the address-space check, and
+    what the run will need afterwards; a command line that runs no job is Snakemake's own, run
+    in this process (its start-up is the one this helper paid)."""
+    from modelvar.planning.run_lock import unlock_if_stale
+    from modelvar.planning.workflow_config import resolve, workflow_options
+
+    argv = _snakemake_argv(args)
+    resolved = resolve(argv)
+    message = unlock_if_stale(resolved.workdir, workflow_options(argv))
+    if message:
+        print(message, file=sys.stderr)
+    if not resolved.executes:  # a dry run, a listing, --lint, --unlock …: nothing to report
+        from snakemake.cli import main
+
+        main(argv)  # exits with Snakemake's status
+        return 0
+    status = _address_space_refusal(argv)
+    if status:
+        return status
+    lines = [str(resolved.results_dir.resolve() / "report.html")]
+    if resolved.config.get("sequential", {}).get("enabled"):
+        lines.append("sequential")  # scripts/run.sh runs it in rounds
+    Path(args.info).write_text("\n".join(lines) + "\n")
+    return 0
+
+
+def _address_space_refusal(argv: list[str]) -> int:
+    """2 (after saying why) where the address-space limit in force would fail the run's jobs,
+    checked before any job starts; else 0."""
+    from modelvar.planning.address_space import address_space_limit
+
+    if address_space_limit() is None:
+        return 0
+    from modelvar.planning.address_space import address_space_problem
+    from modelvar.planning.plan_report import plan_of_command_line
+
+    plan, config = plan_of_command_line(argv)
+    problem = address_space_problem(config, plan)
+    if problem:
+        print(f"modelvar: {problem}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def cmd_place_report(args: argparse.Namespace) -> int:
     from modelvar.table_files import move_file
 
@@ -166,17 +211,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     resolved = resolve(_snakemake_argv(args))
     if args.report_path:
         if resolved.executes:
-            from modelvar.planning.address_space import address_space_limit
-
-            if address_space_limit() is not None:  # checked before any job (run.sh stops)
-                from modelvar.planning.address_space import address_space_problem
-                from modelvar.planning.plan_report import plan_of_command_line
-
-                plan, config = plan_of_command_line(_snakemake_argv(args))
-                problem = address_space_problem(config, plan)
-                if problem:
-                    print(f"modelvar: {problem}", file=sys.stderr)
-                    return 2
+            status = _address_space_refusal(_snakemake_argv(args))
+            if status:
+                return status
             print(resolved.results_dir.resolve() / "report.html")
             if resolved.config.get("sequential", {}).get("enabled"):  # before the check
                 print("sequential")  # scripts/run.sh runs it in rounds
@@ -334,6 +371,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("step", choices=("next",), help="what to decide (the next round)")
     p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
                    help="Snakemake's arguments (configfile, config, profile)")
+
+    p = _command(sub, "before-run", "scripts/run.sh's checks before Snakemake starts",
+                 cmd_before_run,
+                 description="Remove stale Snakemake locks (as unlock-stale); if the command "
+                 "line runs no job (a dry run, a listing, --lint …), run Snakemake with it in "
+                 "this process and exit with its status; otherwise refuse a run the "
+                 "address-space limit would fail (status 2) and write to --info the report's "
+                 "path and, for a sequential study, a second line 'sequential'.")
+    p.add_argument("--info", required=True, help="where to write what the run needs afterwards")
+    p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                   help="Snakemake's arguments, after --")
 
     p = _command(sub, "unlock-stale", "remove Snakemake locks left by a killed run, when safe",
                  cmd_unlock_stale,

@@ -560,3 +560,8 @@ def fit_job(
         raise
     log.info("fit job finished: %d fits in %.1f s; the job's CPU so far %.1f s (start-up and "
              "imports included)", total, time.perf_counter() - start, time.process_time())
+    from modelvar.models.kernel_cache import kernel_summary
+
+    kernels = kernel_summary()
+    if kernels:
+        log.info(kernels)
