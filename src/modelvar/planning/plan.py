@@ -226,6 +226,9 @@ class StudyPlan:
     cost_source: str
     #: where a declared classifier's cost comes from (declared, probe fits, the cost model)
     cost_notes: dict[str, str] = field(default_factory=dict)
+    #: (dataset, classifier) → what probe fits on the dataset's own rows did to its estimates
+    #: (:mod:`modelvar.planning.data_probe`)
+    data_notes: dict[tuple[str, str], str] = field(default_factory=dict)
     #: a sequential study's looks and its state (:mod:`modelvar.study.rounds`); None: fixed
     schedule: Schedule | None = None
     rounds: Rounds | None = None
@@ -359,15 +362,17 @@ def few_valued_share(data_level, n_few_valued: int, d: int) -> float:
 
 
 def _fit_seconds(cost: CostModel, classifier: str, cell: Cell, shape: Shape, config: dict,
-                 epochs: int, gpu_speedup: float | dict[int, float] | None) -> float:
-    """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work)."""
+                 epochs: int, gpu_speedup: float | dict[int, float] | None,
+                 data_factor: float = 1.0) -> float:
+    """Seconds of one fit of ``cell`` (fit + predict + the job's per-fit work); the cost
+    model's times ``data_factor`` (:mod:`modelvar.planning.data_probe`)."""
     test_fraction = config["split"]["test_fraction"]
     n_train = shape.n_rows * (1 - test_fraction) * cell.downsample
     seconds = cost.seconds(classifier, n_train, shape.d, shape.n_classes, epochs,
                            noisy_share=noisy_share(cell.data, shape.n_numeric, shape.d),
                            onehot_share=onehot_share(shape.n_numeric, shape.d),
                            few_valued_share=few_valued_share(cell.data, shape.n_few_valued,
-                                                             shape.d))
+                                                             shape.d)) * data_factor
     if gpu_speedup is not None:  # its fits run on a GPU
         seconds /= gpu_speedup_at(gpu_speedup, seconds)
     if cell.data is not None and cell.data[0] == "nn":
@@ -404,7 +409,7 @@ def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
 def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape, config: dict,
                      cost: CostModel, target: float,
                      gpu_speedup: float | dict[int, float] | None, form: str,
-                     repeats: int) -> ClassifierPlan:
+                     repeats: int, data_factor: float = 1.0) -> ClassifierPlan:
     runs = config["split"]["runs"]
     epochs = epochs_of(classifier, config)
     plan = ClassifierPlan(classifier)
@@ -419,7 +424,7 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
         key = (cell.downsample, cell.data)
         if key not in seconds_of:
             seconds_of[key] = _fit_seconds(cost, classifier, cell, shape, config, epochs,
-                                           gpu_speedup)
+                                           gpu_speedup, data_factor)
         return seconds_of[key]
 
     per_fit = {chunk: [fit_seconds(c) for c in members] for chunk, members in chunks.items()}
@@ -546,6 +551,20 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
         cost.classifiers[clf] = (probed,)
 
 
+def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
+                  speedups: dict) -> dict:
+    """Probe fits on the datasets' own rows (:mod:`modelvar.planning.data_probe`) of every
+    built-in classifier whose fits run on the CPU (a GPU's fits are the cost model's divided
+    by its speed-up)."""
+    from modelvar.planning import data_probe, outputs
+
+    probed = [clf for clf in classifier_names(config)
+              if classifier_spec(clf).built_in and clf not in speedups
+              and clf in cost.classifiers]
+    return data_probe.data_factors(config, shapes, cost, probed,
+                                   threads_of=lambda clf: outputs.fit_threads(config, clf))
+
+
 def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyPlan:
     """The plan of a (validated) config, given the datasets' peeked schemas."""
     jobs = config["jobs"]
@@ -559,6 +578,8 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     shapes = {name: dataset_shape(name, spec, schemas.get(name))
               for name, spec in config["datasets"].items()}
     _cost_of_declared(config, cost, shapes, study.cost_notes)
+    factors = _data_factors(config, cost, shapes, speedups)
+    study.data_notes = {key: found.note(full) for key, (found, full) in factors.items()}
     for name in config["datasets"]:
         shape = shapes[name]
         cells, collapsed = dataset_cells(config["perturbation"], config["design"],
@@ -571,7 +592,8 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
                                        classifier_spec(clf).seeded)
             plan.classifiers[clf] = _plan_classifier(
                 name, clf, [Cell.parse(c) for c in design.cells], shape, config, cost,
-                target, speedups.get(clf), form, study.repeats_of(name, clf))
+                target, speedups.get(clf), form, study.repeats_of(name, clf),
+                factors[name, clf][0].factor if (name, clf) in factors else 1.0)
             plan.classifiers[clf].design = design
             plan.classifiers[clf].collapsed = [f for f in design.collapsed
                                                if f not in collapsed]

@@ -190,6 +190,8 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
            "sequential repeats (this round's below)") + f" x {plan.runs} runs",
         f"  cost model: {plan.cost_source}",
         *(f"  cost of {clf}: {note}" for clf, note in plan.cost_notes.items()),
+        *(f"  cost of {clf} on {name}: the cost model {note}"
+          for (name, clf), note in plan.data_notes.items()),
         f"  fit jobs sized to <= {plan.target_minutes:g} min of estimated fitting "
         "(jobs.target_minutes); a job's runtime limit is 2 x its estimate + 10 min",
         *sequential_lines(plan, config),

@@ -95,7 +95,7 @@ def _say(line: str) -> None:
     print(f"modelvar: {line}", file=sys.stderr, flush=True)
 
 
-def _cpu_seconds(model_of, X, y, n_classes: int) -> tuple[float, float]:
+def fit_cpu_seconds(model_of, X, y, n_classes: int) -> tuple[float, float]:
     """(CPU seconds of one fit + predict, the CPU seconds spent timing it): the faster of two
     fits where one is under :data:`REPEAT_BELOW`."""
     best, spent = math.inf, 0.0
@@ -152,7 +152,7 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
             X, y = X_all[:rows], y_all[:rows].copy()
             y[:shape.n_classes] = np.arange(shape.n_classes)  # every class present
             try:
-                seconds, cost = _cpu_seconds(model_of, X, y, shape.n_classes)
+                seconds, cost = fit_cpu_seconds(model_of, X, y, shape.n_classes)
             except EstimatorContractError:
                 raise
             except Exception as exc:

@@ -1,0 +1,235 @@
+"""What a study's own data does to the cost of a built-in classifier's fits: probe fits on the
+dataset's training rows, for the plan (issue 55).
+
+The cost model (:mod:`modelvar.planning.cost_model`) predicts a fit's CPU seconds from the
+data's shape. Its calibration data separate cleanly; real data do not: on noisy data with
+overlapping classes xgb grows many more nodes per tree (36 against 1.5 at 2,250 × 500 × 2) and
+the SGD classifiers run more epochs, so the shape alone put such fits 2.5–11.8× low. The data
+itself says how hard it is: for every dataset whose rows are at hand when the plan is made
+(embedded, scikit-learn and file datasets; an OpenML dataset's rows come with its prepare job,
+so its plan keeps the cost model alone) and every built-in classifier whose fits run on the CPU,
+the plan fits the classifier (its defaults, the fit jobs' threads) on a random subset of the
+dataset's training pool — repeat 0's split, preprocessed as a fit job preprocesses it, every
+class kept — at growing row counts: :data:`FIRST_ROWS`, doubling, up to the rows a full fit
+trains on, and predicts a third as many test rows. Each fit is timed in CPU seconds (the faster
+of two below :data:`modelvar.planning.probe_cost.REPEAT_BELOW`). Its **data factor** is
+
+    factor = measured(m) / model(m)        at the largest row count m probed,
+
+and every fit of the dataset × classifier is estimated as model(n) · factor: the cost model's
+growth from m to n rows, the level from the data. The closer m comes to n the less is left to
+the model's growth, so the probes spend their budget growing towards the real rows: each
+dataset × classifier, cheapest first, gets an equal share of what is left of
+``jobs.data_probe_seconds`` (per classifier), and the next (doubled) row count is fitted only if
+its expected cost — the last fit's, times the growth seen between the last two — fits in that
+share.
+
+**Cached** in ``RESULTS/.modelvar/data-probes.json``, keyed by the dataset's config entry and
+shape, the classifier, the budget, the threads, the split and the cost model: every load of the
+workflow (a SLURM job step too) makes the same plan; a change of any of them probes again.
+``jobs.data_probe_seconds: 0`` turns the probes off (the cost model alone).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from modelvar.seeding import stream
+from modelvar.table_files import write_text
+
+#: the smallest training rows probed (at least 4·C, so that every class has rows)
+FIRST_ROWS = 256
+CACHE = Path(".modelvar", "data-probes.json")
+
+
+@dataclass(frozen=True)
+class DataFactor:
+    """A dataset × classifier's data factor (module docstring) and how it was measured:
+    ``fits`` probe fits, the largest of ``rows`` training rows, ``cpu`` seconds in all."""
+
+    factor: float
+    rows: int
+    fits: int
+    cpu: float
+    when: str = ""
+
+    def note(self, full_rows: int) -> str:
+        return (f"× {self.factor:.2f} from {self.fits} probe fit(s) on its own rows, up to "
+                f"{self.rows:,} of a full fit's {full_rows:,} ({self.cpu:.1f} s CPU"
+                f"{', ' + self.when if self.when else ''})")
+
+
+def _say(line: str) -> None:
+    print(f"modelvar: {line}", file=sys.stderr, flush=True)
+
+
+def row_counts(full_rows: int, n_classes: int) -> list[int]:
+    """The training rows to probe, smallest first: :data:`FIRST_ROWS` (at least 4·C),
+    doubling, the last the full fit's rows."""
+    first = min(max(FIRST_ROWS, 4 * n_classes), full_rows)
+    out = [first]
+    while out[-1] * 2 < full_rows:
+        out.append(out[-1] * 2)
+    return out if out[-1] == full_rows else [*out, full_rows]
+
+
+def probe_rows(pool: np.ndarray, y: np.ndarray, rows: int, rng: np.random.Generator
+               ) -> np.ndarray:
+    """``rows`` of the training ``pool`` at random, every class of the pool among them (its
+    first row in a random order), sorted."""
+    order = rng.permutation(pool)
+    _, first = np.unique(y[order], return_index=True)
+    rest = np.setdiff1d(np.arange(len(order)), first)
+    chosen = np.concatenate([first, rest[: max(rows - len(first), 0)]])
+    return np.sort(order[chosen])
+
+
+def probe_factor(classifier: str, y: np.ndarray, n_classes: int,
+                 prepare: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+                 pool: np.ndarray, test: np.ndarray, full_rows: int,
+                 model_seconds: Callable[[int, int], float], share: float, *, threads: int,
+                 seed: int, label: str, say: Callable[[str], None] = _say) -> DataFactor:
+    """The data factor of ``classifier`` on a dataset ``label`` (class indices ``y``) within
+    ``share`` CPU seconds: probe fits on rows of ``pool`` (the training pool), predicting rows
+    of ``test``, each design matrix from ``prepare(train_rows, test_rows)`` (as a fit job
+    preprocesses them); ``model_seconds(rows, d)`` is the cost model's seconds of a fit of that
+    many rows and encoded columns."""
+    from threadpoolctl import threadpool_limits
+
+    from modelvar.models.registry import make_classifier
+    from modelvar.planning.probe_cost import fit_cpu_seconds
+
+    rng = stream(seed, "data-probe", classifier=classifier, dataset=label).generator()
+    sizes = row_counts(min(full_rows, len(pool)), n_classes)
+    used, times, last = 0.0, [], None
+    with threadpool_limits(limits=threads):
+        for j, rows in enumerate(sizes):
+            if times:
+                growth = times[-1] / times[-2] if len(times) > 1 and times[-2] > 0 else 2.0
+                if used + times[-1] * min(max(growth, 1.0), 8.0) > share:
+                    break
+            say(f"probing {classifier} on {label}'s own rows: fit {j + 1} of ≤ {len(sizes)}, "
+                f"{rows:,} rows ({used:.1f} of {share:.1f} s CPU)")
+            train = probe_rows(pool, y, rows, rng)
+            held = np.sort(rng.choice(test, size=min(len(test), max(rows // 3, 1)),
+                                      replace=False))
+            X_train, X_test = prepare(train, held)
+            seconds, spent = fit_cpu_seconds(
+                lambda X_test=X_test: _PredictingOn(
+                    make_classifier(classifier, seed=0, threads=threads), X_test),
+                X_train, y[train], n_classes)
+            used += spent
+            times.append(seconds)
+            last = (rows, X_train.shape[1], seconds)
+    rows, d, seconds = last
+    factor = max(seconds, 1e-6) / max(model_seconds(rows, d), 1e-6)
+    return DataFactor(float(factor), int(rows), len(times), float(used))
+
+
+class _PredictingOn:
+    """A model whose predictions are timed on the probe's test rows (a fit job predicts its
+    test set, not its training rows)."""
+
+    def __init__(self, model, X_test):
+        self.model, self.X_test = model, X_test
+
+    def fit(self, X, y, n_classes):
+        self.model.fit(X, y, n_classes)
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(self.X_test)
+
+    def predict(self, X):
+        return self.model.predict(self.X_test)
+
+
+def _key(parts: list) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def data_factors(config: dict, shapes: dict, cost, classifiers: list[str], *,
+                 threads_of: Callable[[str], int], say: Callable[[str], None] = _say
+                 ) -> dict[tuple[str, str], tuple[DataFactor, int]]:
+    """The data factor of every dataset (whose rows are at hand: ``shapes[name].basis`` is
+    ``data``) × classifier of ``classifiers``, from the cache or probed now (module docstring);
+    each with the full fit's training rows, for the plan's note."""
+    budget = float(config["jobs"].get("data_probe_seconds", 0))
+    if budget <= 0 or not classifiers:
+        return {}
+    test_fraction = config["split"]["test_fraction"]
+    at_hand = {name: s for name, s in shapes.items() if s.basis == "data"}
+    path = Path(config["results_dir"]) / CACHE
+    try:
+        cache = json.loads(path.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    cache = cache if isinstance(cache, dict) else {}
+    out: dict[tuple[str, str], tuple[DataFactor, int]] = {}
+    loaded: dict[str, tuple] = {}
+    changed = False
+    for clf in classifiers:
+        order = sorted(at_hand, key=lambda n: (at_hand[n].n_rows * at_hand[n].d, n))
+        spent = 0.0
+        for i, name in enumerate(order):
+            shape = at_hand[name]
+            full_rows = max(int(shape.n_rows * (1 - test_fraction)), 1)
+            key = _key([config["datasets"][name], asdict(shape), clf, budget, threads_of(clf),
+                        test_fraction, config["root_seed"], cost.source])
+            entry = cache.get(f"{name}/{clf}")
+            if isinstance(entry, dict) and entry.get("key") == key:
+                out[name, clf] = (DataFactor(**entry["factor"]), full_rows)
+                continue
+            if name not in loaded:
+                loaded[name] = _training_data(name, config)
+            data, pool, test = loaded[name]
+
+            def prepare(train, held, data=data):
+                from modelvar.data.preprocess import transform_run
+
+                return transform_run(data.encoded, train, held)[:2]
+
+            share = (budget - spent) / (len(order) - i)
+
+            def model_seconds(rows, d, clf=clf, shape=shape):
+                from modelvar.planning.cost_model import onehot_share
+                from modelvar.planning.plan import few_valued_share
+
+                return cost.seconds(clf, rows, d, shape.n_classes, 1.0,
+                                    onehot_share=onehot_share(shape.n_numeric, d),
+                                    few_valued_share=few_valued_share(None, shape.n_few_valued,
+                                                                      d))
+
+            found = probe_factor(clf, data.y, len(data.classes), prepare, pool, test,
+                                 full_rows, model_seconds, share, threads=threads_of(clf),
+                                 seed=config["root_seed"], label=name, say=say)
+            found = DataFactor(found.factor, found.rows, found.fits, found.cpu,
+                               time.strftime("%Y-%m-%d %H:%M"))
+            spent += found.cpu
+            cache[f"{name}/{clf}"] = {"key": key, "factor": asdict(found)}
+            changed = True
+            out[name, clf] = (found, full_rows)
+    if changed:
+        write_text(json.dumps(cache, sort_keys=True, indent=1) + "\n", path)
+    return out
+
+
+def _training_data(name: str, config: dict):
+    """(DataArrays, repeat 0's training pool, its test rows) of a dataset whose rows are at
+    hand."""
+    from modelvar.data import load
+    from modelvar.data.arrays import DataArrays
+    from modelvar.data.splits import split_test_set
+
+    data = DataArrays.from_dataset(load(name, config["datasets"][name]))
+    pool, test = split_test_set(data.y, config["split"]["test_fraction"],
+                                root_seed=config["root_seed"], dataset=name, repeat=0,
+                                labels=data.classes)
+    return data, pool, test
