@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-verdicts bench-sequential bench-edits calibrate \
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-cost-realistic bench-verdicts bench-sequential bench-edits calibrate \
 	first-hour
 setup:
 	bash scripts/setup-venv.sh
@@ -50,6 +50,10 @@ bench-xgb-gpu: setup
 # model against each and a growth extrapolated from the smaller two (issue 50; ~25 minutes)
 bench-cost-model: setup
 	$(PY) benchmarks/calibrate_cost_model.py --held-out-only
+# the plan's estimates against fits on noisy data and the embedded datasets, with and without
+# its probe fits on the data (issue 55; about 10 CPU minutes, most of them xgb's)
+bench-cost-realistic: setup
+	$(PY) benchmarks/bench_cost_realistic.py
 # the Findings' verdicts calibrated on simulated pages with a known truth: false-claim rates and
 # power at 3-20 repeats (issue 53; about an hour on two cores; --write updates
 # docs/measurements/verdicts.md)

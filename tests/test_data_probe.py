@@ -124,3 +124,29 @@ def test_a_change_of_the_budget_probes_again_and_zero_probes_nothing(tmp_path, m
     calls.clear()
     assert plan_study(embedded_config(tmp_path, 0), found).data_notes == {}
     assert calls == []
+
+
+def test_time_limits_cover_the_measured_miss_where_only_the_shape_is_known(tmp_path):
+    """Issue 55: a fit the shape alone misses by up to the classifier's measured worst miss
+    keeps running: an OpenML dataset (no rows at hand) gets the cost model's miss bound, a
+    probed dataset 2; the SLURM time limit is the estimate times that bound plus the margin."""
+    from modelvar.planning import outputs
+    from modelvar.planning.cost_model import LIMIT_FACTOR
+    from modelvar.planning.plan import STARTUP_SECONDS, job_resources
+
+    config = embedded_config(tmp_path, 5)
+    config["datasets"]["far"] = {
+        "source": "openml", "data_id": 1,
+        "profile": {"rows": 3000, "numeric": 500, "categorical": 0, "classes": 2}}
+    config = completed(config)
+    plan = plan_study(config, schemas(config))
+    cost = load(None)
+    assert cost.miss_bound("xgb") > LIMIT_FACTOR  # measured on realistic data
+    for name, want in (("far", cost.miss_bound("xgb")), ("credit-g", LIMIT_FACTOR)):
+        job = plan.datasets[name].classifiers["xgb"].fit_jobs[0]
+        assert job.limit_factor == want
+        runtime = job_resources(config, "fit", 1, job)["runtime"]
+        margin = config["jobs"]["runtime_margin_minutes"]
+        own = outputs.resources(config, "fit")["runtime"]
+        assert runtime == max(int(np.ceil(want * (job.seconds + STARTUP_SECONDS) / 60 + margin)),
+                              own)

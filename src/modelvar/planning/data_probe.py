@@ -123,7 +123,7 @@ def probe_factor(classifier: str, y: np.ndarray, n_classes: int,
                                       replace=False))
             X_train, X_test = prepare(train, held)
             seconds, spent = fit_cpu_seconds(
-                lambda X_test=X_test: _PredictingOn(
+                lambda X_test=X_test: PredictingOn(
                     make_classifier(classifier, seed=0, threads=threads), X_test),
                 X_train, y[train], n_classes)
             used += spent
@@ -134,7 +134,7 @@ def probe_factor(classifier: str, y: np.ndarray, n_classes: int,
     return DataFactor(float(factor), int(rows), len(times), float(used))
 
 
-class _PredictingOn:
+class PredictingOn:
     """A model whose predictions are timed on the probe's test rows (a fit job predicts its
     test set, not its training rows)."""
 

@@ -34,8 +34,12 @@ predictions (the run blocks of the repeat put together): for a group of chunks t
 itself (the same id), for a chunk split by runs the repeat (``rel0p2_cnone_hnone.r3``, or
 ``….c1.r3`` for a block of cells).
 
-**Resources.** A job's ``runtime`` is twice its estimate plus ``jobs.runtime_margin_minutes``
-(default 10; the cost model's predictions are within 2× of measured fits), doubled with its
+**Resources.** A job's ``runtime`` is its estimate times a bound plus
+``jobs.runtime_margin_minutes`` (default 10): 2 where probe fits on the dataset's own rows
+scaled the estimate (:mod:`modelvar.planning.data_probe`), else the classifier's worst miss
+measured on realistic data the cost model never saw (``misses`` of the cost model,
+``make bench-cost-realistic``; at least 2), so a fit the shape alone misses by that much is not
+killed; doubled with its
 ``mem_mb`` on each retry (:func:`on_attempt`); ``mem_mb`` comes from the data it holds (the encoded
 dataset and one repeat of predictions for a fit job; one repeat of predictions and the label tables
 for a metrics job) plus the libraries' own footprint. The config's ``resources`` raise them, never
@@ -59,7 +63,7 @@ from modelvar.models.mlp import stack_size
 from modelvar.models.registry import classifier_names, on_gpu
 from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline.result_tables import METRIC_TABLES
-from modelvar.planning.cost_model import CostModel, onehot_share
+from modelvar.planning.cost_model import LIMIT_FACTOR, CostModel, onehot_share
 from modelvar.planning.cost_model import load as load_cost_model
 from modelvar.study import families
 from modelvar.study.cells import Cell
@@ -152,6 +156,9 @@ class FitJob:
     seconds: float         # estimated fitting seconds (GPU seconds for the MLP)
     mem_mb: int
     metrics_job: str
+    #: the time limit over the estimate: 2 where probe fits measured the data, else the
+    #: classifier's worst measured miss (:meth:`modelvar.planning.cost_model.CostModel.miss_bound`)
+    limit_factor: float = 2.0
 
     @property
     def fits(self) -> int:
@@ -409,7 +416,7 @@ def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
 def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape, config: dict,
                      cost: CostModel, target: float,
                      gpu_speedup: float | dict[int, float] | None, form: str,
-                     repeats: int, data_factor: float = 1.0) -> ClassifierPlan:
+                     repeats: int, data_factor: float | None = None) -> ClassifierPlan:
     runs = config["split"]["runs"]
     epochs = epochs_of(classifier, config)
     plan = ClassifierPlan(classifier)
@@ -424,10 +431,13 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
         key = (cell.downsample, cell.data)
         if key not in seconds_of:
             seconds_of[key] = _fit_seconds(cost, classifier, cell, shape, config, epochs,
-                                           gpu_speedup, data_factor)
+                                           gpu_speedup, 1.0 if data_factor is None
+                                           else data_factor)
         return seconds_of[key]
 
     per_fit = {chunk: [fit_seconds(c) for c in members] for chunk, members in chunks.items()}
+    limit_factor = (LIMIT_FACTOR if data_factor is not None or classifier not in cost.classifiers
+                    else cost.miss_bound(classifier))
     mem_fit = _mem_fit(classifier, shape, config, form)
     mem_metrics = _mem_metrics(shape, config, form)
     n_test = math.ceil(shape.n_rows * config["split"]["test_fraction"])
@@ -437,7 +447,7 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
 
     def add(job_id, chunk_cells, reps, run_range, seconds, group):
         plan.fit_jobs.append(FitJob(job_id, tuple(c.id for c in chunk_cells), tuple(reps),
-                                    run_range, seconds, mem_fit, group))
+                                    run_range, seconds, mem_fit, group, limit_factor))
 
     # Every fit job holds one repeat (of a group of chunks, or of a block of cells and runs):
     # the jobs of a repeat do not depend on how many repeats the study has, so adding repeats
@@ -593,7 +603,7 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
             plan.classifiers[clf] = _plan_classifier(
                 name, clf, [Cell.parse(c) for c in design.cells], shape, config, cost,
                 target, speedups.get(clf), form, study.repeats_of(name, clf),
-                factors[name, clf][0].factor if (name, clf) in factors else 1.0)
+                factors[name, clf][0].factor if (name, clf) in factors else None)
             plan.classifiers[clf].design = design
             plan.classifiers[clf].collapsed = [f for f in design.collapsed
                                                if f not in collapsed]
@@ -601,10 +611,12 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     return study
 
 
-def runtime_minutes(seconds: float, margin_minutes: float = 10) -> int:
-    """A job's time limit: twice its estimate (with a Python process's start-up) plus
-    ``margin_minutes`` (config ``jobs.runtime_margin_minutes``), at least one minute."""
-    return max(1, int(math.ceil(2 * (seconds + STARTUP_SECONDS) / 60 + margin_minutes)))
+def runtime_minutes(seconds: float, margin_minutes: float = 10,
+                    factor: float = LIMIT_FACTOR) -> int:
+    """A job's time limit: ``factor`` (2, or a fit job's ``limit_factor``) times its estimate
+    (with a Python process's start-up) plus ``margin_minutes`` (config
+    ``jobs.runtime_margin_minutes``), at least one minute."""
+    return max(1, int(math.ceil(factor * (seconds + STARTUP_SECONDS) / 60 + margin_minutes)))
 
 
 def on_attempt(amount: float, attempt: int) -> int:
@@ -619,8 +631,9 @@ def on_attempt(amount: float, attempt: int) -> int:
 def job_resources(config: dict, group: str, attempt: int, job=None) -> dict[str, int]:
     """``mem_mb`` and ``runtime`` (minutes) a job of a resource group asks for on its
     ``attempt``: the group's (:func:`modelvar.planning.outputs.resources`), for a plan-sized
-    ``job`` (its :class:`FitJob` or :class:`MetricsJob`) at least the plan's (its memory; twice
-    its estimate plus ``jobs.runtime_margin_minutes``), doubled on each retry
+    ``job`` (its :class:`FitJob` or :class:`MetricsJob`) at least the plan's (its memory; its
+    estimate times its ``limit_factor`` (2 for a metrics job) plus
+    ``jobs.runtime_margin_minutes``), doubled on each retry
     (:func:`on_attempt`)."""
     from modelvar.planning import outputs
 
@@ -628,6 +641,6 @@ def job_resources(config: dict, group: str, attempt: int, job=None) -> dict[str,
     mem_mb, runtime = own["mem_mb"], own["runtime"]
     if job is not None:
         mem_mb = max(job.mem_mb, mem_mb)
-        runtime = max(runtime_minutes(job.seconds, config["jobs"]["runtime_margin_minutes"]),
-                      runtime)
+        runtime = max(runtime_minutes(job.seconds, config["jobs"]["runtime_margin_minutes"],
+                                      getattr(job, "limit_factor", LIMIT_FACTOR)), runtime)
     return {"mem_mb": on_attempt(mem_mb, attempt), "runtime": on_attempt(runtime, attempt)}

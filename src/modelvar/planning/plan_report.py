@@ -193,7 +193,8 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         *(f"  cost of {clf} on {name}: the cost model {note}"
           for (name, clf), note in plan.data_notes.items()),
         f"  fit jobs sized to <= {plan.target_minutes:g} min of estimated fitting "
-        "(jobs.target_minutes); a job's runtime limit is 2 x its estimate + 10 min",
+        "(jobs.target_minutes); a job's runtime limit is its estimate x its bound + "
+        f"{config['jobs']['runtime_margin_minutes']:g} min: {limit_bounds(plan)}",
         *sequential_lines(plan, config),
         "",
         "jobs per rule: " + ", ".join(f"{rule} {n:,}" for rule, n in counts.items())
@@ -285,10 +286,25 @@ def format_jobs(plan: StudyPlan, config: dict) -> str:
     return "\n".join(lines)
 
 
-def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
+def limit_bounds(plan: StudyPlan) -> str:
+    """The time limits' bounds over the estimates, per classifier: 2 where probe fits measured
+    the data, else its worst miss measured on realistic data."""
+    bounds: dict[str, set[float]] = {}
+    for ds in plan.datasets.values():
+        for clf, cp in ds.classifiers.items():
+            bounds.setdefault(clf, set()).update(job.limit_factor for job in cp.fit_jobs)
+    return ", ".join(f"{clf} {' / '.join(f'{b:g}' for b in sorted(values))}"
+                     for clf, values in bounds.items() if values) + \
+        " (2: estimated from probe fits on the data, or no worse miss measured; more: from the " \
+        "shape alone, by the classifier's worst miss measured on realistic data)"
+
+
+def plan_of_command_line(argv: list[str], *, probe_data: bool = True
+                         ) -> tuple[StudyPlan, dict]:
     """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
     does (:mod:`modelvar.planning.workflow_config`), checked and completed with the schema's
-    defaults as the workflow does, then planned."""
+    defaults as the workflow does, then planned (``probe_data`` False: without probe fits on
+    the data, :mod:`modelvar.planning.data_probe`, whatever the config says)."""
     import modelvar
     from modelvar.planning.config_check import check_config, read_schema
     from modelvar.planning.plan import plan_study
@@ -303,6 +319,8 @@ def plan_of_command_line(argv: list[str]) -> tuple[StudyPlan, dict]:
     config = resolved.config
     schema = read_schema(schema_path)
     study = check_config(config, schema)
+    if not probe_data:
+        config["jobs"]["data_probe_seconds"] = 0
     return plan_study(config, study.schemas), config
 
 
