@@ -134,7 +134,7 @@ def cmd_before_run(args: argparse.Namespace) -> int:
     if status:
         return status
     lines = [str(resolved.results_dir.resolve() / "report.html")]
-    if resolved.config.get("sequential", {}).get("enabled"):
+    if resolved.config.get("sequential", {}).get("enabled"):  # before the check
         lines.append("sequential")  # scripts/run.sh runs it in rounds
     Path(args.info).write_text("\n".join(lines) + "\n")
     return 0

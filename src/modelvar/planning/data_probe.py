@@ -161,7 +161,7 @@ def data_factors(config: dict, shapes: dict, cost, classifiers: list[str], *,
     """The data factor of every dataset (whose rows are at hand: ``shapes[name].basis`` is
     ``data``) × classifier of ``classifiers``, from the cache or probed now (module docstring);
     each with the full fit's training rows, for the plan's note."""
-    budget = float(config["jobs"].get("data_probe_seconds", 0))
+    budget = float(config["jobs"]["data_probe_seconds"])
     if budget <= 0 or not classifiers:
         return {}
     test_fraction = config["split"]["test_fraction"]
