@@ -75,14 +75,27 @@ def test_a_slow_estimators_probe_stays_within_its_budget_and_says_what_it_does(d
     cost, note = probe_cost.probe("slow", shapes, budget=10.0, say=lines.append)
     # a line per fit, cheapest shape first, before the fit
     assert lines[0] == ("probing slow on the shape of small (5,000 rows × 20 × 3 classes): "
-                        "fit 1 of ≤ 6, 64 rows (0.0 of 10 s CPU used)")
+                        "fit 1 of ≤ 8, 64 rows (0.0 of 10 s CPU used)")
     assert any(line.startswith("probing slow on the shape of big (20,000 rows × 216 × 10 "
-                               "classes): fit 1 of ≤ 6, 64 rows") for line in lines)
+                               "classes): fit 1 of ≤ 10, 64 rows") for line in lines)
     assert clock["cpu"] <= 10.0
     assert note.startswith(f"{len(lines)} probe fits on 2 shape(s)")
     # the power law extrapolates to the study's rows: 2e-5 · n · d · C
     for n, d, c in ((20_000, 216, 10), (5_000, 20, 3), (1_000, 216, 10)):
         assert cost.seconds(n, d, c) == pytest.approx(2e-5 * n * d * c, rel=1e-6)
+
+
+def test_a_probe_grows_to_the_studys_rows_while_its_budget_lasts(declared, monkeypatch):
+    """Issue 55: probes stopped at 2,048 rows with most of the budget unspent and extrapolated
+    12x; now they grow towards the study's rows (here all the way: 5,000)."""
+    clock = declared.CLOCK
+    monkeypatch.setattr(timing, "cpu", lambda: clock["cpu"])
+    lines = []
+    probe_cost.probe("slow", [ProbeShape(5_000, 20, 3, ("small",))], budget=40.0,
+                     say=lines.append)
+    assert lines[-1].startswith("probing slow on the shape of small (5,000 rows × 20 × 3 "
+                                "classes): fit 8 of ≤ 8, 5,000 rows")
+    assert ProbeShape(10**7, 1000, 2).sizes()[-1] == probe_cost.MAX_CELLS // 1000
 
 
 def test_a_budget_too_small_for_two_row_counts_takes_the_cost_as_linear(declared,

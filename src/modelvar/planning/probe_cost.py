@@ -3,7 +3,9 @@ for it: its declared ``seconds_per_fit``, else probe fits when the plan is first
 
 **Probes.** For each dataset shape of the study (d encoded columns, C classes; n training rows),
 the classifier is fitted on synthetic data of d columns and C classes at growing row counts
-(:data:`FIRST_ROWS` (at least 2·C), doubling, up to min(n, :data:`MAX_ROWS`)), and the cost
+(:data:`FIRST_ROWS` (at least 2·C), doubling, up to the study's n, within the budget and
+:data:`MAX_CELLS` values of synthetic data; issue 55: a cap of 2,048 rows left 87 % of a
+budget unspent and extrapolated 12× to the study's rows), and the cost
 model's power law (:func:`modelvar.planning.cost_model.fit`: seconds = e^b0 · n^b1 · d^b2 · C^b3)
 is fitted to those times, which extrapolates to the study's n. Each fit is timed in **CPU
 seconds** (:mod:`modelvar.timing`: all the process's threads, so an estimator that runs several
@@ -50,8 +52,9 @@ from modelvar.timing import Stopwatch
 
 #: the smallest row count probed (at least 2·C, so that every class has rows)
 FIRST_ROWS = 64
-#: the largest row count probed; the power law extrapolates beyond it
-MAX_ROWS = 2048
+#: the most values (rows × columns) of synthetic data a probe draws (256 MiB of float64): the
+#: rows probed stop there, or where the budget ends, and the power law extrapolates beyond
+MAX_CELLS = 1 << 25
 #: a fit cheaper than this (CPU seconds) is timed twice and the faster kept
 REPEAT_BELOW = 0.5
 CACHE = Path(".modelvar", "probe-costs.json")
@@ -74,7 +77,7 @@ class ProbeShape:
 
     def sizes(self) -> list[int]:
         """The row counts to probe, smallest first."""
-        top = max(min(self.rows, MAX_ROWS), 2 * self.n_classes)
+        top = max(min(self.rows, MAX_CELLS // max(self.d, 1)), 2 * self.n_classes)
         first = min(max(FIRST_ROWS, 2 * self.n_classes), top)
         out = [first]
         while out[-1] * 2 < top:
@@ -138,8 +141,7 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
             continue
         sizes = shape.sizes()
         W = rng.standard_normal((shape.d, shape.n_classes))
-        X_all = rng.standard_normal((sizes[-1], shape.d))
-        y_all = np.argmax(X_all @ W + rng.standard_normal((sizes[-1], shape.n_classes)), axis=1)
+        X_all, y_all = np.empty((0, shape.d)), np.empty(0, dtype=np.int64)
         used, times = 0.0, []
         for j, rows in enumerate(sizes):
             if times:
@@ -149,6 +151,11 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
                     break
             say(f"probing {name} on {shape.label}: fit {j + 1} of ≤ {len(sizes)}, "
                 f"{rows:,} rows ({spent + used:.1f} of {budget:g} s CPU used)")
+            if rows > len(X_all):  # drawn as the probe grows: no more than it fits
+                more = rng.standard_normal((rows - len(X_all), shape.d))
+                noise = rng.standard_normal((len(more), shape.n_classes))
+                X_all = np.vstack([X_all, more])
+                y_all = np.concatenate([y_all, np.argmax(more @ W + noise, axis=1)])
             X, y = X_all[:rows], y_all[:rows].copy()
             y[:shape.n_classes] = np.arange(shape.n_classes)  # every class present
             try:
