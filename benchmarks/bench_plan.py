@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from modelvar.pipeline.result_tables import fit_cost, table_path
-from modelvar.planning.plan import STARTUP_SECONDS
+from modelvar.planning.plan import FIT_OVERHEAD_SECONDS, STARTUP_SECONDS
 from modelvar.planning.plan_report import plan_of_command_line, storage_on_disk
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,8 +56,12 @@ def main() -> None:
                 log = results / "logs" / "fit" / name / clf / f"{job.id}.log"
                 cpu = re.findall(r"the job's CPU so far ([0-9.]+) s",
                                  log.read_text() if log.is_file() else "")
+                # the shape alone: without the data factor of the plan's probe fits
+                factor = plan.data_factors.get((name, clf), 1.0)
+                overhead = FIT_OVERHEAD_SECONDS * job.fits
                 rows.append({"dataset": name, "classifier": clf, "job": job.id,
                              "fits": len(runs), "estimate_s": job.seconds,
+                             "shape_only_s": (job.seconds - overhead) / factor + overhead,
                              "measured_fit_s": fit_cost(runs)[0].sum(),
                              "estimate_job_s": job.seconds + STARTUP_SECONDS,
                              "measured_job_s": float(cpu[-1]) if cpu else np.nan,
@@ -68,12 +72,15 @@ def main() -> None:
     storage = pd.DataFrame(storage_on_disk(plan, results))
     storage = storage[storage["pred_bytes"] > 0]
     frame["fit_ratio"] = frame["estimate_s"] / frame["measured_fit_s"]
+    frame["shape_ratio"] = frame["shape_only_s"] / frame["measured_fit_s"]
     frame["job_ratio"] = frame["estimate_job_s"] / frame["measured_job_s"]
     pd.set_option("display.width", 200)
     print(frame[["dataset", "classifier", "job", "fits", "estimate_s", "measured_fit_s",
-                 "fit_ratio", "estimate_job_s", "measured_job_s", "job_wall_s", "job_ratio"]]
+                 "fit_ratio", "shape_ratio", "estimate_job_s", "measured_job_s", "job_wall_s",
+                 "job_ratio"]]
           .round(2).to_string(index=False))
     print(ratios("fitting time per job", frame["fit_ratio"]))
+    print(ratios("fitting time per job, the shape alone (no probe fits)", frame["shape_ratio"]))
     print(ratios("job CPU time", frame["job_ratio"].dropna()))
     print(ratios("prediction bytes per dataset x classifier",
                  storage["pred_bytes_estimate"] / storage["pred_bytes"]))

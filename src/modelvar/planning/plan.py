@@ -236,6 +236,8 @@ class StudyPlan:
     #: (dataset, classifier) → what probe fits on the dataset's own rows did to its estimates
     #: (:mod:`modelvar.planning.data_probe`)
     data_notes: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (dataset, classifier) → the factor its estimates carry (absent: 1, the shape alone)
+    data_factors: dict[tuple[str, str], float] = field(default_factory=dict)
     #: a sequential study's looks and its state (:mod:`modelvar.study.rounds`); None: fixed
     schedule: Schedule | None = None
     rounds: Rounds | None = None
@@ -590,6 +592,7 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     _cost_of_declared(config, cost, shapes, study.cost_notes)
     factors = _data_factors(config, cost, shapes, speedups)
     study.data_notes = {key: found.note(full) for key, (found, full) in factors.items()}
+    study.data_factors = {key: found.factor for key, (found, _) in factors.items()}
     for name in config["datasets"]:
         shape = shapes[name]
         cells, collapsed = dataset_cells(config["perturbation"], config["design"],
