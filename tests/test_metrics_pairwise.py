@@ -336,3 +336,18 @@ def test_peak_memory_stays_within_a_fifth_of_the_input():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak <= 1.2 * P.nbytes, peak / P.nbytes
+
+
+def test_cramer_v_at_independence_is_zero_in_any_label_order():
+    """Found by test_properties in a CI run: two runs whose table is exactly independent (its
+    χ² is 0). n (Σ T²/(r c) − 1) left a rounding error that the square root made 1e-8 in one
+    label order and 0 in another; Σ (T − E)²/E keeps it below 1e-12 in every order."""
+    y = np.zeros(30, dtype=int)
+    P = np.array([[0, 0, 0, 1, 1, 1, 2, 2, 2, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1,
+                   2, 1, 1, 2],
+                  [0, 0, 2, 0, 2, 2, 2, 2, 2, 0, 0, 1, 1, 2, 1, 1, 2, 2, 2, 2, 0, 0, 0, 1, 2, 2,
+                   0, 2, 2, 0]])
+    for perm in itertools.permutations(range(3)):
+        perm = np.array(perm)
+        v = pairwise_metrics(perm[y], perm[P], n_classes=3)["cramer_v"].iloc[0]
+        assert abs(v - association(crosstab(P[0], P[1]).count, method="cramer")) < 1e-12

@@ -27,7 +27,8 @@ table T_ij of ŷ_i against ŷ_j):
 
 * ``pa`` = A_ij / n = Σ_c T_cc / n, percent agreement (seed 000 "PA_acc"); ``churn`` = 1 − pa.
 * ``kappa`` = Cohen's κ of ŷ_i vs ŷ_j: p_e = Σ_c r_c c_c / n²; NaN when p_e = 1 (sklearn ≥ 1.9).
-* ``cramer_v`` = sqrt(χ² / (n (min(R, C) − 1))) with the uncorrected χ² of T after dropping empty
+* ``cramer_v`` = sqrt(χ² / (n (min(R, C) − 1))) with the uncorrected χ² = Σ (T − E)²/E,
+  E = r c / n, of T after dropping empty
   rows and columns (R, C non-empty); NaN when min(R, C) = 1.
 * ``kripp_alpha`` = Krippendorff's α (nominal) for two coders: coincidences o = T + Tᵀ, n_c its
   margins (= r_c + c_c), N = 2n, α = 1 − (N − 1) Σ_{c≠k} o_ck / Σ_{c≠k} n_c n_k with

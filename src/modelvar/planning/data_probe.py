@@ -155,12 +155,15 @@ def _key(parts: list) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def data_factors(config: dict, shapes: dict, cost, classifiers: list[str], *,
+def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list[str], *,
+                 model_seconds_of: Callable[[str, object], Callable[[int, int], float]],
                  threads_of: Callable[[str], int], say: Callable[[str], None] = _say
                  ) -> dict[tuple[str, str], tuple[DataFactor, int]]:
     """The data factor of every dataset (whose rows are at hand: ``shapes[name].basis`` is
     ``data``) × classifier of ``classifiers``, from the cache or probed now (module docstring);
-    each with the full fit's training rows, for the plan's note."""
+    each with the full fit's training rows, for the plan's note. ``model_seconds_of(classifier,
+    shape)`` gives the cost model's ``seconds(rows, d)`` of a fit of that dataset
+    (``cost_source`` names the model, in the cache's key)."""
     budget = float(config["jobs"]["data_probe_seconds"])
     if budget <= 0 or not classifiers:
         return {}
@@ -182,7 +185,7 @@ def data_factors(config: dict, shapes: dict, cost, classifiers: list[str], *,
             shape = at_hand[name]
             full_rows = max(int(shape.n_rows * (1 - test_fraction)), 1)
             key = _key([config["datasets"][name], asdict(shape), clf, budget, threads_of(clf),
-                        test_fraction, config["root_seed"], cost.source])
+                        test_fraction, config["root_seed"], cost_source])
             entry = cache.get(f"{name}/{clf}")
             if isinstance(entry, dict) and entry.get("key") == key:
                 out[name, clf] = (DataFactor(**entry["factor"]), full_rows)
@@ -197,18 +200,9 @@ def data_factors(config: dict, shapes: dict, cost, classifiers: list[str], *,
                 return transform_run(data.encoded, train, held)[:2]
 
             share = (budget - spent) / (len(order) - i)
-
-            def model_seconds(rows, d, clf=clf, shape=shape):
-                from modelvar.planning.cost_model import onehot_share
-                from modelvar.planning.plan import few_valued_share
-
-                return cost.seconds(clf, rows, d, shape.n_classes, 1.0,
-                                    onehot_share=onehot_share(shape.n_numeric, d),
-                                    few_valued_share=few_valued_share(None, shape.n_few_valued,
-                                                                      d))
-
             found = probe_factor(clf, data.y, len(data.classes), prepare, pool, test,
-                                 full_rows, model_seconds, share, threads=threads_of(clf),
+                                 full_rows, model_seconds_of(clf, shape), share,
+                                 threads=threads_of(clf),
                                  seed=config["root_seed"], label=name, say=say)
             found = DataFactor(found.factor, found.rows, found.fits, found.cpu,
                                time.strftime("%Y-%m-%d %H:%M"))

@@ -573,7 +573,16 @@ def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
     probed = [clf for clf in classifier_names(config)
               if classifier_spec(clf).built_in and clf not in speedups
               and clf in cost.classifiers]
-    return data_probe.data_factors(config, shapes, cost, probed,
+
+    def model_seconds_of(clf: str, shape: Shape):
+        def seconds(rows: int, d: int) -> float:  # a clean fit of the probe's rows
+            return cost.seconds(clf, rows, d, shape.n_classes, 1.0,
+                                onehot_share=onehot_share(shape.n_numeric, d),
+                                few_valued_share=few_valued_share(None, shape.n_few_valued, d))
+        return seconds
+
+    return data_probe.data_factors(config, shapes, cost.source, probed,
+                                   model_seconds_of=model_seconds_of,
                                    threads_of=lambda clf: outputs.fit_threads(config, clf))
 
 
