@@ -35,9 +35,10 @@ def test_dry_run_job_counts(tmp_path):
     }
 
 
-def test_a_study_puts_xgb_on_a_gpu(tmp_path):
+def test_a_study_puts_xgb_on_a_gpu(tmp_path, monkeypatch):
     """classifier_settings.xgb.gpu: xgb's fit and tuning jobs ask for a GPU (fit_mlp, tune_gpu:
-    gpu=1), lr-sgd's stay on the CPU; the plan counts the same jobs."""
+    gpu=1), lr-sgd's stay on the CPU; the plan counts the same jobs (made where the dry run
+    ran: its results_dir, with the probe fits it cached there)."""
 
     from modelvar.planning.outputs import job_counts as planned_counts
     from modelvar.planning.plan_report import plan_of_command_line
@@ -58,7 +59,9 @@ def test_a_study_puts_xgb_on_a_gpu(tmp_path):
     gpu = re.findall(r"rule (tune\w*):.*?resources: ([^\n]*)", proc.stdout, re.S)
     assert {rule: "gpu=1" in resources for rule, resources in gpu} == \
         {"tune": False, "tune_gpu": True}
+    monkeypatch.chdir(tmp_path)
     plan, plan_config = plan_of_command_line(["--configfile", str(path)])
+    assert plan.data_notes and (tmp_path / "out" / ".modelvar" / "data-probes.json").is_file()
     counts = job_counts(proc.stdout)
     assert {rule: counts[rule] for rule in planned_counts("results", plan_config, plan)} == \
         planned_counts("results", plan_config, plan)
