@@ -105,17 +105,15 @@ def probe_factor(classifier: str, y: np.ndarray, n_classes: int,
     from threadpoolctl import threadpool_limits
 
     from modelvar.models.registry import make_classifier
-    from modelvar.planning.probe_cost import fit_cpu_seconds
+    from modelvar.planning.probe_cost import fit_cpu_seconds, next_fit_fits
 
     rng = stream(seed, "data-probe", classifier=classifier, dataset=label).generator()
     sizes = row_counts(min(full_rows, len(pool)), n_classes)
     used, times, last = 0.0, [], None
     with threadpool_limits(limits=threads):
         for j, rows in enumerate(sizes):
-            if times:
-                growth = times[-1] / times[-2] if len(times) > 1 and times[-2] > 0 else 2.0
-                if used + times[-1] * min(max(growth, 1.0), 8.0) > share:
-                    break
+            if times and not next_fit_fits(times, used, share):
+                break
             say(f"probing {classifier} on {label}'s own rows: fit {j + 1} of ≤ {len(sizes)}, "
                 f"{rows:,} rows ({used:.1f} of {share:.1f} s CPU)")
             train = probe_rows(pool, y, rows, rng)

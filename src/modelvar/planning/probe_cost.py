@@ -129,6 +129,14 @@ def probe(name: str, shapes: list[ProbeShape], *, budget: float, threads: int = 
                       lambda: make_classifier(name, seed=0, threads=threads))
 
 
+def next_fit_fits(times: list[float], used: float, share: float) -> bool:
+    """Whether the next (doubled) row count's expected cost — the last fit's ``times``, times
+    the growth seen between the last two (1–8×; 2× after one fit) — fits in what ``used`` left
+    of ``share``."""
+    growth = times[-1] / times[-2] if len(times) > 1 and times[-2] > 0 else 2.0
+    return used + times[-1] * min(max(growth, 1.0), 8.0) <= share
+
+
 def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
 
     rng = stream(0, "cost-probe", classifier=name).generator()
@@ -144,11 +152,8 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
         X_all, y_all = np.empty((0, shape.d)), np.empty(0, dtype=np.int64)
         used, times = 0.0, []
         for j, rows in enumerate(sizes):
-            if times:
-                growth = times[-1] / times[-2] if len(times) > 1 and times[-2] > 0 else 2.0
-                expected = times[-1] * min(max(growth, 1.0), 8.0)
-                if used + expected > share:
-                    break
+            if times and not next_fit_fits(times, used, share):
+                break
             say(f"probing {name} on {shape.label}: fit {j + 1} of ≤ {len(sizes)}, "
                 f"{rows:,} rows ({spent + used:.1f} of {budget:g} s CPU used)")
             if rows > len(X_all):  # drawn as the probe grows: no more than it fits
