@@ -103,28 +103,42 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_unlock_stale(args: argparse.Namespace) -> int:
-    from modelvar.planning.run_lock import unlock_if_stale
-    from modelvar.planning.workflow_config import resolve, workflow_options
+    from modelvar.planning.workflow_config import resolve
 
     argv = _snakemake_argv(args)
-    message = unlock_if_stale(resolve(argv).workdir, workflow_options(argv))
+    _unlock_stale(argv, resolve(argv))
+    return 0
+
+
+def _unlock_stale(argv: list[str], resolved) -> None:
+    """Remove the Snakemake locks of a killed run in the command line's working directory
+    (modelvar.planning.run_lock), saying so."""
+    from modelvar.planning.run_lock import unlock_if_stale
+    from modelvar.planning.workflow_config import workflow_options
+
+    message = unlock_if_stale(resolved.workdir, workflow_options(argv))
     if message:
         print(message, file=sys.stderr)
-    return 0
+
+
+def _run_info(resolved) -> list[str]:
+    """What scripts/run.sh needs after a run: the report's path and, for a sequential study
+    (run in rounds), a second line 'sequential'."""
+    lines = [str(resolved.results_dir.resolve() / "report.html")]
+    if resolved.config.get("sequential", {}).get("enabled"):  # before the check
+        lines.append("sequential")
+    return lines
 
 
 def cmd_before_run(args: argparse.Namespace) -> int:
     """scripts/run.sh's one helper before Snakemake: stale locks, the address-space check, and
     what the run will need afterwards; a command line that runs no job is Snakemake's own, run
     in this process (its start-up is the one this helper paid)."""
-    from modelvar.planning.run_lock import unlock_if_stale
-    from modelvar.planning.workflow_config import resolve, workflow_options
+    from modelvar.planning.workflow_config import resolve
 
     argv = _snakemake_argv(args)
     resolved = resolve(argv)
-    message = unlock_if_stale(resolved.workdir, workflow_options(argv))
-    if message:
-        print(message, file=sys.stderr)
+    _unlock_stale(argv, resolved)
     if not resolved.executes:  # a dry run, a listing, --lint, --unlock …: nothing to report
         from snakemake.cli import main
 
@@ -133,10 +147,7 @@ def cmd_before_run(args: argparse.Namespace) -> int:
     status = _address_space_refusal(argv)
     if status:
         return status
-    lines = [str(resolved.results_dir.resolve() / "report.html")]
-    if resolved.config.get("sequential", {}).get("enabled"):  # before the check
-        lines.append("sequential")  # scripts/run.sh runs it in rounds
-    Path(args.info).write_text("\n".join(lines) + "\n")
+    Path(args.info).write_text("\n".join(_run_info(resolved)) + "\n")
     return 0
 
 
@@ -214,9 +225,7 @@ def cmd_config(args: argparse.Namespace) -> int:
             status = _address_space_refusal(_snakemake_argv(args))
             if status:
                 return status
-            print(resolved.results_dir.resolve() / "report.html")
-            if resolved.config.get("sequential", {}).get("enabled"):  # before the check
-                print("sequential")  # scripts/run.sh runs it in rounds
+            print("\n".join(_run_info(resolved)))
         return 0
     if args.get == "results_dir":
         print(resolved.results_dir.resolve())
