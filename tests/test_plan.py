@@ -63,6 +63,39 @@ def test_families_that_cannot_act_collapse_to_none(reach, collapsed, n):
     assert len(set(ids(cells))) == len(cells)  # no duplicate cells, so no duplicate fits
 
 
+@pytest.mark.parametrize("design", ["factorial", "one-at-a-time", "both"])
+@pytest.mark.parametrize("reach", [Reach(), Reach(numeric=True, categorical=False),
+                                   Reach(numeric=False, categorical=True)])
+def test_cells_asked_again_are_those_worked_out_and_a_caller_cannot_change_them(design, reach):
+    from modelvar.study.design import _dataset_cells
+
+    first, collapsed = dataset_cells(GRID, design, reach)
+    worked_out, worked_collapsed = _dataset_cells(GRID, design, reach)
+    assert ids(first) == ids(worked_out) and collapsed == worked_collapsed
+    first.clear()
+    collapsed.append("data")
+    again, collapsed_again = dataset_cells(GRID, design, reach)
+    assert ids(again) == ids(worked_out) and collapsed_again == worked_collapsed
+    # the same levels in another key order and as tuples: the same cells
+    reordered = {k: tuple(v) for k, v in reversed(list(GRID.items()))}
+    assert ids(dataset_cells(reordered, design, reach)[0]) == ids(worked_out)
+
+
+def test_cells_asked_again_after_a_family_is_registered_have_its_part():
+    from tests.test_families import label_noise_family
+
+    from modelvar.study import families
+
+    before = ids(dataset_cells(GRID, "factorial")[0])
+    families.register(label_noise_family(), before="hparam")
+    try:
+        with_label = ids(dataset_cells(GRID, "factorial")[0])
+    finally:
+        families.unregister("label")
+    assert with_label == [i.replace("_h", "_lnone_h", 1) for i in before]
+    assert ids(dataset_cells(GRID, "factorial")[0]) == before
+
+
 def openml(rows, numeric, categorical, classes):
     return {"source": "openml", "data_id": 1,
             "profile": {"rows": rows, "numeric": numeric, "categorical": categorical,

@@ -608,12 +608,14 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
                                          Reach(shape.numeric, shape.categorical))
         form = probability_form(shape.n_classes, config)
         plan = DatasetPlan(name, shape, cells, collapsed, form)
+        by_id = {c.id: c for c in cells}
         for clf in classifier_names(config):
             design = classifier_design(config["perturbation"], config["design"],
                                        Reach(shape.numeric, shape.categorical),
                                        classifier_spec(clf).seeded)
             plan.classifiers[clf] = _plan_classifier(
-                name, clf, [Cell.parse(c) for c in design.cells], shape, config, cost,
+                name, clf, [by_id.get(c) or Cell.parse(c) for c in design.cells], shape,
+                config, cost,
                 target, speedups.get(clf), form, study.repeats_of(name, clf),
                 factors[name, clf][0].factor if (name, clf) in factors else None)
             plan.classifiers[clf].design = design

@@ -81,9 +81,34 @@ def dataset_cells(perturbation: dict, design: str = "factorial",
                   reach: Reach = Reach()) -> tuple[list[Cell], list[str]]:
     """(cells, collapsed families) of one dataset: the design's cells, every family the dataset
     cannot be perturbed by collapsed to ``none``. Cells come in grid order, one-at-a-time
-    additions after the factorial ones, without duplicates."""
+    additions after the factorial ones, without duplicates.
+
+    Worked out once per process for the same levels, design, reach and registered families
+    (cells are immutable): the plan asks for every dataset × classifier, three times each for
+    the cells' roles, and the grid is the same for most of them."""
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
+    try:
+        key = (json.dumps(perturbation, sort_keys=True), design, reach, families.families())
+    except TypeError:  # levels JSON cannot write: worked out each time
+        return _dataset_cells(perturbation, design, reach)
+    found = _CELLS.get(key)
+    if found is None:
+        if len(_CELLS) >= _CELLS_KEPT:
+            _CELLS.clear()
+        cells, collapsed = _dataset_cells(perturbation, design, reach)
+        found = _CELLS[key] = (tuple(cells), tuple(collapsed))
+    return list(found[0]), list(found[1])
+
+
+#: :func:`dataset_cells` of the levels, design, reach and families this process asked for
+_CELLS: dict[tuple, tuple[tuple[Cell, ...], tuple[str, ...]]] = {}
+_CELLS_KEPT = 256
+
+
+def _dataset_cells(perturbation: dict, design: str,
+                   reach: Reach) -> tuple[list[Cell], list[str]]:
+    """:func:`dataset_cells`, worked out."""
     collapsed = collapsed_families(perturbation, reach)
     effective = {**perturbation, **{name: [families.family(name).levels.default_entry]
                                     for name in collapsed}}
