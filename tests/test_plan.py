@@ -2,6 +2,7 @@
 exactly once, no job past the target unless one fit is, metrics jobs over whole repeats
 (issues 13, 14, 15)."""
 
+import copy
 import math
 import re
 from itertools import product
@@ -108,7 +109,7 @@ def study(**over):
                      "cats": openml(3000, 0, 36, 2)},
         "classifiers": ["lr-sgd", "xgb", "mlp"],
         "split": {"test_fraction": 0.25, "repeats": 10, "runs": 10},
-        "perturbation": GRID, "design": "both", "jobs": {"target_minutes": 30},
+        "perturbation": copy.deepcopy(GRID), "design": "both", "jobs": {"target_minutes": 30},
     }
     config.update(over)
     return config
