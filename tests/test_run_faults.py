@@ -56,9 +56,11 @@ def test_the_watch_entries_name_this_host_and_tell_a_reused_pid_apart():
     assert run_watch.watched(environ) == [(pid, started)]
 
 
-def test_a_busy_job_stops_when_the_process_that_started_it_ends(tmp_path):
+@pytest.mark.parametrize("sigint_ignored", [False, True])
+def test_a_busy_job_stops_when_the_process_that_started_it_ends(tmp_path, sigint_ignored):
     """A job spinning at 100 % of a core (as the orphaned findings job did) ends with a line in
-    its log once its run's process is gone; its own cleanup runs (Ctrl-C semantics)."""
+    its log once its run's process is gone; its own cleanup runs (Ctrl-C semantics), also where
+    it started with SIGINT ignored (as under a run started in the background by a script)."""
     parent = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(600)"])
     try:
         env = dict(ENV, **{run_watch.WATCH_VARIABLE: run_watch.entry(parent.pid)})
@@ -71,7 +73,9 @@ def test_a_busy_job_stops_when_the_process_that_started_it_ends(tmp_path):
                     pass
             finally:
                 Path({str(tmp_path / "cleaned")!r}).write_text("yes")
-            """)], env=env, stderr=subprocess.PIPE, text=True)
+            """)], env=env, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(
+                signal.SIGINT, signal.SIG_IGN if sigint_ignored else signal.SIG_DFL))
         time.sleep(1)
         assert job.poll() is None  # watched, still running while its run lives
         parent.kill()

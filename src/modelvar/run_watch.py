@@ -19,6 +19,7 @@ from __future__ import annotations
 import _thread
 import os
 import select
+import signal
 import socket
 import sys
 import threading
@@ -110,8 +111,16 @@ def _stop(name: str, pid: int) -> None:
 
 def watch(name: str, environ=os.environ) -> list[threading.Thread]:
     """Watch this host's entries of the environment; ``name``: the job's command, for the
-    message. Returns the watcher threads (none when nothing is watched)."""
+    message. Returns the watcher threads (none when nothing is watched).
+
+    A watched job stops as Ctrl-C stops it wherever it was started: a process that starts with
+    SIGINT ignored (any process a non-interactive shell starts in the background, e.g. ``nohup
+    bash scripts/run.sh &``) would otherwise not see the watcher's interrupt and be ended
+    without its cleanup, so Python's handler is put back (from the main thread)."""
     threads = []
+    if watched(environ) and threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = threading.stack_size()
     try:
         threading.stack_size(STACK_BYTES)
