@@ -613,9 +613,9 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
             design = classifier_design(config["perturbation"], config["design"],
                                        Reach(shape.numeric, shape.categorical),
                                        classifier_spec(clf).seeded)
+            cells_of_clf = [by_id.get(c) or Cell.parse(c) for c in design.cells]
             plan.classifiers[clf] = _plan_classifier(
-                name, clf, [by_id.get(c) or Cell.parse(c) for c in design.cells], shape,
-                config, cost,
+                name, clf, cells_of_clf, shape, config, cost,
                 target, speedups.get(clf), form, study.repeats_of(name, clf),
                 factors[name, clf][0].factor if (name, clf) in factors else None)
             plan.classifiers[clf].design = design
