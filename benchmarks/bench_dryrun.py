@@ -18,6 +18,12 @@ as many inputs, outputs, logs and benchmark files as the jobs of the rule of our
 layout. modelvar over the first is the issue's ratio; over the second, what our own code (config
 checks, plan, input functions, recipes, resources) adds to the engine's work on our files.
 
+A third ("the floor") has the bare DAG's one file per job and what any job of a workflow that
+meets this issue and the house rules declares: a log, a runtime and a memory limit from a
+function of the job, a parameter from a function, a shell command that uses them. Over the bare
+DAG it is the share of the issue's ratio that no layout of ours can save; modelvar over it is
+what our files and code cost on top.
+
 modelvar's Snakefile starts and ends with ``gc.freeze()`` (what is loaded is left out of the
 garbage collector's passes), which speeds up Snakemake's own work on the DAG too: the bare
 workflow is also timed with the same two freezes, and modelvar over that bare is the
@@ -56,11 +62,23 @@ rule {name}:
 {inputs}
     output:
 {outputs}
-{log}{benchmark}    wildcard_constraints:
+{log}{benchmark}{declared}    wildcard_constraints:
         {constraint}
     shell:
-        "touch {{output}}"
+        {shell}
 """
+
+#: what the floor workflow's jobs declare besides their file: what this issue (a time and
+#: memory limit per job, item 3) and the house rules (a log on every rule) ask of any job, and
+#: a parameter from a function, all in a short shell command
+FLOOR_DECLARED = """    resources:
+        runtime=lambda wildcards, attempt: 10 * attempt,
+        mem_mb=lambda wildcards, attempt: 100 * attempt,
+    params:
+        job=lambda wildcards: "/".join(wildcards),
+"""
+FLOOR_SHELL = '"echo {params.job:q} > {log:q}; touch {output:q}"'
+BARE_SHELL = '"touch {output}"'
 
 BARE_HEADER = '''
 import json
@@ -107,27 +125,31 @@ GC_FREEZE = "\nimport gc\n\ngc.freeze()\n"
 
 
 def bare_snakefile(files: dict[str, dict[str, int]] | None = None, *,
-                   freeze: bool = False) -> str:
+                   freeze: bool = False, floor: bool = False) -> str:
     """The bare workflow. Without ``files`` every job names one output and reads only its edges
     (what Snakemake costs for the DAG's shape). With ``files`` (:func:`files_per_rule` of our
     dry run) each rule's jobs name as many inputs, outputs, logs and benchmark files as the
     jobs of the rule of ours it mirrors (the inputs beyond its edges are files that exist
     before the run, one folder per job, as our recipes): what Snakemake costs for our layout.
-    ``freeze``: the workflow starts and ends with modelvar's ``gc.freeze()``."""
+    ``freeze``: the workflow starts and ends with modelvar's ``gc.freeze()``. ``floor``: every
+    job also names a log, per-job resources and a parameter (``FLOOR_DECLARED``)."""
     text = BARE_HEADER
     for name, counts in bare_rule_files(files).items():
         stem, edges, _ours = BARE_RULES[name]
         inputs = [f"        lambda w: {edges}," if edges else ""]
         inputs += [f'        "static/{stem}/x{i}",' for i in range(counts["extra"])]
         outputs = [f'        "{stem}.o{i}",' for i in range(max(1, counts["output"]))]
-        log = f'    log:\n        "logs/{stem}.log",\n' if counts["log"] else ""
+        log = (f'    log:\n        "logs/{stem}.log",\n' if counts["log"] or floor
+               else "")
         bench = (f'    benchmark:\n        "benchmarks/{stem}.tsv",\n'
                  if counts["benchmark"] else "")
         constraint = {"other": 'rule="other_[a-z_]+",', "findings": 'x="x",'}.get(
             name, 'ds="[^/]+",')
         text += BARE_RULE.format(name=name, inputs="\n".join(i for i in inputs if i) or
                                  "        []", outputs="\n".join(outputs), log=log,
-                                 benchmark=bench, constraint=constraint)
+                                 benchmark=bench, constraint=constraint,
+                                 declared=FLOOR_DECLARED if floor else "",
+                                 shell=FLOOR_SHELL if floor else BARE_SHELL)
     return (GC_FREEZE + text + GC_FREEZE) if freeze else text
 
 
@@ -242,6 +264,8 @@ def main() -> None:
             bare.write_text(bare_snakefile())
             bare_frozen = Path(tmp, "bare-frozen.smk")
             bare_frozen.write_text(bare_snakefile(freeze=True))
+            floor = Path(tmp, "floor.smk")
+            floor.write_text(bare_snakefile(floor=True))
             our_files = files_per_rule(listing)
             layout.write_text(bare_snakefile(our_files))
 
@@ -260,9 +284,10 @@ def main() -> None:
                      "modelvar+recipes": (REPO / "Snakefile", ours_args, with_recipes),
                      "bare": (bare, bare_args, None),
                      "bare+freeze": (bare_frozen, bare_args, None),
+                     "floor": (floor, bare_args, None),
                      "layout": (layout, bare_args, with_static)}
             jobs = {side: dry_run(*sides[side])[1]["total"]
-                    for side in ("bare", "bare+freeze", "layout")}
+                    for side in ("bare", "bare+freeze", "floor", "layout")}
             times: dict[str, list[float]] = {side: [] for side in sides}
             for round_ in range(args.rounds):
                 order = list(sides) if round_ % 2 == 0 else list(sides)[::-1]
@@ -270,13 +295,14 @@ def main() -> None:
                     times[side].append(dry_run(*sides[side])[0])
             total = counts["total"]
             print(f"{name}: {total} jobs (bare DAGs: {jobs['bare']}, {jobs['bare+freeze']}, "
-                  f"{jobs['layout']}); CPU "
+                  f"{jobs['floor']}, {jobs['layout']}); CPU "
                   f"seconds, min / median of {args.rounds} rounds", flush=True)
             for side, label in (("modelvar", "modelvar, first dry run"),
                                 ("run.sh", "bash scripts/run.sh -n"),
                                 ("modelvar+recipes", "modelvar, every recipe written"),
                                 ("bare", "bare DAG, one file per job"),
                                 ("bare+freeze", "bare DAG + modelvar's gc.freeze()"),
+                                ("floor", "floor: bare + log, limits, a param"),
                                 ("layout", "bare DAG, modelvar's files per job")):
                 print(f"  {label:36s} {min(times[side]):5.1f} / "
                       f"{statistics.median(times[side]):5.1f}", flush=True)
@@ -284,6 +310,8 @@ def main() -> None:
                                      ("run.sh", "bare", f" (goal <= {TARGET_RATIO})"),
                                      ("modelvar+recipes", "bare", ""),
                                      ("modelvar", "bare+freeze", ""),
+                                     ("floor", "bare", " (no layout saves this)"),
+                                     ("modelvar", "floor", ""),
                                      ("modelvar", "layout", ""),
                                      ("modelvar+recipes", "layout", "")):
                 ratios = [o / b for o, b in zip(times[ours], times[base], strict=True)]
