@@ -19,7 +19,7 @@ SRC = Path(modelvar.__file__).parent
 from modelvar import run_watch
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
-from modelvar.planning import outputs
+from modelvar.planning import job_commands, outputs
 from modelvar.planning.address_space import address_space_problem
 from modelvar.planning.code_hash import code_version
 from modelvar.planning.config_check import (
@@ -145,12 +145,15 @@ envvars:
 
 def modelvar_job(arguments):
     """The shell command of a job: `python -m modelvar ARGUMENTS` (Snakemake placeholders in
-    ARGUMENTS, every value quoted with :q), built here so that it also works when the workflow is
-    a module. Every job's OpenMP and BLAS pools have the job's threads: a pool sized to the
-    machine's cores reserves address space per core at start-up
-    (modelvar.planning.address_space)."""
-    blas = "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
-    return f'{blas}"$MODELVAR_PYTHON" -m modelvar {arguments}'
+    ARGUMENTS, every value quoted with :q; modelvar.planning.job_commands), built here so that
+    it also works when the workflow is a module."""
+    return job_commands.job_command(arguments)
+
+
+def modelvar_job_from_file(arguments):
+    """As modelvar_job, for a job whose arguments grow with the study (the findings job's
+    tables): they reach it in a file, past the limit on one command line (ARG_MAX)."""
+    return job_commands.job_command_from_file(arguments)
 
 
 # ---------------------------------------------------------------------- the rules' resources

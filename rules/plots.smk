@@ -143,7 +143,7 @@ rule findings:
         colours=COLOURS_JSON,
         code=CODE["findings"],
     shell:
-        modelvar_job(
+        modelvar_job_from_file(
             "findings --summary {input.summary:q} --agreement {input.agreement:q} --runs "
             "{input.runs:q} --meta {input.meta:q} --design-files {input.design:q} "
             "--perturbation {params.perturbation:q} "
@@ -151,5 +151,5 @@ rule findings:
             "--equivalence-ratio {params.margin:q} --sequential={params.sequential:q} "
             "--results {params.results:q} "
             "--manifest {output.manifest:q} --width {params.width:q} --colours "
-            "{params.colours:q} 2> {log:q}",
+            "{params.colours:q}",
         )

@@ -775,8 +775,11 @@ def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
     (job,) = [(rule, out) for rule, _, out in dry_run_jobs(proc.stdout) if rule == "findings"]
     declared = sorted(re.sub(r"\.png$", "", f.rsplit("/", 1)[1]) for f in job[1]
                       if "/findings/" in f and f.endswith(".png"))
-    (command,) = [line for line in proc.stdout.splitlines() if "-m modelvar findings " in line]
-    words = shlex.split(command.split("-m modelvar findings ", 1)[1].split(" 2> ")[0])
+    # the findings job's arguments reach it in a file (modelvar.planning.job_commands)
+    (command,) = [line for line in proc.stdout.splitlines()
+                  if "printf '%s\\0' findings " in line]
+    words = shlex.split(command.split("printf '%s\\0' findings ", 1)[1]
+                        .split(' > "$args_file"')[0])
 
     def arg(name):
         return words[words.index(name) + 1]

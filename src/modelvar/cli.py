@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from modelvar import __version__
+from modelvar.planning.job_commands import ARGS_FROM, arguments_from_file
 
 
 def _setup_logging(log_file: str | None) -> None:
@@ -285,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="`modelvar COMMAND --help` explains a command. The README shows the workflow.")
     parser.add_argument("--version", action="version", version=f"modelvar {__version__}")
     parser.add_argument("--log", metavar="FILE", help="also write the log to this file")
+    parser.add_argument(ARGS_FROM, metavar="FILE",
+                        help="as the first argument: the command's arguments are FILE's, each "
+                        "ended by a NUL byte (then any after FILE), for the workflow's jobs "
+                        "whose arguments name more files than a command line holds")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # the workflow passes --manifest to every command that writes tables (modelvar.table_files)
     recorded = argparse.ArgumentParser(add_help=False)
@@ -680,7 +685,14 @@ def main(argv: list[str] | None = None) -> int:
     from modelvar.table_files import TableReadError
 
     parser = build_parser()
+    try:
+        argv = arguments_from_file(sys.argv[1:] if argv is None else argv)
+    except (OSError, ValueError) as exc:
+        reason = _os_error(exc) if isinstance(exc, OSError) else str(exc)
+        parser.error(f"{ARGS_FROM}: {reason}")
     args, unknown = parser.parse_known_args(argv)
+    if args.args_from is not None:
+        parser.error(f"{ARGS_FROM} must be the first argument")
     if unknown:  # Snakemake's options of the commands that take a Snakemake command line
         if not hasattr(args, "snakemake_args"):
             parser.error(f"unrecognized arguments: {' '.join(unknown)}")
