@@ -11,6 +11,8 @@ runs.
   and the jobs;
 * :mod:`~modelvar.planning.code_hash`, :mod:`~modelvar.planning.job_recipes`: what reruns a job
   (its code version, its recipe in the results folder);
+* :mod:`~modelvar.planning.job_commands`: the jobs' shell commands (arguments past a command
+  line's limit through a file);
 * :mod:`~modelvar.planning.run_lock`: one run per results folder.
 """
 
