@@ -42,7 +42,7 @@ def test_every_rule_is_in_the_table_of_rules_and_runs_its_command():
     assert set(blocks) - {"all"} == {r.name for r in outputs.RULES}
     for entry in outputs.RULES:
         block = blocks[entry.name]
-        command = re.search(r'modelvar_job\(\s*"([a-z-]+) ', block)
+        command = re.search(r'modelvar_job(?:_from_file)?\(\s*"([a-z-]+) ', block)
         if block.startswith("use rule"):  # a copy: its command and outputs are its original's
             assert command is None, entry.name
         else:

@@ -163,8 +163,8 @@ def test_file_dataset_at_a_hostile_path_is_a_real_input(tmp_path):
 def test_every_value_in_a_shell_command_is_quoted():
     unquoted, commands = [], 0
     for smk in sorted((REPO / "rules").glob("*.smk")):
-        for command in re.findall(r'shell:\n\s+modelvar_job\(\n((?:\s+".*"\n)+)',
-                                  smk.read_text()):
+        shells = r'shell:\n\s+modelvar_job(?:_from_file)?\(\n((?:\s+".*"\n)+)'
+        for command in re.findall(shells, smk.read_text()):
             commands += 1
             for field in re.findall(r"(?<!\{)\{([^{}]+)\}(?!\})", command):
                 if field != "threads" and not field.endswith(":q"):
