@@ -23,14 +23,9 @@ ARGS_FROM = "--args-from"
 
 def arguments_from_file(argv: list[str]) -> list[str]:
     """``argv`` with a leading ``--args-from FILE`` replaced by FILE's arguments, each ended by
-    a NUL byte (as the shell's ``printf '%s\\0'`` writes them: any character but NUL allowed).
-
-    Why: the arguments and environment that one program starts with are limited together
-    (Linux's ``ARG_MAX``, 2 MiB with the default 8 MiB stack), and the findings job names about
-    three tables per fit and metrics job of the study, ~100 bytes each: ~20,000 of them (e.g.
-    the full study at 50 repeats) are past it, and the job would fail after the study's every
-    fit with "Argument list too long". A shell builtin such as ``printf`` starts no program, so
-    it writes any number of them to a file, and the command reads them from there.
+    a NUL byte (as the shell's ``printf '%s\\0'`` writes them: any character but NUL allowed),
+    for a job whose arguments are more than one command line holds (module docstring; the
+    numbers in docs/decisions.md, "Full pipeline").
 
     Raises ``OSError`` where the file cannot be read, ``ValueError`` where ``--args-from`` has
     no file.
@@ -55,11 +50,11 @@ def job_command(arguments: str) -> str:
     return f'{THREADS} "$MODELVAR_PYTHON" -m modelvar {arguments}'
 
 
-def job_command_from_file(arguments: str, log: str = "{log:q}") -> str:
+def job_command_from_file(arguments: str) -> str:
     """``python -m modelvar ARGUMENTS 2> LOG``, with ARGUMENTS passed in a file: the shell's
     ``printf`` builtin writes each, ended by a NUL byte, to a temporary file (removed when the
     command ends), and ``modelvar --args-from FILE`` reads them (:func:`arguments_from_file`).
     Their number and length are limited by the disk alone."""
     return ('args_file="$(mktemp)"; trap \'rm -f "$args_file"\' EXIT; '
             f"printf '%s\\0' {arguments} > \"$args_file\"; "
-            f'{THREADS} "$MODELVAR_PYTHON" -m modelvar {ARGS_FROM} "$args_file" 2> {log}')
+            f'{THREADS} "$MODELVAR_PYTHON" -m modelvar {ARGS_FROM} "$args_file" 2> {{log:q}}')
