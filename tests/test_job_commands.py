@@ -86,17 +86,12 @@ def test_a_failing_job_keeps_its_status_and_removes_its_file(tmp_path):
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
-def test_arguments_from_file_reads_nul_ended_arguments_and_keeps_the_rest():
-    path_args = ["findings", "--summary", *AWKWARD, ""]
-    data = b"".join(os.fsencode(a) + b"\0" for a in path_args)
-    import tempfile
-
-    with tempfile.NamedTemporaryFile() as f:
-        f.write(data)
-        f.flush()
-        assert arguments_from_file([ARGS_FROM, f.name]) == path_args
-        assert arguments_from_file([ARGS_FROM, f.name, "--log", "x"]) == [*path_args, "--log",
-                                                                           "x"]
+def test_arguments_from_file_reads_nul_ended_arguments_and_keeps_the_rest(tmp_path):
+    written = ["findings", "--summary", *AWKWARD, ""]
+    path = tmp_path / "args"
+    path.write_bytes(b"".join(os.fsencode(a) + b"\0" for a in written))
+    assert arguments_from_file([ARGS_FROM, str(path)]) == written
+    assert arguments_from_file([ARGS_FROM, str(path), "--log", "x"]) == [*written, "--log", "x"]
     # without the option, the arguments are the command line's
     assert arguments_from_file(["fit", ARGS_FROM, "x"]) == ["fit", ARGS_FROM, "x"]
     assert arguments_from_file([]) == []
