@@ -12,12 +12,17 @@ two cells (or of two classifiers in one cell) removes what the repeat itself con
   as certainty);
 * the **p-value** (two-sided, of d̄ = 0) is the paired t-test's, 2 · (1 − F_t(|d̄| √R / s_d,
   R − 1)); NaN below :data:`MIN_FOR_INTERVAL` repeats;
-* **the same in every repeat** is decided with a tolerance relative to the values compared,
-  never by an exact zero: s_d ≤ :data:`SAME` · scale, scale the largest |value| of the two
-  series (rounding noise of sums of floats is ~1e-16 of it; no measured difference of runs is
-  within 1e-9 of it). Then there is no spread for a t statistic: a nonzero d̄ gets the exact sign
-  test, 2 · 0.5^R (R differences of one sign), and a d̄ within the tolerance of 0 is *identical*:
-  nothing to test, no p-value, not counted by the page's multiplicity control.
+* **the same in every repeat** is decided with a tolerance, never by an exact zero:
+  s_d ≤ max(:data:`SAME` · scale, :data:`ROUNDING`), scale the largest |value| of the two
+  series. The relative part covers rounding noise of sums of floats (~1e-16 of the values; no
+  measured difference of runs is within 1e-9 of them); the absolute floor covers values that
+  are themselves rounding noise (the run-to-run SD of a deterministic classifier's identical
+  accuracies computes as ~1e-17, whose relative tolerance would be ~1e-26): nothing a study
+  measures is below 1e-12 (an accuracy moves in steps of 1/n_test ≥ 1e-7, a disagreement in
+  steps of 1/(n_test · pairs)). Then there is no spread for a t statistic: a nonzero d̄ gets the
+  exact sign test, 2 · 0.5^R (R differences of one sign), and a d̄ within the tolerance of 0 is
+  *identical*: nothing to test, no p-value, not counted by the page's control, never printed
+  as an interval of zeros.
 
 **A ratio** a / b of two positive measures (run-to-run SDs, disagreements; :class:`Compared`)
 is the geometric mean of the per-repeat ratios, exp(mean_r log(a_r / b_r)), with the t-interval
@@ -36,10 +41,14 @@ repeat inside the margin get the exact sign test's 0.5^R.
 make, min(p_difference, p_equivalent): the two nulls (d = 0; |log ratio| ≥ log M) exclude each
 other, so a false claim is always a rejection of the one true null at its own valid p-value.
 
-**Power.** For a comparison left inconclusive, the repeats that would give a difference of the
-seen size and spread 80 % power (:data:`POWER`) in a two-sided paired t-test at 5 %
-(noncentral t: power = P(|T| > t_c), T ~ t'(R − 1, d̄ √R / s_d)): a planning figure, not a
-promise (it takes the seen difference as true).
+**Power.** A comparison's standardised **effect** is |d̄| / s_d (of a ratio's equivalence, the
+room to the margin (log M − |l̄|) / s_l). For a claim left inconclusive, the repeats that would
+give an effect of the seen size 80 % power (:data:`POWER`) in a two-sided paired t-test at the
+level the claim faces on the page (its tier's next boundary, :mod:`~modelvar.findings.
+multiplicity`; not 5 %) — noncentral t: power = P(|T| > t_c), T ~ t'(R − 1, effect · √R)
+(:func:`repeats_for`) — or the two one-sided tests of equivalence that power
+(:func:`equivalence_repeats_for`, normal approximation of the nearer bound's test): a planning
+figure, not a promise (it takes the seen difference as true).
 """
 
 from __future__ import annotations
@@ -60,6 +69,8 @@ ALPHA = 0.05
 POWER = 0.8
 #: values within this share of their scale of each other are the same (module docstring)
 SAME = 1e-9
+#: values (and spreads) below this are rounding noise, whatever their scale (module docstring)
+ROUNDING = 1e-12
 #: the default equivalence margin on a ratio of two positive measures: 1/1.25 to 1.25, the
 #: 80–125 % convention of bioequivalence (FDA 2001, *Statistical approaches to establishing
 #: bioequivalence*; Schuirmann 1987): a quarter more or a fifth less counts as different
@@ -73,6 +84,63 @@ MAX_REPEATS_NAMED = 1000
 
 def _two_sided(t: float, df: int) -> float:
     return min(1.0, 2 * (1 - t_cdf(abs(t), df)))
+
+
+def is_noise(x) -> bool:
+    """A number below :data:`ROUNDING` in size (a float sum's rounding of 0)."""
+    return x is not None and np.isfinite(x) and abs(x) < ROUNDING
+
+
+def repeats_for(effect: float, alpha: float, power: float = POWER) -> int | None:
+    """The smallest R (from :data:`MIN_FOR_INTERVAL`) at which a two-sided paired t-test at
+    ``alpha`` of a difference of standardised size ``effect`` (|mean| / SD) has ``power``
+    (module docstring); ``MAX_REPEATS_NAMED + 1`` when beyond; None without an effect."""
+    if not (np.isfinite(effect) and effect > 0 and 0 < alpha < 1):
+        return None
+    from scipy.stats import nct
+    from scipy.stats import t as student
+
+    def reaches(n: int) -> bool:
+        crit = student.isf(alpha / 2, n - 1)
+        shift = effect * math.sqrt(n)
+        lower = nct.cdf(-crit, n - 1, shift)  # NaN where it underflows
+        return nct.sf(crit, n - 1, shift) + (lower if np.isfinite(lower) else 0.0) >= power
+
+    # the normal approximation brackets the answer; the noncentral t decides within it
+    guess = ((t_quantile(1 - alpha / 2, 1e6) + t_quantile(power, 1e6)) / effect) ** 2
+    low = max(MIN_FOR_INTERVAL - 1, min(int(guess) - 2, MAX_REPEATS_NAMED))
+    high = min(MAX_REPEATS_NAMED, max(int(math.ceil(guess)) + 3, MIN_FOR_INTERVAL))
+    if low >= MIN_FOR_INTERVAL and reaches(low):
+        low = MIN_FOR_INTERVAL - 1
+    while high <= MAX_REPEATS_NAMED and not reaches(high):
+        if high == MAX_REPEATS_NAMED:
+            return MAX_REPEATS_NAMED + 1
+        low, high = high, min(MAX_REPEATS_NAMED, 2 * high)
+    while high - low > 1:  # power grows with n: bisect
+        middle = (low + high) // 2
+        low, high = (low, middle) if reaches(middle) else (middle, high)
+    return high
+
+
+def equivalence_repeats_for(room: float, alpha: float, power: float = POWER) -> int | None:
+    """The repeats at which two one-sided tests at ``alpha`` of a ratio whose mean log lies
+    ``room`` SDs inside the margin would have about ``power`` (module docstring); None where
+    there is no room."""
+    if not (np.isfinite(room) and room > 0 and 0 < alpha < 1):
+        return None
+    for n in range(MIN_FOR_INTERVAL, MAX_REPEATS_NAMED + 1):
+        if room * math.sqrt(n) >= t_quantile(1 - alpha, n - 1) + t_quantile(power, n - 1):
+            return n
+    return MAX_REPEATS_NAMED + 1
+
+
+def claim_repeats(effect: float, room: float, alpha: float, power: float = POWER) -> float:
+    """The repeats at which either verdict of a claim (told apart, at standardised effect
+    ``effect``; practically equivalent, ``room`` SDs inside the margin) would have ``power``
+    at ``alpha``: the fewer of the two; NaN where neither can be projected."""
+    counts = [n for n in (repeats_for(effect, alpha, power),
+                          equivalence_repeats_for(room, alpha, power)) if n is not None]
+    return float(min(counts)) if counts else np.nan
 
 
 @dataclass(frozen=True)
@@ -106,7 +174,7 @@ class Paired:
 
     @property
     def tolerance(self) -> float:
-        return SAME * self.scale if np.isfinite(self.scale) else 0.0
+        return max(SAME * self.scale if np.isfinite(self.scale) else 0.0, ROUNDING)
 
     @property
     def same_everywhere(self) -> bool:
@@ -150,37 +218,19 @@ class Paired:
         ``inconclusive``."""
         return verdict_of(self.p_value, np.nan, self.mean, self.identical, threshold)
 
+    @property
+    def effect(self) -> float:
+        """|d̄| / s_d (module docstring); NaN without a spread or a difference."""
+        if self.n < 2 or not np.isfinite(self.sd) or self.same_everywhere or \
+                not abs(self.mean) > self.tolerance:
+            return np.nan
+        return abs(self.mean) / self.sd
+
     def repeats_needed(self, power: float = POWER, alpha: float = ALPHA) -> int | None:
         """The smallest R at which a two-sided paired t-test at ``alpha`` of a difference of
-        this mean and SD has ``power`` (module docstring); ``MAX_REPEATS_NAMED + 1`` when
-        beyond; None without a spread or a difference."""
-        if self.n < 2 or not np.isfinite(self.sd) or self.same_everywhere or self.mean == 0:
-            return None
-        from scipy.stats import nct
-        from scipy.stats import t as student
-
-        effect = abs(self.mean) / self.sd
-
-        def reaches(n: int) -> bool:
-            crit = student.ppf(1 - alpha / 2, n - 1)
-            shift = effect * math.sqrt(n)
-            lower = nct.cdf(-crit, n - 1, shift)  # NaN where it underflows
-            return nct.sf(crit, n - 1, shift) + (lower if np.isfinite(lower) else 0.0) >= power
-
-        # the normal approximation brackets the answer; the noncentral t decides within it
-        guess = ((t_quantile(1 - alpha / 2, 1e6) + t_quantile(power, 1e6)) / effect) ** 2
-        low = max(MIN_FOR_INTERVAL - 1, min(int(guess) - 2, MAX_REPEATS_NAMED))
-        high = min(MAX_REPEATS_NAMED, max(int(math.ceil(guess)) + 3, MIN_FOR_INTERVAL))
-        if low >= MIN_FOR_INTERVAL and reaches(low):
-            low = MIN_FOR_INTERVAL - 1
-        while high <= MAX_REPEATS_NAMED and not reaches(high):
-            if high == MAX_REPEATS_NAMED:
-                return MAX_REPEATS_NAMED + 1
-            low, high = high, min(MAX_REPEATS_NAMED, 2 * high)
-        while high - low > 1:  # power grows with n: bisect
-            middle = (low + high) // 2
-            low, high = (low, middle) if reaches(middle) else (middle, high)
-        return high
+        this mean and SD has ``power`` (:func:`repeats_for`); None without a spread or a
+        difference."""
+        return repeats_for(self.effect, alpha, power)
 
     def text(self) -> str:
         """The difference with its interval, or why it has none."""
@@ -207,14 +257,6 @@ def verdict_of(p_difference: float, p_equivalent: float, difference: float, iden
     if not np.isfinite(p_difference) or p_difference > threshold:
         return INCONCLUSIVE
     return SUPPORTED if difference > 0 else CONTRADICTED
-
-
-def verdicts_at(frame: pd.DataFrame, threshold: float) -> list[str]:
-    """:func:`verdict_of` of every row of a table with the columns of
-    :meth:`Compared.row`."""
-    return [verdict_of(pd_, pe, d, bool(i), threshold) for pd_, pe, d, i in zip(
-        frame["p_difference"], frame["p_equivalent"], frame["difference"], frame["identical"],
-        strict=True)]
 
 
 def repeats_phrase(needed: int) -> str:
@@ -300,40 +342,42 @@ class Compared:
         d = self.difference
         return verdict_of(d.p_value, self.p_equivalent, d.mean, d.identical, threshold)
 
-    def equivalence_repeats(self, power: float = POWER, alpha: float = ALPHA) -> int | None:
-        """The repeats at which the ratio's two one-sided tests at ``alpha`` would have about
-        ``power``, if the log ratios keep the mean and spread seen (normal approximation of
-        the nearer bound's test); None where the ratio is at or beyond the margin, or has no
-        spread."""
+    @property
+    def room(self) -> float:
+        """How far inside the equivalence margin the mean log ratio lies, in SDs of the log
+        ratios, (log M − |l̄|) / s_l (module docstring, "Power"); NaN where it is at or beyond
+        the margin or has no spread."""
         lr = self.log_ratio
         if lr is None or lr.n < 2 or not np.isfinite(lr.sd) or lr.same_everywhere:
-            return None
+            return np.nan
         room = math.log(self.margin) - abs(lr.mean)
-        if room <= 0:
-            return None
-        for n in range(MIN_FOR_INTERVAL, MAX_REPEATS_NAMED + 1):
-            if room * math.sqrt(n) / lr.sd >= t_quantile(1 - alpha, n - 1) + \
-                    t_quantile(power, n - 1):
-                return n
-        return MAX_REPEATS_NAMED + 1
+        return room / lr.sd if room > 0 else np.nan
 
-    def repeats_needed(self) -> float:
+    def equivalence_repeats(self, power: float = POWER, alpha: float = ALPHA) -> int | None:
+        """The repeats at which the ratio's two one-sided tests at ``alpha`` would have about
+        ``power``, if the log ratios keep the mean and spread seen
+        (:func:`equivalence_repeats_for`); None where the ratio is at or beyond the margin, or
+        has no spread."""
+        return equivalence_repeats_for(self.room, alpha, power)
+
+    def repeats_needed(self, alpha: float = ALPHA) -> float:
         """The repeats at which either verdict (told apart, or practically equivalent) would
-        have 80 % power: the fewer of the two; NaN where neither can be projected."""
-        counts = [n for n in (self.difference.repeats_needed(), self.equivalence_repeats())
-                  if n is not None]
-        return float(min(counts)) if counts else np.nan
+        have 80 % power at ``alpha`` (:func:`claim_repeats`)."""
+        return claim_repeats(self.difference.effect, self.room, alpha)
 
     def row(self) -> dict:
         """The comparison as a table's columns: what :func:`verdict_of` needs at any
-        threshold, the difference and the ratio with their intervals, and the repeats either
-        verdict would need (:meth:`repeats_needed`)."""
+        threshold, the difference and the ratio with their intervals, and the standardised
+        sizes its power at any level follows from (``effect``, ``room``; ``repeats_needed``
+        is left to the page, which computes it at the level the claim faces,
+        :func:`claim_repeats`)."""
         d = self.difference
         return {"repeats": d.n, "difference": d.mean, "difference_low": d.low,
                 "difference_high": d.high, "ratio": self.ratio, "ratio_low": self.ratio_low,
                 "ratio_high": self.ratio_high, "identical": d.identical,
                 "p_difference": d.p_value, "p_equivalent": self.p_equivalent,
-                "p_value": self.p_value, "repeats_needed": self.repeats_needed()}
+                "p_value": self.p_value, "effect": d.effect, "room": self.room,
+                "repeats_needed": np.nan}
 
     def ratio_text(self) -> str:
         """The ratio with its interval, or the ratio alone."""
@@ -352,11 +396,15 @@ def too_few(n: int, what: str = "repeats") -> str:
 # ------------------------------------------------------------------ numbers in sentences
 def decimals(value: float, low: float = np.nan, high: float = np.nan) -> int:
     """Decimals for a number (and its interval) in a sentence: at least 3; two significant
-    digits of the value; one of the interval's end nearest 0 when the interval excludes 0, so
-    that a difference told apart from 0 never prints as 0 (at most 10)."""
+    digits of the value (of the interval's larger end where the value is 0 or rounding
+    noise); one of the interval's end nearest 0 when the interval excludes 0, so that a
+    difference told apart from 0 never prints as 0 (at most 10)."""
     out = 3
-    if np.isfinite(value) and value != 0:
+    if np.isfinite(value) and value != 0 and not is_noise(value):
         out = max(out, 1 - math.floor(math.log10(abs(value))))
+    elif np.isfinite(low) and np.isfinite(high) and max(abs(low), abs(high)) > ROUNDING:
+        # a value of 0 (or rounding noise): two significant digits of the interval's ends
+        out = max(out, 1 - math.floor(math.log10(max(abs(low), abs(high)))))
     if np.isfinite(low) and np.isfinite(high) and (low > 0 or high < 0):
         out = max(out, -math.floor(math.log10(min(abs(low), abs(high)))))
     return min(out, 10)
@@ -364,38 +412,39 @@ def decimals(value: float, low: float = np.nan, high: float = np.nan) -> int:
 
 def fmt(x) -> str:
     """A number with :func:`decimals` decimals; an exact zero (a deterministic quantity, or a
-    float sum's rounding below 1e-12) as 0."""
+    float sum's rounding below :data:`ROUNDING`) as 0."""
     if x is None or not np.isfinite(x):
         return "–"
-    return "0" if abs(x) < 1e-12 else f"{x:.{decimals(x)}f}"
+    return "0" if is_noise(x) else f"{x:.{decimals(x)}f}"
 
 
 def with_ci(value, low, high) -> str:
     """The value with its interval (one number of decimals for the three); the value alone
     where it has none (too few repeats, or the same in every repeat: never an interval of
-    width 0)."""
+    width 0, nor of a width that is rounding noise)."""
     if value is None or not np.isfinite(value):
         return "–"
-    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
+    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= ROUNDING:
         return fmt(value)
     k = decimals(value, low, high)
-    return "0" if abs(value) < 1e-12 and abs(low) < 1e-12 and abs(high) < 1e-12 else \
-        f"{value:.{k}f} [{low:.{k}f}, {high:.{k}f}]"
+    value = 0.0 if is_noise(value) else value
+    return f"{value:.{k}f} [{low:.{k}f}, {high:.{k}f}]"
 
 
 def signed(value) -> str:
     if value is None or not np.isfinite(value):
         return "–"
-    return "0" if abs(value) < 1e-12 else f"{value:+.{decimals(value)}f}"
+    return "0" if is_noise(value) else f"{value:+.{decimals(value)}f}"
 
 
 def signed_ci(value, low, high) -> str:
     """A difference with its sign and interval (one number of decimals for the three)."""
     if value is None or not np.isfinite(value):
         return "–"
-    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
+    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= ROUNDING:
         return signed(value)
     k = decimals(value, low, high)
+    value = 0.0 if is_noise(value) else value
     return f"{value:+.{k}f} [{low:+.{k}f}, {high:+.{k}f}]"
 
 

@@ -61,6 +61,8 @@ from modelvar.findings.paired import (
     ALPHA,
     EQUIVALENCE_RATIO,
     MIN_FOR_INTERVAL,
+    ROUNDING,
+    SAME,
     PerRepeat,
     between_cells,
     per_repeat,
@@ -105,6 +107,13 @@ def independent_flips(n_test, sd, disagreement) -> np.ndarray:
         return np.where(dis > 0, 2 * n_test * sd ** 2 / np.where(dis > 0, dis, 1), np.nan)
 
 
+def all_same(values: np.ndarray) -> bool:
+    """Every value the same: their spread within :data:`~modelvar.findings.paired.SAME` of
+    their scale or below :data:`~modelvar.findings.paired.ROUNDING` (rounding noise: module
+    :mod:`~modelvar.findings.paired`)."""
+    return not float(np.std(values)) > max(SAME * float(np.abs(values).max()), ROUNDING)
+
+
 def mean_ci(values, bounds: tuple[float, float] | None = None,
             level: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): the mean of the defined values with a Student-t interval, clipped to
@@ -115,7 +124,7 @@ def mean_ci(values, bounds: tuple[float, float] | None = None,
     if not len(v):
         return (np.nan, np.nan, np.nan)
     mean = float(v.mean())
-    if len(v) < MIN_FOR_INTERVAL or not v.std() > 0:
+    if len(v) < MIN_FOR_INTERVAL or all_same(v):
         return (mean, np.nan, np.nan)
     half = t_quantile(0.5 + level / 2, len(v) - 1) * float(v.std(ddof=1)) / math.sqrt(len(v))
     low, high = mean - half, mean + half
@@ -134,7 +143,7 @@ def sd_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     if len(v) < 2:
         return (np.nan, np.nan, np.nan)
     sd, df = float(v.std(ddof=1)), len(v) - 1
-    if len(v) < MIN_FOR_INTERVAL or sd == 0:
+    if len(v) < MIN_FOR_INTERVAL or all_same(v):
         return (sd, np.nan, np.nan)
     return (sd, sd * math.sqrt(df / chi2.ppf(0.5 + level / 2, df)),
             sd * math.sqrt(df / chi2.ppf(0.5 - level / 2, df)))
@@ -277,7 +286,8 @@ def single_against_combined(sources: pd.DataFrame, summary: pd.DataFrame,
 COMBINED_COLUMNS = ["dataset", "classifier", "source", "level", "cell", "combined_cell",
                     "measure", "alone", "combined", "repeats", "difference", "difference_low",
                     "difference_high", "ratio", "ratio_low", "ratio_high", "identical",
-                    "p_difference", "p_equivalent", "p_value", "repeats_needed", "verdict"]
+                    "p_difference", "p_equivalent", "p_value", "effect", "room",
+                    "repeats_needed", "verdict"]
 
 
 def study_sources(sources: pd.DataFrame) -> pd.DataFrame:
