@@ -64,6 +64,9 @@ INTERACTIONS, RUNS, REST = "interactions", "runs (seed, draws)", "interactions a
 NOT_FACTORS = (INTERACTIONS, RUNS, REST)
 #: the fewest repeats (clusters) an interval or ranking is drawn from (module docstring)
 MIN_CLUSTERS = 5
+#: the excess kurtosis of the repeats' effects that a ranking against the repeat allows for
+#: (module docstring, "Heavy-tailed repeats")
+KURTOSIS_ALLOWANCE = 3.0
 
 
 def _component_name(component: str) -> str:
@@ -168,19 +171,27 @@ def _se(values: np.ndarray) -> float:
     return float(np.sqrt((R - 1) / R * ((values - values.mean()) ** 2).sum()))
 
 
-def _lead_p(lead: float, other: float, lead_jack: np.ndarray, other_jack: np.ndarray) -> float:
+def _lead_p(lead: float, other: float, lead_jack: np.ndarray, other_jack: np.ndarray,
+            repeat: tuple[float, float] | None = None) -> float:
     """Two-sided jackknife t-test p of θ_lead against θ_other (module docstring): the larger of
     the tests of θ_lead − θ_other and, where both components and every one of their jackknife
-    values are positive, of log θ_lead − log θ_other."""
+    values are positive, of log θ_lead − log θ_other. ``repeat``: (θ_R, V_m) where one of the
+    two is the repeat's component, whose heavy-tail allowance both tests then carry."""
     R = len(lead_jack)
+    extra_raw = extra_log = 0.0
+    if repeat is not None:
+        theta, spread = repeat
+        extra_raw = KURTOSIS_ALLOWANCE / R * spread ** 2
+        extra_log = KURTOSIS_ALLOWANCE / R * (spread / theta) ** 2 if theta > 0 else np.inf
 
-    def p_of(diff: float, jack: np.ndarray) -> float:
-        se = _se(jack)
+    def p_of(diff: float, jack: np.ndarray, extra: float) -> float:
+        se = np.sqrt(_se(jack) ** 2 + extra)
         return min(1.0, 2 * (1 - t_cdf(abs(diff) / se, R - 1))) if se > 0 else np.nan
 
-    p = p_of(lead - other, lead_jack - other_jack)
+    p = p_of(lead - other, lead_jack - other_jack, extra_raw)
     if lead > 0 and other > 0 and (lead_jack > 0).all() and (other_jack > 0).all():
-        p = max(p, p_of(np.log(lead) - np.log(other), np.log(lead_jack) - np.log(other_jack)))
+        p = max(p, p_of(np.log(lead) - np.log(other), np.log(lead_jack) - np.log(other_jack),
+                        extra_log))
     return p
 
 
@@ -219,13 +230,17 @@ def variance_components(frame: pd.DataFrame, response: str, *, replicated: bool,
         lead = {"runner_up": _component_name(second),
                 "lead_margin": shares[first] - shares[second], "lead_against": len(ranked) - 1}
         if enough:
-            ps = [_lead_p(point[first], point[other], jack[first], jack[other])
+            repeat = (point[REPEAT], float(grid.means.mean(axis=0).var(ddof=1)))
+            ps = [_lead_p(point[first], point[other], jack[first], jack[other],
+                          repeat if REPEAT in (first, other) else None)
                   for other in ranked[1:]]
             margin = (jack[first] - jack[second]) / np.where(jack["V"] > 0, jack["V"], np.nan)
             half = t * _se(margin)
             lead.update(lead_margin_low=lead["lead_margin"] - half,
                         lead_margin_high=lead["lead_margin"] + half,
-                        lead_p=max(ps) if all(np.isfinite(ps)) else np.nan)
+                        lead_p=max(ps) if all(np.isfinite(ps)) else np.nan,
+                        others=[_component_name(o) for o in ranked[1:]],
+                        p_others=[float(p) for p in ps])
     rows = []
     for component, share in shares.items():
         low, high = intervals.get(component, (np.nan, np.nan))
@@ -236,6 +251,7 @@ def variance_components(frame: pd.DataFrame, response: str, *, replicated: bool,
                      "share_low": low, "share_high": high, "runner_up": None,
                      "lead_margin": np.nan, "lead_margin_low": np.nan,
                      "lead_margin_high": np.nan, "lead_p": np.nan, "lead_against": 0,
+                     "others": None, "p_others": None, "lead_effect": np.nan,
                      **(lead if component == ranked[0] else {})})
     out = pd.DataFrame(rows)
     out.insert(0, "response", response)
