@@ -383,8 +383,8 @@ def test_study_sentences_say_on_which_datasets_a_source_was_ranked_first():
     # no margins: no test was made, so no sentence says a source was or was not ranked
     assert study_sentences(sources) == [
         "lr-sgd: a new test set and training pool moved accuracy more than any single source did "
-        "within a repeat on a; less than its largest source on b; on c the two are not told "
-        "apart (the intervals overlap)."]
+        "within a repeat on a; less than its largest source on b; on c the two intervals "
+        "overlap (95 % intervals compared, not tested under the page's control)."]
     margins = margins_of({"a": ("50 % train", "data rel 0.2", SUPPORTED),
                           "b": ("50 % train", "data rel 0.2", INCONCLUSIVE),
                           "c": ("data rel 0.2", "50 % train", SUPPORTED)})
@@ -456,14 +456,10 @@ def comparison_tables(datasets=("a", "b", "c"), repeats=8, gap=0.03, seed=0):
 
 
 def test_classifier_comparison_recovers_a_known_difference_and_its_sign():
-    from scipy.stats import wilcoxon
+    from scipy.stats import ttest_1samp, wilcoxon
 
-    from modelvar.findings.comparison import (
-        MIN_DATASETS,
-        classifier_comparison,
-        comparison_sentences,
-        study_comparison,
-    )
+    from modelvar.findings.comparison import classifier_comparison, comparison_sentences
+    from modelvar.findings.over_datasets import MIN_DATASETS, study_comparison
 
     sources, summary = comparison_tables()
     table = classifier_comparison(sources, summary)
@@ -490,25 +486,31 @@ def test_classifier_comparison_recovers_a_known_difference_and_its_sign():
     assert row["datasets"] == 3 and row["verdict"] == "not tested"
     assert np.isnan(row["p_value"]) and np.isnan(row["difference_low"])
     said = comparison_sentences(table, over)
-    assert said[0] == ("Classifiers over datasets: not tested (needs ≥ 6 datasets, this study "
-                       "has 3); per dataset instead.")
+    assert said[0] == ("Classifiers over datasets: not tested (a statement over datasets needs "
+                       "≥ 6 datasets, this study has 3); per dataset instead.")
     assert any(s.startswith("On b, xgb's predictions changed less than lr-sgd's under data "
                             "rel 0.2") for s in said), said
     assert not [s for s in said if "test set" in s]
-    # 6 datasets: the Wilcoxon signed-rank test over datasets (scipy's)
+    # 6 datasets: the t-test over the datasets' mean differences (scipy's), the Wilcoxon
+    # signed-rank test's p beside it
     six = classifier_comparison(*comparison_tables(datasets=tuple("abcdef")))
     over = study_comparison(six)
     row = over[(over["level"] == "data rel 0.2") & (over["measure"] == "disagreement")].iloc[0]
     d = six[(six["level"] == "data rel 0.2") & (six["measure"] == "disagreement")][
         "difference"]
     assert row["datasets"] == MIN_DATASETS and row["a_lower"] == 0
-    assert row["p_value"] == pytest.approx(wilcoxon(d).pvalue, abs=1e-15)
+    assert row["p_value"] == pytest.approx(ttest_1samp(d, 0).pvalue, rel=1e-9)
+    assert row["p_wilcoxon"] == pytest.approx(wilcoxon(d).pvalue, abs=1e-15)
+    assert row["p_value"] < 1e-5 < 0.031 == pytest.approx(row["p_wilcoxon"], abs=5e-4)
     assert row["verdict"] == SUPPORTED
     said = comparison_sentences(six, over)
     assert said[0].startswith("xgb's predictions changed less than lr-sgd's under data rel 0.2 "
-                              "on 6 of 6 datasets (mean difference in disagreement lr-sgd − "
+                              "over the 6 datasets (mean difference in disagreement lr-sgd − "
                               "xgb: +0.03")
-    assert said[0].endswith("Wilcoxon p = 0.031).")
+    assert "t-test over datasets p = " in said[0] and said[0].endswith("lower on 6 of 6).")
+    # the per-dataset comparisons stay on the page beside it (exploratory)
+    assert any(s.startswith("On a, xgb's predictions changed less") and
+               s.endswith("(exploratory, beside the statements over datasets).") for s in said)
     # one dataset: the sentence rests on the interval over repeats
     one = classifier_comparison(*comparison_tables(datasets=("a",)))
     said = comparison_sentences(one, study_comparison(one))
@@ -533,9 +535,9 @@ def test_a_largest_source_sentence_says_whether_the_data_tell_it_from_the_runner
     assert margins.loc["accuracy_sd", "leader"] == "50 % train"
     assert margins.loc["accuracy_sd", "verdict"] == SUPPORTED
     said = sentences(ahead[0], pd.DataFrame(), leader_margins(*ahead))["d"]
-    assert said[0].startswith("lr-sgd's accuracy varied most within a repeat under 50 % train: "
-                              "run-to-run SD 0.03")
-    assert ". It is told apart from the other source; the runner-up, data rel 0.2, had 0.01" \
+    assert said[0].startswith("lr-sgd's accuracy varied most within a repeat under 50 % train "
+                              "(run-to-run SD 0.03")
+    assert "), told apart from the other source; the runner-up, data rel 0.2, had 0.01" \
         in said[0]
     assert "(difference +0.020 [" in said[0] and ", 10 repeats)." in said[0]
     # the predictions' sentence names its runner-up too
@@ -552,8 +554,9 @@ def test_a_largest_source_sentence_says_whether_the_data_tell_it_from_the_runner
     margins = leader_margins(*close).set_index("measure")
     assert margins.loc["accuracy_sd", "verdict"] == INCONCLUSIVE
     said = sentences(close[0], pd.DataFrame(), leader_margins(*close))["d"][0]
-    assert said.startswith("lr-sgd's accuracy: no source is ranked first. The largest estimate, ")
-    assert "; the runner-up, " in said
+    assert said.startswith("lr-sgd's accuracy varied most within a repeat under data rel 0.2 "
+                           "by its estimate (run-to-run SD ")
+    assert ", so no source is ranked first; the runner-up, 50 % train, had " in said
     # two repeats: no test, said in the lead
     two = claim_tables({down: (.78, .03, .20), rel: (.79, .01, .05)}, repeats=2)
     said = sentences(two[0], pd.DataFrame(), leader_margins(*two))["d"][0]

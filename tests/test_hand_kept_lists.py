@@ -1,6 +1,7 @@
 """Every list comes from its registry (issue 48): no code names several perturbation families,
-pairwise metrics or class distributions in a list of its own, and no code after the config
-check repeats a default of the schema. Each scan is shown to find what it looks for."""
+pairwise metrics, class distributions or claim kinds in a list of its own, and no code after
+the config check repeats a default of the schema. Each scan is shown to find what it looks
+for."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from conftest import REPO
+from modelvar.findings import kinds as claim_kinds
 from modelvar.metrics import registry as metric_registry
 from modelvar.planning.config_check import workflow_schema
 from modelvar.simulation.class_distributions import DISTRIBUTIONS
@@ -48,6 +50,8 @@ REGISTRIES = {
                        {"src/modelvar/metrics/registry.py"}),
     "class distributions": (DISTRIBUTIONS, 2,
                             {"src/modelvar/simulation/class_distributions.py"}),
+    "claim kinds": ([k.name for k in claim_kinds.BUILT_IN], 2,
+                    {"src/modelvar/findings/kinds.py"}),
 }
 
 
@@ -78,6 +82,7 @@ def test_the_list_scan_finds_the_lists_of_before():
     assert caught("class distributions",
                   "items: {enum: [uniform, exponential, multimodal, step]}", ".yaml")
     assert caught("class distributions", 'SIM_DISTRIBUTIONS = ["uniform", "exponential",')
+    assert caught("claim kinds", 'LEADING_KINDS = ("leader", "largest share")')
     assert not caught("pairwise metrics", "default: [ec_global, pa]", ".yaml")  # a choice
     assert not caught("families", "order (data, categorical, hparam, training fraction)")
 

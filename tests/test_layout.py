@@ -22,6 +22,7 @@ LAYERS = (
     ("simulation",),
     ("pipeline",),
     ("findings",),
+    ("calibration",),
     ("plots",),
     ("planning",),
     ("jobs",),

@@ -20,12 +20,13 @@ import pytest
 from scipy import stats
 
 from conftest import CONFIGS, REPO, dry_run_jobs, manifest_of, snakemake
-from modelvar.findings import calibration
-from modelvar.findings.multiplicity import next_boundary
+from modelvar.calibration import pages as calibration
+from modelvar.calibration import sequential as sequential_calibration
+from modelvar.findings.judging import needed_at
 from modelvar.findings.sequential import (
     block_status,
+    level_left,
     projected_repeats,
-    reach_factor,
     sequential_p,
 )
 from modelvar.study.rounds import (
@@ -87,12 +88,12 @@ def test_a_study_of_nulls_stopped_at_every_look_keeps_the_false_claim_rate():
     of nulls, the FDR) stays within 5 %; effects of 5 SD stop at the second look (at the first,
     3 repeats' t-test has 2 degrees of freedom and a tenth of the level: p ≈ 0.013 at 5 SD,
     not enough), never running on to the last."""
-    null = calibration.sequential_claims(["tie"] * 10, schedule=Schedule(3, 3, 30), pages=300,
-                                         seed=1)
+    null = sequential_calibration.sequential_claims(["tie"] * 10, schedule=Schedule(3, 3, 30),
+                                                    pages=300, seed=1)
     assert null["pages with a false claim"] <= 0.05
     assert null["FDR"] == null["pages with a false claim"]  # every claim a null
-    strong = calibration.sequential_claims(["very strong"] * 5, schedule=Schedule(3, 3, 30),
-                                           pages=50, seed=2)
+    strong = sequential_calibration.sequential_claims(
+        ["very strong"] * 5, schedule=Schedule(3, 3, 30), pages=50, seed=2)
     assert strong["mean repeats per block"] == 6 and strong["power very strong"] == 1.0
 
 
@@ -101,18 +102,20 @@ def test_a_claim_out_of_reach_stops_waiting_a_close_one_keeps_its_block_open():
     rounds = Rounds(1, {f"d|{c}": Block(4, [4]) for c in ("done", "open", "far", "max")})
     rounds.blocks["d|max"] = Block(12, [4, 8, 12])
     rounds.blocks["d|kept"] = Block(4, [4], stopped=DECIDED)
+    bound = 0.002  # the bound an open claim faces on its tier
 
-    def claim(kind, block, holds, needed, p=0.2):
-        return {"kind": kind, "blocks": [f"d|{block}"], "holds": holds,
-                "repeats_needed": needed, "p_look": p, "p_value": 1e-4 if holds else p}
+    def claim(kind, block, holds, effect, p=0.2):
+        return {"kind": kind, "blocks": [f"d|{block}"], "holds": holds, "effect": effect,
+                "room": np.nan, "unit": "repeats", "p_look": p, "p_bound": bound,
+                "p_value": 1e-4 if holds else p}
 
     verdicts = pd.DataFrame([
-        claim("leader", "done", True, 3), claim("classifiers", "done", False, 5),
-        claim("leader", "open", False, 6), claim("leader", "far", False, 400),
-        claim("leader", "max", False, 6), claim("leader", "kept", False, 6),
+        claim("leader", "done", True, 3.0), claim("classifiers", "done", False, 2.0),
+        claim("leader", "open", False, 2.0), claim("leader", "far", False, 0.05),
+        claim("leader", "max", False, 2.0), claim("leader", "kept", False, 2.0),
         # a claim over datasets is made once at the stop: it keeps no block open
-        {"kind": "classifiers over datasets", "blocks": ["d|far", "d|done"], "holds": False,
-         "repeats_needed": np.nan, "p_look": 0.3, "p_value": 0.3}])
+        {**claim("classifiers over datasets", "far", False, np.nan, 0.3),
+         "blocks": ["d|far", "d|done"], "unit": "datasets"}])
     status = block_status(verdicts, rounds, schedule, "leaders")
     got = dict(zip(status["classifier"], status["status"], strict=True))
     assert got == {"done": DECIDED, "open": "open", "far": FUTILE, "max": AT_MAX,
@@ -121,20 +124,20 @@ def test_a_claim_out_of_reach_stops_waiting_a_close_one_keeps_its_block_open():
     every = block_status(verdicts, rounds, schedule, "all")
     assert every.set_index("classifier").loc["done", "status"] == "open"
     assert every.set_index("classifier").loc["done", "open_claims"] == 1
-    # the level left after a look makes a claim need more repeats: the next claim to hold
-    # must reach the page's next boundary, 0.05 · 2 / (7 · c(7)) here, times the 2/3 left
-    level = 0.05 * 2 / (7 * sum(1 / i for i in range(1, 8)))
-    assert next_boundary(verdicts["p_value"]) == pytest.approx(level, rel=1e-12)
-    factor = ((stats.norm.isf(level * 2 / 3 / 2) + stats.norm.ppf(0.8))
-              / (stats.norm.isf(0.025) + stats.norm.ppf(0.8))) ** 2
-    assert reach_factor(level, schedule, 4) == pytest.approx(factor, rel=1e-12)
-    assert reach_factor(level, schedule, 12) == np.inf  # nothing left after the last look
-    assert 6 * factor < 12 < 400  # "open" within reach, "far" beyond
-    # a claim without a power calculation: projected from its p-value (√n growth)
+    # the level left after a look: the bound the claim faces times the 2/3 the later looks
+    # have left; the repeats for 80 % power there, from the claim's standardised effect
+    assert level_left(bound, schedule, 4) == pytest.approx(bound * 2 / 3, rel=1e-12)
+    assert level_left(bound, schedule, 12) == 0  # nothing left after the last look
+    assert needed_at(2.0, np.nan, bound * 2 / 3) <= 12 < needed_at(0.05, np.nan, bound * 2 / 3)
+    # a claim without a power calculation: projected from its p-value (√n growth), at the
+    # level it can still reach
     assert projected_repeats(0.05, 10) == pytest.approx(10 * (2.8016 / 1.95996) ** 2,
                                                         rel=1e-3)
+    z = stats.norm.isf(0.001 / 2) + stats.norm.ppf(0.8)
+    assert projected_repeats(0.05, 10, 0.001) == pytest.approx(10 * (z / 1.95996) ** 2,
+                                                               rel=1e-3)
     assert projected_repeats(1.0, 10) == np.inf
-    verdicts.loc[2, ["repeats_needed", "p_look"]] = [np.nan, 0.9]
+    verdicts.loc[2, ["effect", "p_look"]] = [np.nan, 0.9]
     far = block_status(verdicts, rounds, schedule, "leaders")
     assert far.set_index("classifier").loc["open", "status"] == FUTILE
 
@@ -175,8 +178,8 @@ def _judged(schedule, rounds, tables, decide="all"):
 
 def test_one_look_is_the_fixed_study_and_later_looks_pay_for_the_earlier_ones():
     """A sequential study with a single look judges as the fixed study; with looks at 4 and 8
-    every claim's p is min_k p_k / s_k of the fixed study's p-values on the first n_k repeats
-    (recomputed here look by look)."""
+    each of a claim's hypotheses' p is min_k p_k / s_k of the fixed study's p-values on the
+    first n_k repeats (recomputed here look by look), the claim's the smallest of them."""
     from modelvar.findings.study import judge_study
 
     tables, _ = calibration.simulate_page(calibration.SCENARIOS["planted"], repeats=8,
@@ -199,15 +202,22 @@ def test_one_look_is_the_fixed_study_and_later_looks_pay_for_the_earlier_ones():
                                                                          blocks).blocks})
     two = _judged(schedule, rounds, tables).tables["verdicts"].set_index("key")
     at4 = fixed(4)
-    threshold = two.loc[two["holds"], "p_value"].max()
     for key, row in two.iterrows():
-        ps = {8: at8.loc[key, "p_value"] / 0.5}
+        looks = {8: at8.loc[key, "p_values"]}
         if key in at4.index:
-            ps[4] = at4.loc[key, "p_value"] / 0.5
-        assert row["p_value"] == pytest.approx(min(1.0, *ps.values()), rel=1e-12)
-        # a claim that holds is decided at the first look that passes; else the smallest's
-        passing = [n for n in sorted(ps) if ps[n] <= threshold]
-        assert row["look"] == (passing[0] if row["holds"] else min(ps, key=lambda n: (ps[n], n)))
+            looks[4] = at4.loc[key, "p_values"]
+        stars = []
+        first = []
+        for j, h in enumerate(row["hypotheses"]):
+            ps = {n: p[j] / 0.5 for n, p in looks.items() if np.isfinite(p[j])}
+            stars.append(min(1.0, *ps.values()) if ps else np.nan)
+            # a hypothesis that holds is decided at the first look that passes its bound
+            if h in row["held"]:
+                first.append(min(n for n in ps if ps[n] <= row["p_bounds"][j]))
+        assert row["p_values"] == pytest.approx(stars, rel=1e-12, nan_ok=True)
+        assert row["p_value"] == pytest.approx(np.nanmin(stars), rel=1e-12)
+        if row["holds"]:
+            assert row["look"] == min(first)
     assert (two["holds"] & (two["look"] == 4)).any()  # the planted effects show at 4 repeats
     assert (two["p_value"] >= np.minimum(two["p_look"], 1) - 1e-15).all()
 
@@ -225,7 +235,9 @@ def test_comparisons_over_datasets_are_made_once_at_the_stop():
     over = verdicts[verdicts["kind"] == "classifiers over datasets"]
     assert len(over) and (over["p_value"] == over["p_look"]).all()
     study = judged.tables["study_comparison"]
-    assert study["verdict"].isin(["supported", "contradicted", "inconclusive"]).all()
+    claims = study[study["source"] != "control"]
+    assert claims["verdict"].isin(["supported", "contradicted", "inconclusive"]).all()
+    assert (study.loc[study["source"] == "control", "verdict"] == "not tested").all()
 
 
 # ------------------------------------------------------------------ the workflow

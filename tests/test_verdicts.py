@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from modelvar.findings import calibration
+from modelvar.calibration import pages as calibration
 from modelvar.findings.components import MIN_CLUSTERS, REPEAT, Grid, variance_components
 from modelvar.findings.paired import (
     CONTRADICTED,
@@ -84,8 +84,12 @@ def test_a_factor_without_effect_estimates_zero_whatever_its_degrees_of_freedom(
 
 def test_the_largest_share_is_told_apart_from_every_other_factor():
     """The ranking's p is the largest of the leader's tests against each other factor, each a
-    jackknife t-test over repeats, recomputed here by hand."""
+    jackknife t-test over repeats — against the repeat with the heavy-tail allowance κ₀ / R ·
+    V_m² (raw) and κ₀ / R · (V_m / θ_R)² (log) added to its variance —, recomputed here by
+    hand."""
     from scipy import stats
+
+    from modelvar.findings.components import KURTOSIS_ALLOWANCE
 
     frame = grid(np.random.default_rng(2), 8, {"data": 0.05, "hparam": 0.002,
                                                "downsample": 0.03}, repeat_sd=0.004,
@@ -96,20 +100,36 @@ def test_the_largest_share_is_told_apart_from_every_other_factor():
     g = Grid.of(frame, "accuracy")
     point = g.estimates()
     drops = [g.estimates(np.delete(np.arange(8), r)) for r in range(8)]
-    def p_of(diff, jack):
-        se = np.sqrt(7 / 8 * ((jack - jack.mean()) ** 2).sum())
+    repeat_means = frame.groupby("repeat")["accuracy"].mean().to_numpy()
+    v_m = repeat_means.var(ddof=1)
+
+    def p_of(diff, jack, extra=0.0):
+        se = np.sqrt(7 / 8 * ((jack - jack.mean()) ** 2).sum() + extra)
         return 2 * stats.t.sf(abs(diff) / se, 7)
 
     ps = []
     for other in ("hparam", "downsample", REPEAT):
+        allowance = other == REPEAT
+        raw = KURTOSIS_ALLOWANCE / 8 * v_m ** 2 if allowance else 0.0
+        log = KURTOSIS_ALLOWANCE / 8 * (v_m / point[REPEAT]) ** 2 if allowance else 0.0
         both = [point["data"], point[other], *(d["data"] for d in drops),
                 *(d[other] for d in drops)]
-        p = p_of(point["data"] - point[other], np.array([d["data"] - d[other] for d in drops]))
+        p = p_of(point["data"] - point[other], np.array([d["data"] - d[other] for d in drops]),
+                 raw)
         if min(both) > 0:  # on both scales: the larger p
             p = max(p, p_of(np.log(point["data"]) - np.log(point[other]),
-                            np.array([np.log(d["data"]) - np.log(d[other]) for d in drops])))
+                            np.array([np.log(d["data"]) - np.log(d[other]) for d in drops]),
+                            log))
         ps.append(p)
     assert lead["lead_p"] == pytest.approx(max(ps), rel=1e-9)
+    names = {"hparam": "hparam perturbation", "downsample": "training fraction",
+             REPEAT: REPEAT}
+    by_name = dict(zip(lead["others"], lead["p_others"], strict=True))
+    assert [by_name[names[o]] for o in ("hparam", "downsample", REPEAT)] == pytest.approx(
+        ps, rel=1e-9)
+    # without the allowance the repeat's comparison would have been the stricter one's p
+    assert ps[2] > p_of(point["data"] - point[REPEAT],
+                        np.array([d["data"] - d[REPEAT] for d in drops]))
 
 
 def test_a_tie_at_the_top_is_rarely_ranked():
@@ -144,7 +164,7 @@ def judged_page(seed=0, repeats=8, scenario="tie"):
                        weak_below=0.5), truth
 
 
-def test_every_claim_enters_the_control_once_with_one_p_value():
+def test_every_claim_enters_its_tiers_family_once_with_its_hypotheses():
     from statsmodels.stats.multitest import multipletests
 
     judged, _ = judged_page()
@@ -153,17 +173,29 @@ def test_every_claim_enters_the_control_once_with_one_p_value():
     assert not verdicts.duplicated(["table", "row"]).any()
     # each leading source is one claim (against every other level), not one per runner-up
     assert (verdicts["kind"] == "leader").sum() == len(t["margins"])
-    # two datasets: the classifiers are compared per dataset, nothing over datasets
+    # two datasets: the classifiers are compared per dataset (headline), nothing over datasets
     assert "classifiers over datasets" not in set(verdicts["kind"])
-    # the adjusted p-values are Benjamini–Yekutieli's
-    assert verdicts["p_adjusted"].to_numpy() == pytest.approx(
-        multipletests(verdicts["p_value"], method="fdr_by")[1], abs=1e-15)
+    assert set(verdicts.loc[verdicts["kind"] == "classifiers", "tier"]) == {"headline"}
+    assert set(verdicts.loc[verdicts["kind"] == "combined", "tier"]) == {"exploratory"}
+    # each tier's adjusted p-values are its procedure's, over its hypotheses
+    for tier, method in (("headline", "holm"), ("exploratory", "fdr_by")):
+        mine = verdicts[verdicts["tier"] == tier]
+        flat = np.concatenate([np.asarray(p, float) for p in mine["p_values"]])
+        adjusted = np.concatenate([np.asarray(a, float) for a in mine["adjusted"]])
+        finite = np.isfinite(flat)
+        assert adjusted[finite] == pytest.approx(
+            multipletests(flat[finite], method=method)[1], abs=1e-15)
+        assert mine["p_adjusted"].to_numpy() == pytest.approx(
+            [np.nanmin(a) for a in mine["adjusted"]], abs=0)
+        assert (mine["holds"] == (mine["p_adjusted"] <= 0.05)).all()
     assert judged.multiplicity.comparisons == len(verdicts)
     assert judged.multiplicity.held == int(verdicts["holds"].sum())
-    # a claim's p is the smaller of its two: told apart, or practically equivalent
+    # a comparison's hypotheses: told apart, and practically equivalent
     combined = t["combined"]
-    assert combined["p_value"].to_numpy() == pytest.approx(
-        np.fmin(combined["p_difference"], combined["p_equivalent"]).to_numpy(), abs=0)
+    mine = verdicts[verdicts["kind"] == "combined"].set_index("row")
+    for i, row in combined.iterrows():
+        assert mine.loc[i, "p_values"] == pytest.approx(
+            [row["p_difference"], row["p_equivalent"]], nan_ok=True)
 
 
 def test_a_claim_that_restates_the_leading_sources_is_not_counted_again():
@@ -177,6 +209,7 @@ def test_a_claim_that_restates_the_leading_sources_is_not_counted_again():
     assert "judged there, not counted again" in claim["evidence"]
     assert "seed claim" not in set(tables["verdicts"]["kind"])
     assert control.comparisons == 2  # the two leading sources
+    assert control.tier("headline").claims == 2 and control.tier("headline").hypotheses == 4
 
 
 # ------------------------------------------------------------------ 3. equivalence
@@ -233,18 +266,15 @@ def test_the_equivalence_margin_is_a_config_key_the_findings_rule_passes():
 
 # ------------------------------------------------------------------ 4. not tested ≠ not told apart
 def test_two_datasets_say_not_tested_over_datasets_and_give_the_per_dataset_verdicts():
-    from modelvar.findings.comparison import (
-        classifier_comparison,
-        comparison_sentences,
-        study_comparison,
-    )
+    from modelvar.findings.comparison import classifier_comparison, comparison_sentences
+    from modelvar.findings.over_datasets import study_comparison
 
     table = classifier_comparison(*comparison_tables(datasets=("a", "b")))
     over = study_comparison(table)
     assert set(over["verdict"]) == {"not tested"} and over["p_value"].isna().all()
     said = comparison_sentences(table, over)
-    assert said[0] == ("Classifiers over datasets: not tested (needs ≥ 6 datasets, this study "
-                       "has 2); per dataset instead.")
+    assert said[0] == ("Classifiers over datasets: not tested (a statement over datasets needs "
+                       "≥ 6 datasets, this study has 2); per dataset instead.")
     assert any(s.startswith("On a, xgb's predictions changed less") for s in said)
     assert any(s.startswith("On b, xgb's predictions changed less") for s in said)
     assert not any("not told apart" in s for s in said)
@@ -294,8 +324,8 @@ def test_the_page_says_what_its_verdicts_are_about():
     page = _sentences_html(sources, pd.DataFrame())
     assert ("What the verdicts are about: a dataset&#x27;s verdicts are about test sets and "
             "training pools drawn from that dataset (its repeats). A statement about new data "
-            "of the kind needs datasets, not repeats: the page tests one only over ≥ 6 "
-            "datasets.") in page
+            "of the kind needs datasets, not repeats: the page makes one (a t-test over the "
+            "datasets&#x27; mean differences) from 6 datasets on.") in page
 
 
 # ------------------------------------------------------------------ 8. plain sentences
@@ -323,8 +353,9 @@ def test_the_landing_names_the_runner_up_in_short_sentences():
     down, rel = "dnone_cnone_hnone_down050_seedfix", "rel0p2_cnone_hnone_down100_seedfix"
     sources, summary = claim_tables({down: (.78, .03, .20), rel: (.79, .01, .05)})
     said = headline_sentences(sources, pd.DataFrame(), leader_margins(sources, summary))
-    assert said[1].startswith("lr-sgd's predictions changed most under 50 % train: "
-                              "disagreement 0.20")
+    assert said[1].startswith("lr-sgd's predictions changed most under 50 % train "
+                              "(disagreement 0.20")
+    assert "told apart from the other source" in said[1]
     assert "the runner-up, data rel 0.2, had 0.05" in said[1]
     assert all(len(sentence) < 220 for s in said for sentence in s.split(". "))
 
@@ -334,15 +365,18 @@ def test_the_calibration_scores_a_false_leader_as_false():
     """A leader said to be told apart in a tie is scored false, and a true one true: the
     benchmark's false-claim rates count what they say."""
     judged, truth = judged_page(scenario="tie")
-    margins = judged.tables["margins"]
-    verdicts = judged.tables["verdicts"]
-    leaders = verdicts[verdicts["kind"] == "leader"].index
+    verdicts = judged.tables["verdicts"].copy()
+    leaders = verdicts["kind"] == "leader"
     verdicts.loc[leaders, "holds"] = True
-    margins["verdict"] = SUPPORTED  # every tie called told apart
-    scored = calibration.score(judged, truth)
+    verdicts.loc[leaders, "verdict"] = SUPPORTED  # every tie called told apart
+    scored = calibration.score(judged.tables, verdicts, truth)
     assert scored[scored["kind"] == "leader"]["false"].all()
+    # an undeclared kind is an error, never skipped
+    verdicts.loc[verdicts.index[0], "kind"] = "hunch"
+    with pytest.raises(ValueError, match="claim kind 'hunch' is not declared"):
+        calibration.score(judged.tables, verdicts, truth)
     judged, truth = judged_page(scenario="planted")
-    scored = calibration.score(judged, truth)
+    scored = calibration.score(judged.tables, judged.tables["verdicts"], truth)
     made = scored[(scored["kind"] == "leader") & scored["made"]]
     assert len(made) and not made["false"].any() and made["possible"].all()
 
@@ -350,8 +384,9 @@ def test_the_calibration_scores_a_false_leader_as_false():
 def test_the_calibrated_page_makes_no_false_most_in_a_tie():
     scored = calibration.run_pages("tie", pages=6, repeats=8, seed=53)
     rates = calibration.rates(scored)
-    assert rates["pages"] == 6 and rates["false per most"] == 0
-    assert rates["FDR"] <= 0.05
+    assert rates["pages"] == 6 and rates["false per leader"] == 0
+    assert rates["headline: pages with a false claim"] == 0
+    assert rates["exploratory: FDR"] <= 0.05
 
 
 def test_contradicted_and_inconclusive_stay_distinct_in_claims():

@@ -12,14 +12,16 @@ repeats on and its p-value). A comparison that the claim expects positive is
 
 a claim is ``supported`` when every comparison it needs is (an intersection-union test: its
 p-value is the largest of theirs), ``contradicted`` when any is contradicted (its p-value the
-smallest of theirs times their number, Bonferroni within the claim), ``inconclusive``
-otherwise, and ``not tested`` when the run lacks the levels it needs. The claim enters the
-page's multiplicity control once, with the smaller of the two p-values (the claim it can make);
-a claim that restates the leading sources (downsampling is the only downsampling level, leads
-both measures and no level was left out of the ranking: its comparisons are the leaders') is
-judged from them and not counted again. For an inconclusive comparison the evidence says how
-many repeats would give a difference of the observed size and spread 80 % power
-(:meth:`~modelvar.findings.paired.Paired.repeats_needed`): a planning figure, not a promise.
+smallest of theirs times their number, Bonferroni within the claim) — the evidence then names
+the comparison that went the other way —, ``inconclusive`` otherwise, and ``not tested`` when
+the run lacks the levels it needs. The claim's two nulls (not every comparison above 0; no
+comparison below 0) enter the page's control (exploratory tier, :mod:`modelvar.findings.kinds`)
+with their p-values; a claim that restates the leading sources (downsampling is the only
+downsampling level, leads both measures and no level was left out of the ranking: its
+comparisons are the leaders') is judged from them and not counted again. For an inconclusive
+claim the evidence says how many repeats would give a difference of the observed size and
+spread 80 % power at the level the claim faces on the page
+(:func:`~modelvar.findings.paired.repeats_for`): a planning figure, not a promise.
 The claims (measures per repeat: ``accuracy`` the runs' mean accuracy, ``SD`` their
 within-repeat SD, ``disagreement`` the mean pairwise churn):
 
@@ -136,13 +138,14 @@ def outcome(evidence: Evidence, threshold: float, leaders: list[str] | None = No
     if not evidence.restates:
         return said
     status = SUPPORTED if leaders and all(v == SUPPORTED for v in leaders) else INCONCLUSIVE
-    return Outcome(status, said.evidence + "; the leading sources' comparisons: judged there, "
-                   "not counted again", said.p_values)
+    return Outcome(status, evidence_text(evidence, status, threshold) if text else "",
+                   said.p_values)
 
 
 def combine(comparisons: list[Paired], weak: list[str], threshold: float,
             text: bool = True) -> Outcome:
-    """The claim's verdict from its comparisons (module docstring) and the evidence text."""
+    """The claim's verdict from its comparisons at ``threshold`` (module docstring) and the
+    evidence text."""
     p_sup, p_con = claim_p(comparisons)
     status = SUPPORTED if p_sup <= threshold else CONTRADICTED if p_con <= threshold else \
         INCONCLUSIVE
@@ -150,25 +153,47 @@ def combine(comparisons: list[Paired], weak: list[str], threshold: float,
         status = INCONCLUSIVE
     p_claim = np.nanmin([p_sup, p_con]) if not weak and np.isfinite([p_sup, p_con]).any() \
         else np.nan
-    if not text:
-        return Outcome(status, "", tuple(c.p_value for c in comparisons), float(p_claim),
-                       p_sup, p_con)
+    evidence = Evidence(tuple(comparisons), tuple(weak))
+    return Outcome(status, evidence_text(evidence, status, threshold) if text else "",
+                   tuple(c.p_value for c in comparisons), float(p_claim),
+                   p_sup if not weak else np.nan, p_con if not weak else np.nan)
+
+
+def evidence_text(evidence: Evidence, status: str, level: float) -> str:
+    """The numbers a claim rests on, for its verdict ``status`` at ``level`` (the level it
+    faces on the page): every comparison with its interval; where it is contradicted, which
+    comparison went the other way; where it is inconclusive, why — too few repeats, no
+    difference seen, or the repeats that would give 80 % power at ``level`` if the
+    differences are as large as seen; the levels too weak to judge."""
+    if evidence.comparisons is None:
+        return evidence.untested
+    comparisons = list(evidence.comparisons)
     n = max(c.n for c in comparisons)
     parts = ["; ".join(c.text() for c in comparisons) + f" ({n} repeat{'s' * (n != 1)})"]
-    verdicts = [c.verdict(threshold) for c in comparisons]
-    open_ = [c for c, v in zip(comparisons, verdicts, strict=True) if v == INCONCLUSIVE]
-    if status == INCONCLUSIVE and open_ and not weak:
-        needed = [c.repeats_needed() for c in open_]
+    if status == CONTRADICTED:
+        against = [c.label for c in comparisons if c.mean < 0 and np.isfinite(c.p_value)]
+        if against:
+            parts.append(f"contradicted: {_listed(against)} went the other way (below 0, "
+                         "told apart)")
+    if status == INCONCLUSIVE and not evidence.weak:
+        open_ = [c for c in comparisons if not c.p_value <= level]
+        needed = [c.repeats_needed(alpha=level) for c in open_]
         if n < MIN_FOR_INTERVAL:
             parts.append(too_few(n))
-        elif any(r is None for r in needed):
+        elif open_ and any(r is None for r in needed):
             parts.append("no difference seen")
-        else:
+        elif open_ and np.isfinite(level):
             parts.append(f"too few repeats to tell: {repeats_phrase(max(needed))} would give "
-                         f"{POWER * 100:.0f} % power, if the differences are as large as seen")
-    parts += weak
-    return Outcome(status, "; ".join(parts), tuple(c.p_value for c in comparisons),
-                   float(p_claim), p_sup, p_con)
+                         f"{POWER * 100:.0f} % power at p ≤ {level:.2g} (the level this claim "
+                         "faces on the page), if the differences are as large as seen")
+    parts += evidence.weak
+    if evidence.restates:
+        parts.append("the leading sources' comparisons: judged there, not counted again")
+    return "; ".join(parts)
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 class _Cells:
@@ -313,32 +338,34 @@ def claims_at(gathered: list[tuple[str, str, str, Evidence]], threshold: float,
                                             for p in said.p_values]),
                     "p_value": said.p_value, "p_supported": said.p_supported,
                     "p_contradicted": said.p_contradicted,
-                    "restates": evidence.restates,
-                    "repeats_needed": needed(evidence)})
+                    "restates": evidence.restates, "effect": effect(evidence),
+                    "room": np.nan,
+                    "repeats_needed": repeats_for_all(evidence, threshold) if text
+                    else np.nan})
     return pd.DataFrame(out, columns=CLAIM_COLUMNS)
 
 
 CLAIM_COLUMNS = ["dataset", "classifier", "claim", "statement", "status", "evidence",
-                 "p_values", "p_value", "p_supported", "p_contradicted", "restates",
-                 "repeats_needed"]
+                 "p_values", "p_value", "p_supported", "p_contradicted", "restates", "effect",
+                 "room", "repeats_needed"]
 
 
-def needed(evidence: Evidence) -> float:
-    """The repeats at which every comparison of the claim would have 80 % power (the largest
-    of theirs; NaN where one has no spread or difference): a planning figure."""
+def effect(evidence: Evidence) -> float:
+    """The claim's standardised effect: the smallest of its comparisons' (every one must be
+    told apart); NaN where one has no spread or difference."""
     if evidence.comparisons is None:
         return np.nan
-    counts = [c.repeats_needed() for c in evidence.comparisons]
+    effects = [c.effect for c in evidence.comparisons]
+    return float(min(effects)) if effects and np.isfinite(effects).all() else np.nan
+
+
+def repeats_for_all(evidence: Evidence, alpha: float) -> float:
+    """The repeats at which every comparison of the claim would have 80 % power at ``alpha``
+    (the largest of theirs; NaN where one has no spread or difference): a planning figure."""
+    if evidence.comparisons is None:
+        return np.nan
+    counts = [c.repeats_needed(alpha=alpha) for c in evidence.comparisons]
     return float(max(counts)) if counts and all(n is not None for n in counts) else np.nan
-
-
-def status_at(row, threshold: float) -> str:
-    """A counted claim's status at ``threshold`` from its two p-values (module docstring)."""
-    if row["p_supported"] <= threshold:
-        return SUPPORTED
-    if row["p_contradicted"] <= threshold:
-        return CONTRADICTED
-    return INCONCLUSIVE
 
 
 def check_claims(sources: pd.DataFrame, summary: pd.DataFrame, *,

@@ -10,15 +10,10 @@ difference a − b with its t-interval, the ratio a / b with its interval, and t
 apart (``supported``: a above b; ``contradicted``: below), ``equivalent`` (the ratio within the
 equivalence margin), or ``inconclusive``.
 
-**Over datasets** (:func:`study_comparison`), per pair, level and measure, each dataset one
-observation (its mean difference over repeats): a statement about data of the kind, which
-repeats cannot make (they are all drawn from one dataset). It is tested only from
-:data:`MIN_DATASETS` datasets on, with the Wilcoxon signed-rank test of the datasets'
-differences (Demšar 2006, *JMLR* 7:1, §3.1.3: no assumption that the differences are normal or
-commensurable; two-sided, exact without ties): below that count even the most extreme outcome
-(every sign alike) has p ≥ 2 · 0.5^N > 0.05, so the page says "not tested (needs ≥ 6
-datasets)" and states the per-dataset comparisons instead. The mean difference over datasets
-with its t-interval is shown beside it. Negative differences mean *a* is the more reproducible.
+**Over datasets** (:func:`modelvar.findings.over_datasets.study_comparison`): per pair,
+level and measure, each dataset one observation (its mean difference over repeats), tested by a
+t-test over datasets from :data:`~modelvar.findings.over_datasets.MIN_DATASETS` datasets on.
+Negative differences mean *a* is the more reproducible.
 
 The test-set yardstick (between-repeat SD of the control's accuracy) is one number per dataset
 and classifier, not a per-repeat value: it is shown, never tested.
@@ -28,9 +23,10 @@ level alone with the largest mean (the *leader*) is said to move the measure mos
 is told apart from **every** other source level alone (an intersection-union test: its p is the
 largest of the leader's comparisons' p-values); when the leader and the runner-up are
 practically equivalent (their ratio within the margin) the page says they moved it about
-equally; otherwise the source is not ranked. Levels the page calls too weak to judge their
-source (a data level that changed fewer than ``perturbation.warn_changed_below`` of the cells)
-are left out of the ranking and named.
+equally; otherwise the source is not ranked, and the page names the sources it was not told
+apart from (each comparison's p above the level the claim faces). Levels the page calls too
+weak to judge their source (a data level that changed fewer than
+``perturbation.warn_changed_below`` of the cells) are left out of the ranking and named.
 """
 
 from __future__ import annotations
@@ -40,6 +36,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
+from modelvar.findings.over_datasets import MIN_DATASETS
 from modelvar.findings.paired import (
     ALPHA,
     CONTRADICTED,
@@ -50,7 +47,6 @@ from modelvar.findings.paired import (
     NOT_TESTED,
     SUPPORTED,
     Compared,
-    Paired,
     PerRepeat,
     between_cells,
     per_repeat,
@@ -59,17 +55,12 @@ from modelvar.findings.paired import (
 )
 from modelvar.findings.sources import CONTROL, YARDSTICK, alone
 
-#: the fewest datasets a statement over datasets is tested from (module docstring)
-MIN_DATASETS = 6
-
 MEASURES = {"disagreement": "disagreement", "accuracy_sd": "sd"}
-COLUMNS = ["dataset", "source", "level", "classifier_a", "classifier_b", "measure", "repeats",
+COLUMNS = ["dataset", "source", "level", "classifier_a", "classifier_b", "cell_a", "cell_b",
+           "measure", "repeats",
            "difference", "difference_low", "difference_high", "ratio", "ratio_low",
-           "ratio_high", "identical", "p_difference", "p_equivalent", "p_value",
-           "repeats_needed", "verdict"]
-STUDY_COLUMNS = ["source", "level", "classifier_a", "classifier_b", "measure", "datasets",
-                 "a_lower", "difference", "difference_low", "difference_high", "p_value",
-                 "verdict"]
+           "ratio_high", "identical", "p_difference", "p_equivalent", "p_value", "effect",
+           "room", "repeats_needed", "verdict"]
 
 
 def _pairs(classifiers) -> list[tuple[str, str]]:
@@ -81,7 +72,7 @@ def classifier_comparison(sources: pd.DataFrame, summary: pd.DataFrame,
                           values: PerRepeat | None = None) -> pd.DataFrame:
     """Per dataset, one-at-a-time level (and the control), pair of classifiers and measure:
     a against b paired over repeats (module docstring) with its verdict at ``threshold``
-    (:func:`~modelvar.findings.paired.verdicts_at` gives it at another). ``values``: the
+    (the page's control gives it at its own, :mod:`modelvar.findings.judging`). ``values``: the
     summary's :func:`~modelvar.findings.paired.per_repeat` values, where already at hand."""
     values = per_repeat(summary) if values is None else values
     rows = []
@@ -97,58 +88,23 @@ def classifier_comparison(sources: pd.DataFrame, summary: pd.DataFrame,
                     continue
                 c = Compared.between(f"{a} − {b}", va, vb, margin)
                 rows.append({"dataset": dataset, "source": source, "level": level,
-                             "classifier_a": a, "classifier_b": b, "measure": measure,
+                             "classifier_a": a, "classifier_b": b, "cell_a": cells[a],
+                             "cell_b": cells[b], "measure": measure,
                              **c.row(), "verdict": c.verdict(threshold)})
     yard = sources[sources["source"] == YARDSTICK]
     for dataset, part in yard.groupby("dataset", sort=False):
         sd = dict(zip(part["classifier"], part["accuracy_sd"], strict=True))
         for a, b in _pairs(sd):
             rows.append({"dataset": dataset, "source": YARDSTICK, "level": YARDSTICK,
-                         "classifier_a": a, "classifier_b": b, "measure": "accuracy_sd",
+                         "classifier_a": a, "classifier_b": b, "cell_a": "", "cell_b": "",
+                         "measure": "accuracy_sd",
                          "repeats": int(part["repeats"].iloc[0]),
                          "difference": sd[a] - sd[b], "difference_low": np.nan,
                          "difference_high": np.nan, "ratio": np.nan, "ratio_low": np.nan,
                          "ratio_high": np.nan, "identical": False, "p_difference": np.nan,
-                         "p_equivalent": np.nan, "p_value": np.nan, "repeats_needed": np.nan,
-                         "verdict": NOT_TESTED})
+                         "p_equivalent": np.nan, "p_value": np.nan, "effect": np.nan,
+                         "room": np.nan, "repeats_needed": np.nan, "verdict": NOT_TESTED})
     return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def over_datasets_p(differences) -> float:
-    """The two-sided Wilcoxon signed-rank p of differences over datasets (module docstring);
-    NaN below :data:`MIN_DATASETS` or where every difference is 0."""
-    d = np.asarray(differences, dtype=float)
-    d = d[np.isfinite(d)]
-    if len(d) < MIN_DATASETS or not np.any(d != 0):
-        return np.nan
-    from scipy.stats import wilcoxon
-
-    return float(wilcoxon(d, alternative="two-sided").pvalue)
-
-
-def study_comparison(comparison: pd.DataFrame, threshold: float = ALPHA) -> pd.DataFrame:
-    """Over datasets (module docstring): per level, pair and measure, the mean difference with
-    a t-interval over datasets, the Wilcoxon p and verdict at ``threshold`` from
-    :data:`MIN_DATASETS` datasets (else ``not tested``), and the datasets on which a was below
-    b."""
-    rows = []
-    keys = ["source", "level", "classifier_a", "classifier_b", "measure"]
-    for key, part in comparison[comparison["source"] != YARDSTICK].groupby(keys, sort=False):
-        d = part["difference"].to_numpy(dtype=float)
-        d = d[np.isfinite(d)]
-        if not len(d):
-            continue
-        mean = Paired.of("over datasets", d)
-        p = over_datasets_p(d)
-        verdict = (NOT_TESTED if len(d) < MIN_DATASETS else
-                   INCONCLUSIVE if not np.isfinite(p) or p > threshold else
-                   SUPPORTED if np.median(d) > 0 else CONTRADICTED)
-        rows.append({**dict(zip(keys, key, strict=True)), "datasets": len(d),
-                     "a_lower": int((d < 0).sum()), "difference": mean.mean,
-                     "difference_low": mean.low if len(d) >= MIN_DATASETS else np.nan,
-                     "difference_high": mean.high if len(d) >= MIN_DATASETS else np.nan,
-                     "p_value": p, "verdict": verdict})
-    return pd.DataFrame(rows, columns=STUDY_COLUMNS)
 
 
 def _interval(row, count: str = "repeats") -> str:
@@ -167,53 +123,64 @@ WHAT = {"disagreement": ("predictions changed less", "disagreement", "prediction
 
 def comparison_sentences(comparison: pd.DataFrame, study: pd.DataFrame) -> list[str]:
     """Which classifier was the more reproducible under each source, for the comparisons told
-    apart or practically equivalent under the page's multiplicity control, with the numbers:
-    over datasets when there are :data:`MIN_DATASETS` or more ("A's predictions changed less
-    than B's under data rel 0.2 on 7 of 8 datasets (mean difference in disagreement A − B:
-    −0.030 [−0.050, −0.010]; Wilcoxon p = 0.008)"), else per dataset, with a sentence saying
-    that the comparison over datasets was not tested and why; then how many comparisons were
-    inconclusive."""
+    apart or practically equivalent under the page's control, with the numbers: over datasets
+    when there are :data:`MIN_DATASETS` or more ("A's predictions changed less than B's under
+    data rel 0.2 over the 8 datasets (mean difference in disagreement A − B: −0.030 [−0.050,
+    −0.010]; t-test over datasets p = 0.0004; lower on 7 of 8)"), else a sentence saying that
+    the comparison over datasets was not tested and why; then per dataset (exploratory beside
+    a statement over datasets); then how many comparisons were inconclusive."""
     out = []
     datasets = comparison["dataset"].nunique()
     tested = datasets >= MIN_DATASETS
-    table = study if tested else comparison
-    table = table[(table["source"] != CONTROL) & (table["source"] != YARDSTICK)
-                  & np.isfinite(table["difference"])]
+
+    def shown(table: pd.DataFrame) -> pd.DataFrame:
+        return table[(table["source"] != CONTROL) & (table["source"] != YARDSTICK)
+                     & np.isfinite(table["difference"])]
+
+    def ordered(held: pd.DataFrame) -> pd.DataFrame:
+        return held[held["verdict"].isin([SUPPORTED, CONTRADICTED])].assign(
+            better=lambda t: np.where(t["difference"] < 0, t["classifier_a"],
+                                      t["classifier_b"]),
+            worse=lambda t: np.where(t["difference"] < 0, t["classifier_b"],
+                                     t["classifier_a"]))
+
+    per_dataset = shown(comparison)
     if datasets > 1 and not tested:
-        out.append(f"Classifiers over datasets: not tested (needs ≥ {MIN_DATASETS} datasets, "
-                   f"this study has {datasets}); per dataset instead.")
-    held = table[table["verdict"].isin([SUPPORTED, CONTRADICTED, EQUIVALENT])]
-    apart = held[held["verdict"] != EQUIVALENT].assign(
-        better=lambda t: np.where(t["difference"] < 0, t["classifier_a"], t["classifier_b"]),
-        worse=lambda t: np.where(t["difference"] < 0, t["classifier_b"], t["classifier_a"]))
+        out.append(f"Classifiers over datasets: not tested (a statement over datasets needs ≥ "
+                   f"{MIN_DATASETS} datasets, this study has {datasets}); per dataset "
+                   "instead.")
+    rest = 0
     if tested:
-        for _, row in apart.iterrows():
+        over = shown(study)
+        for _, row in ordered(over).iterrows():
             a, b, better = row["classifier_a"], row["classifier_b"], row["better"]
             less, measure, _ = WHAT[row["measure"]]
             n = row["datasets"]
             count = row["a_lower"] if better == a else n - row["a_lower"]
             out.append(f"{better}'s {less} than {row['worse']}'s under {_short(row['level'])} "
-                       f"on {count} of {n} datasets (mean difference in {measure} {a} − {b}: "
-                       f"{_interval(row, 'datasets')}; Wilcoxon p = {row['p_value']:.2g}).")
-    else:
-        for (dataset, better, worse, measure), part in apart.groupby(
-                ["dataset", "better", "worse", "measure"], sort=False):
-            less, name, _ = WHAT[measure]
-            a, b = part["classifier_a"].iloc[0], part["classifier_b"].iloc[0]
-            levels = [_short(level) for level in part["level"]]
-            numbers = ", ".join(_interval(row) for _, row in part.iterrows())
-            out.append(f"On {dataset}, {better}'s {less} than {worse}'s under "
-                       f"{_names(levels)} (difference in {name} {a} − {b} over "
-                       f"{part['repeats'].max()} repeats: {numbers}).")
-    equal = held[held["verdict"] == EQUIVALENT]
+                       f"over the {n} datasets (mean difference in {measure} {a} − {b}: "
+                       f"{_interval(row, 'datasets')}; t-test over datasets p = "
+                       f"{row['p_value']:.2g}; lower on {count} of {n}).")
+        rest += int((~over["verdict"].isin([SUPPORTED, CONTRADICTED])).sum())
+    apart = ordered(per_dataset)
+    scope = " (exploratory, beside the statements over datasets)" if tested else ""
+    for (dataset, better, worse, measure), part in apart.groupby(
+            ["dataset", "better", "worse", "measure"], sort=False):
+        less, name, _ = WHAT[measure]
+        a, b = part["classifier_a"].iloc[0], part["classifier_b"].iloc[0]
+        levels = [_short(level) for level in part["level"]]
+        numbers = ", ".join(_interval(row) for _, row in part.iterrows())
+        out.append(f"On {dataset}, {better}'s {less} than {worse}'s under "
+                   f"{_names(levels)} (difference in {name} {a} − {b} over "
+                   f"{part['repeats'].max()} repeats: {numbers}){scope}.")
+    equal = per_dataset[per_dataset["verdict"] == EQUIVALENT]
     for (level, a, b, measure), part in equal.groupby(
             ["level", "classifier_a", "classifier_b", "measure"], sort=False):
         _, name, moved = WHAT[measure]
         ratios = "; ".join(f"{_ratio(row)} on {row['dataset']}" for _, row in part.iterrows())
         out.append(f"{a}'s and {b}'s {moved} about equally under {_short(level)} (ratio {a} / "
-                   f"{b} of "
-                   f"the {name}: {ratios}; each within the equivalence margin).")
-    rest = len(table) - len(held)
+                   f"{b} of the {name}: {ratios}; each within the equivalence margin){scope}.")
+    rest += int((~per_dataset["verdict"].isin([SUPPORTED, CONTRADICTED, EQUIVALENT])).sum())
     if rest > 0:
         out.append(f"{rest} other comparison{'s' * (rest != 1)} of classifiers "
                    f"{'were' if rest != 1 else 'was'} inconclusive (the table below).")
@@ -240,8 +207,9 @@ def _ratio(row) -> str:
 LEADER_MEASURES = {"accuracy_sd": "sd", "disagreement": "disagreement"}
 MARGIN_COLUMNS = ["dataset", "classifier", "measure", "leader", "runner_up", "against",
                   "left_out", "repeats", "margin", "margin_low", "margin_high", "ratio",
-                  "ratio_low", "ratio_high", "equivalence_ratio", "ahead", "p_lead",
-                  "p_equivalent", "p_value", "repeats_needed", "verdict"]
+                  "ratio_low", "ratio_high", "equivalence_ratio", "ahead", "others",
+                  "p_others", "p_lead", "p_equivalent", "p_value", "effect", "room",
+                  "repeats_needed", "verdict"]
 
 
 def leader_verdict(p_lead: float, p_equivalent: float, ahead: bool,
@@ -256,12 +224,6 @@ def leader_verdict(p_lead: float, p_equivalent: float, ahead: bool,
     return INCONCLUSIVE
 
 
-def leader_verdicts(margins: pd.DataFrame, threshold: float) -> list[str]:
-    """:func:`leader_verdict` of every row of the margins table."""
-    return [leader_verdict(p, e, bool(a), threshold) for p, e, a in zip(
-        margins["p_lead"], margins["p_equivalent"], margins["ahead"], strict=True)]
-
-
 def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
                    threshold: float = ALPHA, margin: float = EQUIVALENCE_RATIO, *,
                    values: PerRepeat | None = None) -> pd.DataFrame:
@@ -270,9 +232,14 @@ def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
     compared with (``against``) and which were left out as too weak (``left_out``), its margin
     over the runner-up paired over repeats with its interval and the ratio leader / runner-up
     with its interval, ``p_lead`` (the largest p of the leader against every other level),
-    ``p_equivalent`` (leader and runner-up within the margin), ``p_value`` (the smaller: the
-    claim's) and the verdict at ``threshold``: ``supported`` (told apart from every other),
-    ``equivalent`` (leader and runner-up about equal) or ``inconclusive`` (not ranked)."""
+    ``p_equivalent`` (leader and runner-up within the margin), ``p_value`` (the smaller),
+    ``others`` and ``p_others`` (every other level, by its value, and the p of the leader
+    against it: which the leader is not told apart from), the standardised sizes its power
+    follows from (``effect``: the smallest of its comparisons'; ``room``: the runner-up
+    ratio's room to the margin; ``repeats_needed`` is the page's, at the level the claim
+    faces) and the verdict at ``threshold``: ``supported`` (told apart
+    from every other), ``equivalent`` (leader and runner-up about equal) or ``inconclusive``
+    (not ranked)."""
     values = per_repeat(summary) if values is None else values
     rows = []
     for (dataset, classifier), part in alone(sources).groupby(["dataset", "classifier"],
@@ -296,9 +263,8 @@ def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
             p_lead = max(ps) if all(np.isfinite(ps)) else np.nan
             ahead = all(c.difference.mean > 0 for c in compared)
             claim = [p for p in (p_lead, top.p_equivalent) if np.isfinite(p)]
-            apart = [c.difference.repeats_needed() for c in compared]
-            needs = [n for n in ((max(apart) if None not in apart else None),
-                                 top.equivalence_repeats()) if n is not None]
+            effects = [c.difference.effect for c in compared]
+            effect = float(min(effects)) if np.isfinite(effects).all() else np.nan
             rows.append({"dataset": dataset, "classifier": classifier, "measure": measure,
                          "leader": lead["level"], "runner_up": ranked.iloc[1]["level"],
                          "against": len(compared), "left_out": "; ".join(left_out),
@@ -306,10 +272,12 @@ def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
                          "margin_low": top.difference.low, "margin_high": top.difference.high,
                          "ratio": top.ratio, "ratio_low": top.ratio_low,
                          "ratio_high": top.ratio_high, "equivalence_ratio": margin,
-                         "ahead": ahead, "p_lead": p_lead,
+                         "ahead": ahead, "others": list(ranked["level"].iloc[1:]),
+                         "p_others": [float(p) for p in ps], "p_lead": p_lead,
                          "p_equivalent": top.p_equivalent,
-                         "p_value": min(claim) if claim else np.nan,
-                         "repeats_needed": float(min(needs)) if needs else np.nan,
+                         "p_value": min(claim) if claim else np.nan, "effect": effect,
+                         "room": top.room,
+                         "repeats_needed": np.nan,
                          "verdict": leader_verdict(p_lead, top.p_equivalent, ahead,
                                                    threshold)})
     return pd.DataFrame(rows, columns=MARGIN_COLUMNS)

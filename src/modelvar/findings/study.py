@@ -22,30 +22,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.claims import claims_at, gather_claims
-from modelvar.findings.comparison import (
-    MIN_DATASETS,
-    classifier_comparison,
-    leader_margins,
-    leader_verdicts,
-    study_comparison,
-)
-from modelvar.findings.components import MIN_CLUSTERS, grid_components, study_components
+from modelvar.findings.components import MIN_CLUSTERS, grid_components
 from modelvar.findings.dose import dose_response, dose_summary
-from modelvar.findings.multiplicity import FDR, METHOD, adjusted
-from modelvar.findings.multiplicity import summary as summarise
-from modelvar.findings.multiplicity import threshold as control_threshold
+from modelvar.findings.judging import Multiplicity, judge_claims
+from modelvar.findings.kinds import Context
 from modelvar.findings.paired import (
-    ALPHA,
     EQUIVALENCE_RATIO,
-    INCONCLUSIVE,
     MIN_FOR_INTERVAL,
-    SUPPORTED,
     per_repeat,
-    verdicts_at,
     with_ci,
 )
-from modelvar.findings.report import answer_rst, dataset_summary_html, findings_html
+from modelvar.findings.report import (
+    answer_rst,
+    claim_sentences,
+    dataset_summary_html,
+    findings_html,
+    multiplicity_line,
+)
 from modelvar.findings.sequential import (
     BLOCK_COLUMNS,
     at_look,
@@ -53,7 +46,7 @@ from modelvar.findings.sequential import (
     method_line,
     sequential_verdicts,
 )
-from modelvar.findings.sources import single_against_combined, sources_of_variance, study_sources
+from modelvar.findings.sources import sources_of_variance, study_sources
 from modelvar.pipeline.result_tables import read_tables, study_table_path
 from modelvar.study import families
 from modelvar.study.rounds import Rounds, Schedule, read_state
@@ -187,6 +180,8 @@ class Judged:
     tables: dict[str, pd.DataFrame]
     multiplicity: Multiplicity
     notes: list[str]
+    #: what the claims were judged from (:class:`modelvar.findings.kinds.Context`)
+    context: Context | None = None
 
 
 def judge_study(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
@@ -194,8 +189,8 @@ def judge_study(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFra
                 margin: float = EQUIVALENCE_RATIO) -> Judged:
     """Every verdict of the page from the summary (full-test-set rows), agreement and runs
     tables (runs: ``cell``, ``repeat``, ``accuracy``, the family level columns and the realised
-    strength columns): the sources table, the variance components, and the claims under one
-    multiplicity control (:func:`judge`). ``weak_below``: the share of changed cells under
+    strength columns): the sources table, the variance components, and the claims under the
+    page's two tiers (:func:`judge`). ``weak_below``: the share of changed cells under
     which a data perturbation is too weak to judge its source (config
     ``perturbation.warn_changed_below``); ``margin``: the equivalence margin of a ratio
     (config ``findings.equivalence_ratio``)."""
@@ -203,8 +198,9 @@ def judge_study(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFra
     sources["weak"] = (sources["source"] == "data") & (
         sources["data_changed_frac"] < weak_below) if "data_changed_frac" in sources else False
     components, notes = grid_components(runs, summary, roles)
-    judged, control = judge(sources, summary, components, weak_below, margin)
-    return Judged({"sources": sources, **judged}, control, notes)
+    context = Context(sources, summary, per_repeat(summary), components, weak_below, margin)
+    judged, control = judge_claims(context)
+    return Judged({"sources": sources, **judged}, control, notes, context)
 
 
 @dataclass(frozen=True)
@@ -239,18 +235,11 @@ def judge_sequential(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.Da
                                weak_below=weak_below, margin=margin).tables
     final = judge_study(summary, agreement, runs, roles, weak_below=weak_below, margin=margin)
     t = final.tables
-    threshold, held = sequential_verdicts(looks, t, sequential.schedule)
-    leaders = t["margins"]
-    for i, claim in t["claims"][t["claims"]["restates"].astype(bool)].iterrows():
-        mine = leaders[(leaders["dataset"] == claim["dataset"])
-                       & (leaders["classifier"] == claim["classifier"])]
-        t["claims"].loc[i, "status"] = SUPPORTED if len(mine) and \
-            (mine["verdict"] == SUPPORTED).all() else INCONCLUSIVE
+    t["verdicts"] = sequential_verdicts(looks, t, sequential.schedule, final.context)
     t["blocks"] = block_status(t["verdicts"], sequential.rounds, sequential.schedule,
                                sequential.decide)
-    made = int(np.isfinite(t["verdicts"]["p_value"].astype(float)).sum())
-    control = Multiplicity(made, held, threshold, note=method_line(sequential.schedule))
-    return Judged(t, control, final.notes)
+    control = Multiplicity.of(t["verdicts"], note=method_line(sequential.schedule))
+    return Judged(t, control, final.notes, final.context)
 
 
 def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[str, dict],
@@ -261,7 +250,7 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
     """The study tables (module docstring) from the aggregated tables' files and the study's
     design (``roles``: per dataset × classifier, cell id → its parts of the design;
     ``collapsed``: the families collapsed for each, :class:`~modelvar.study.design.
-    StudyDesign`). Every claim the page states is judged under one multiplicity control
+    StudyDesign`). Every claim the page states is judged under its tier's control
     (:func:`judge_study`; a sequential study's over its looks, :func:`judge_sequential`)."""
     summary = read_summaries(summary_paths)
     agreement = read_tables(agreement_paths, columns=AGREEMENT_COLUMNS)
@@ -279,9 +268,7 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
     strength = pd.concat([realised_strength(runs), hparam_strength(runs)], ignore_index=True)
     components = t["components"]
     tables = {**t, "study_sources": study_sources(t["sources"]), "dose_response": dose,
-              "dose_summary": dose_summary(dose),
-              "study_components": study_components(components) if not components.empty
-              else pd.DataFrame(), "strength": strength}
+              "dose_summary": dose_summary(dose), "strength": strength}
     notes += verdicts.notes + adequacy_notes(components)
     return Findings(tables, notes, summary, agreement, roles, platforms(runs),
                     verdicts.multiplicity,
@@ -309,118 +296,15 @@ def collapsed_notes(collapsed: dict[tuple[str, str], list[str]],
     return out
 
 
-@dataclass(frozen=True)
-class Multiplicity:
-    """The page's multiplicity control: how many claims it states, how many hold under
-    Benjamini–Yekutieli at ``fdr``, and the largest p-value that holds (``threshold``)."""
-
-    comparisons: int
-    held: int
-    threshold: float
-    fdr: float = FDR
-    method: str = METHOD
-    #: how the p-values were made, where it matters (a sequential study's looks)
-    note: str = ""
-
-
-#: the kinds of claim the page states, with the table each comes from
-CLAIM_KINDS = {"leader": "margins", "classifiers": "comparison",
-               "classifiers over datasets": "study_comparison", "combined": "combined",
-               "seed claim": "claims", "largest share": "components"}
-
-
-def stated_claims(out: dict[str, pd.DataFrame], components: pd.DataFrame) -> pd.DataFrame:
-    """Every claim the page states, once (module :mod:`modelvar.findings.multiplicity`): kind,
-    dataset, classifier, what it is about, its table and row, its p-value (NaN: not counted),
-    a ``key`` naming the claim whatever table row it stands in (the same claim at another
-    look of a sequential study: :mod:`modelvar.findings.sequential`) and the ``blocks``
-    (dataset|classifier) whose repeats it reads. With
-    :data:`~modelvar.findings.comparison.MIN_DATASETS` datasets or more the page states the
-    classifiers' comparisons over datasets, else per dataset."""
-    rows = []
-
-    def add(kind, table, frame, what, blocks, p="p_value"):
-        for i, row in frame.iterrows():
-            about = what(row)
-            rows.append({"kind": kind, "table": table, "row": i,
-                         "dataset": row.get("dataset", ""),
-                         "classifier": row.get("classifier", ""), "about": about,
-                         "key": "|".join([kind, str(row.get("dataset", "")),
-                                          str(row.get("classifier", "")), about]),
-                         "blocks": blocks(row), "p_value": row[p],
-                         "repeats_needed": row.get("repeats_needed", np.nan)})
-
-    def own(row) -> list[str]:
-        return [f"{row['dataset']}|{row['classifier']}"]
-
-    def pair(row) -> list[str]:
-        return [f"{row['dataset']}|{row[c]}" for c in ("classifier_a", "classifier_b")]
-
-    add("leader", "margins", out["margins"], lambda r: f"{r['measure']}: {r['leader']}", own)
-    comparison = out["comparison"]
-    datasets = sorted(set(comparison["dataset"]))
-    if len(datasets) >= MIN_DATASETS:
-        add("classifiers over datasets", "study_comparison", out["study_comparison"],
-            lambda r: f"{r['measure']} {r['level']}: {r['classifier_a']} − {r['classifier_b']}",
-            lambda r: [f"{d}|{c}" for d in datasets for c in (r["classifier_a"],
-                                                               r["classifier_b"])])
-    else:
-        add("classifiers", "comparison", comparison[(comparison["source"] != "control")],
-            lambda r: f"{r['measure']} {r['level']}: {r['classifier_a']} − {r['classifier_b']}",
-            pair)
-    add("combined", "combined", out["combined"], lambda r: f"{r['level']} against all combined",
-        own)
-    add("seed claim", "claims", out["claims"], lambda r: r["claim"], own)
-    if not components.empty:
-        leaders = components[components["lead_against"] > 0]
-        add("largest share", "components", leaders,
-            lambda r: f"{r['response']}: {r['component']}", own, "lead_p")
-    return pd.DataFrame(rows, columns=["kind", "table", "row", "dataset", "classifier", "about",
-                                       "key", "blocks", "p_value", "repeats_needed"])
-
-
 def judge(sources: pd.DataFrame, summary: pd.DataFrame, components: pd.DataFrame,
           weak_below: float, margin: float = EQUIVALENCE_RATIO
           ) -> tuple[dict[str, pd.DataFrame], Multiplicity]:
-    """The claims tables (the leading sources, classifiers compared, each source against all
-    combined, seed 004's claims, the variance shares' leaders) and their verdicts under one
-    Benjamini–Yekutieli control over every claim the page states (:func:`stated_claims`,
-    :mod:`modelvar.findings.multiplicity`): every comparison made once, its p-values first,
-    then every verdict at the threshold they set. Each table gets ``p_adjusted`` (NaN where
-    not counted); the ``verdicts`` table lists every counted claim."""
-    values = per_repeat(summary)
-    margins = leader_margins(sources, summary, ALPHA, margin, values=values)
-    comparison = classifier_comparison(sources, summary, ALPHA, margin, values=values)
-    combined = single_against_combined(sources, summary, ALPHA, margin, values=values)
-    gathered = gather_claims(sources, summary, weak_below=weak_below, margins=margins,
-                             values=values)
-    out = {"comparison": comparison, "study_comparison": study_comparison(comparison),
-           "margins": margins, "combined": combined, "claims": claims_at(gathered, ALPHA, margins,
-                                                                         text=False)}
-    claims = stated_claims(out, components)
-    counted = claims[np.isfinite(claims["p_value"].astype(float))].copy()
-    threshold = control_threshold(counted["p_value"])
-    margins["verdict"] = leader_verdicts(margins, threshold)
-    comparison["verdict"] = verdicts_at(comparison, threshold)
-    combined["verdict"] = verdicts_at(combined, threshold)
-    out["study_comparison"] = study_comparison(comparison, threshold)
-    out["claims"] = claims_at(gathered, threshold, margins)
-    counted["p_adjusted"] = adjusted(counted["p_value"].to_numpy(float))
-    counted["holds"] = counted["p_value"] <= threshold
-    for table in out.values():
-        table["p_adjusted"] = np.nan
-    components = components.copy()
-    if not components.empty:
-        components["p_adjusted"] = np.nan
-        components["lead_held"] = False
-    frames = {**out, "components": components}
-    for _, claim in counted.iterrows():
-        frames[claim["table"]].loc[claim["row"], "p_adjusted"] = claim["p_adjusted"]
-        if claim["table"] == "components":
-            frames["components"].loc[claim["row"], "lead_held"] = bool(claim["holds"])
-    made, held = summarise(counted["p_value"].to_numpy(float))
-    frames["verdicts"] = counted.reset_index(drop=True)
-    return frames, Multiplicity(made, held, threshold)
+    """Every kind's table (:mod:`modelvar.findings.kinds`) with its verdicts under the page's
+    two tiers, and the ``verdicts`` table of every claim with a test, from the sources table,
+    the summary's full-test-set rows and the variance components
+    (:func:`modelvar.findings.judging.judge_claims`)."""
+    return judge_claims(Context(sources, summary, per_repeat(summary), components, weak_below,
+                                margin))
 
 
 #: test sets smaller than this make a run's accuracy move in coarse steps (1/n_test)
@@ -449,11 +333,17 @@ def adequacy_lines(sources: pd.DataFrame, runs: pd.DataFrame, agreement: pd.Data
     if len(per_repeat) and per_repeat.min() < FEW_RUNS:
         limits.append(f"{int(per_repeat.min())} runs per repeat: each run-to-run SD rests on "
                       f"that many values")
-    if "n" in agreement and agreement["n"].notna().any() and \
-            agreement["n"].min() < SMALL_TEST_SET:
-        n = int(agreement["n"].min())
-        limits.append(f"test sets of {n} rows: a run's accuracy moves in steps of "
-                      f"{1 / n:.3f}")
+    if "n" in agreement and agreement["n"].notna().any():
+        smallest = agreement.dropna(subset=["n"]).groupby("dataset", sort=True,
+                                                          observed=True)["n"].min()
+        small = smallest[smallest < SMALL_TEST_SET].sort_values(kind="stable")
+        if len(small):
+            where = ", ".join(f"{int(n)} rows on {d}" for d, n in small.items())
+            steps = ", ".join(f"{1 / n:.3f}" for n in small)
+            limits.append(f"test sets of {where}: a run's accuracy there moves in steps of "
+                          f"{steps}" + (f" (the other datasets' test sets hold "
+                                        f"{int(smallest.drop(small.index).min()):,} rows or "
+                                        "more)" if len(small) < len(smallest) else ""))
     return [f"What this study can tell: {'; '.join(limits)}."] if limits else []
 
 
@@ -492,7 +382,8 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
     t = findings.tables
     manifest.write_text(answer_rst(t["sources"], t["components"],
                                    next(iter(figures.values()), None), t["margins"],
-                                   t["combined"], findings.adequacy),
+                                   t["combined"], findings.adequacy, t["study_leaders"],
+                                   multiplicity_line(findings.multiplicity)),
                         results / "findings" / "answer.rst")
     for name, table in t.items():
         manifest.write_parquet(table, study_table_path(results, name))
@@ -503,7 +394,9 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
                                       comparison=(t["comparison"], t["study_comparison"]),
                                       margins=t["margins"], dose=t["dose_summary"],
                                       combined=t["combined"], adequacy=findings.adequacy,
-                                      multiplicity=findings.multiplicity, blocks=t["blocks"]),
+                                      multiplicity=findings.multiplicity, blocks=t["blocks"],
+                                      leaders=t["study_leaders"],
+                                      every_claim=claim_sentences(t)),
                         results / "findings" / "findings.html")
     for name in dict.fromkeys(dataset for dataset, _ in findings.roles):
         summary = findings.summary[findings.summary["dataset"] == name]

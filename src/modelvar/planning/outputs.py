@@ -127,6 +127,7 @@ def manifest_path(results: str | Path, rule_name: str) -> str:
 # ------------------------------------------------------------------------------- the findings
 #: the study tables the findings job writes (``RESULTS/aggregated/study/<name>.parquet``)
 FINDINGS_TABLES = ("sources", "study_sources", "margins", "comparison", "study_comparison",
+                   "study_leaders",
                    "combined", "dose_response", "dose_summary", "components", "study_components",
                    "claims", "verdicts", "blocks", "strength")
 #: the aggregated tables the findings job reads, of every dataset

@@ -11,9 +11,10 @@ that stops keeps why in the state, whatever later rounds of other blocks find.
 **Prices** (:func:`price_lines`, in ``modelvar plan``): this round's CPU, the most the study can
 take (every block to ``max_repeats``), and, once a round has findings, what the open blocks
 are expected to take: each open claim's repeats for 80 % power at its seen difference and
-spread (its ``repeats_needed``), rounded up to a look, the most of a block's claims, at most
+spread, at the bound it faces on the page (the verdicts table's ``needed``), rounded up to a
+look, the most of a block's claims, at most
 ``max_repeats``; before a round has findings, a prior: the repeats per block the stopping rule
-takes on simulated comparisons (:func:`modelvar.findings.calibration.prior_repeats`).
+takes on simulated comparisons (:func:`modelvar.calibration.sequential.prior_repeats`).
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def price_lines(plan, results: Path) -> list[str]:
         out.append(f"  expected from round {plan.rounds.round if plan.rounds else 1}'s "
                    f"findings (open claims' repeats for 80 % power): {_time(expected)}")
     else:
-        from modelvar.findings.calibration import prior_repeats
+        from modelvar.calibration.sequential import prior_repeats
 
         prior = prior_repeats(schedule)
         out.append(f"  expected before any findings: {_time(max_cost * prior / schedule.max)} "
@@ -179,8 +180,9 @@ def _expected(plan, results: Path, schedule: Schedule) -> float | None:
             block = plan.rounds.blocks.get(name)
             repeats = plan.repeats_of(ds, clf)
             if block is not None and not block.stopped and "blocks" in verdicts:
-                mine = verdicts[[name in list(b) for b in verdicts["blocks"]]]
-                open_ = mine[~mine["holds"].astype(bool)]["repeats_needed"].astype(float)
+                mine = verdicts[[name in list(b) for b in verdicts["blocks"]]
+                                & (verdicts["unit"] == "repeats")]
+                open_ = mine[~mine["holds"].astype(bool)]["needed"].astype(float)
                 if len(open_):
                     need = float(open_.fillna(schedule.max).max())
                     repeats = max(repeats, _to_look(schedule, min(need, schedule.max)))
