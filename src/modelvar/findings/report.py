@@ -18,16 +18,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from modelvar.findings.comparison import MIN_DATASETS
 from modelvar.findings.components import MIN_CLUSTERS, NOT_FACTORS
+from modelvar.findings.over_datasets import MIN_DATASETS
 from modelvar.findings.paired import (
     CONTRADICTED,
     EQUIVALENCE_RATIO,
     EQUIVALENT,
     IDENTICAL,
+    INCONCLUSIVE,
     MIN_FOR_INTERVAL,
     SUPPORTED,
     fmt,
+    repeats_phrase,
     signed_ci,
     with_ci,
 )
@@ -103,13 +105,35 @@ def _left_out(margin: pd.Series | None) -> str:
             "to judge and not ranked")
 
 
+def _others(n: int) -> str:
+    return "the other source" if n == 1 else "both other sources" if n == 2 else \
+        f"all {n} other sources"
+
+
+def excludes_zero_alone(low: float, high: float) -> bool:
+    """An interval that excludes 0 on its own (95 % for the comparison alone)."""
+    return bool(np.isfinite(low) and np.isfinite(high) and (low > 0 or high < 0))
+
+
+def verdict_shown(verdict: str, low: float = np.nan, high: float = np.nan) -> str:
+    """A verdict as a table shows it: an inconclusive comparison whose 95 % interval excludes
+    0 says so (it is apart on its own, not under the page's control)."""
+    if verdict == INCONCLUSIVE and excludes_zero_alone(low, high):
+        return "inconclusive (its interval excludes 0 on its own, not under the page's control)"
+    return verdict
+
+
 def leader_sentence(rows: pd.DataFrame, margin: pd.Series | None, classifier: str,
                     measure: str) -> str | None:
-    """One dataset × classifier: which source alone moved ``measure`` most, in short
-    sentences: ranked first only where told apart from every other source (``margin``,
-    :func:`~modelvar.findings.comparison.leader_margins`), the runner-up always named; two
-    sources that moved it about equally where their ratio is within the equivalence margin;
-    else no source ranked first."""
+    """One dataset × classifier: which source alone moved ``measure`` most, in one sentence of
+    the same shape whatever the verdict (two copies of one classifier read alike): the
+    largest estimate with its value, whether it is told apart from every other source under
+    the page's control (``margin``, :func:`~modelvar.findings.comparison.leader_margins`) or
+    which sources it is not told apart from (each comparison's p above the bound the claim
+    faces), the runner-up with its value and the margin; two sources that moved it about
+    equally where their ratio is within the equivalence margin."""
+    from modelvar.findings.kinds import not_apart_from
+
     single = alone(rows)
     if single[measure].notna().sum() == 0:
         return None
@@ -124,6 +148,8 @@ def leader_sentence(rows: pd.DataFrame, margin: pd.Series | None, classifier: st
     lead, second = _row(single, margin["leader"]), _row(single, margin["runner_up"])
     repeats = int(margin["repeats"])
     left = _left_out(margin)
+    runner = (f"the runner-up, {margin['runner_up']}, had {_value(second, measure)} "
+              f"({_margin_text(margin)})")
     if repeats < MIN_FOR_INTERVAL:
         return (f"{classifier}'s {what}: no source is ranked first with {repeats} repeats "
                 f"(run ≥ {MIN_FOR_INTERVAL} for a test). The estimates: {margin['leader']} "
@@ -136,24 +162,36 @@ def leader_sentence(rows: pd.DataFrame, margin: pd.Series | None, classifier: st
                 f"{1 / equivalence:.3g}–{equivalence:.3g}; {repeats} repeats)" + left)
     others = int(margin["against"])
     if margin["verdict"] == SUPPORTED:
-        told = ("the other source" if others == 1 else f"all {others} other sources")
-        return (f"{classifier}'s {most} under {margin['leader']}: {short} "
-                f"{_value(lead, measure)}. It is told apart from {told}; the runner-up, "
-                f"{margin['runner_up']}, had {_value(second, measure)} "
-                f"({_margin_text(margin)})" + left)
-    alone_apart = margin["margin_low"] > 0 or margin["margin_high"] < 0
-    return (f"{classifier}'s {what}: no source is ranked first. The largest estimate, "
-            f"{margin['leader']}'s {short} {_value(lead, measure)}, is not told apart from "
-            f"{'the runner-up' if others == 1 else 'every other source'}; the runner-up, "
-            f"{margin['runner_up']}, had {_value(second, measure)} ({_margin_text(margin)}"
-            + ("; its interval excludes 0 on its own, but not under the page's multiplicity "
-               "control" if alone_apart else "") + ")" + left)
+        return (f"{classifier}'s {most} under {margin['leader']} ({short} "
+                f"{_value(lead, measure)}), told apart from {_others(others)}; {runner}"
+                + left)
+    bound = float(margin.get("p_bound", np.nan))
+    rivals = not_apart_from(margin, bound) if np.isfinite(bound) else []
+    p_others = dict(zip(margin.get("others", []) or [], margin.get("p_others", []) or [],
+                        strict=False))
+    untested = [o for o in rivals if not np.isfinite(p_others.get(o, np.nan))]
+    tested = [o for o in rivals if o not in untested]
+    said = []
+    if tested:
+        said.append("not told apart from " + (_others(others) if len(tested) == others
+                                              else _names(tested)))
+    if untested:
+        said.append(f"equal to {_names(untested)} in every repeat (nothing to test)")
+    if not said:
+        said.append("not told apart under the page's control")
+    alone_apart = excludes_zero_alone(margin["margin_low"], margin["margin_high"])
+    return (f"{classifier}'s {most} under {margin['leader']} by its estimate ({short} "
+            f"{_value(lead, measure)}), {' and '.join(said)}, so no source is ranked first; "
+            f"{runner[:-1]}"
+            + ("; this interval excludes 0 on its own, not under the page's headline control"
+               if alone_apart else "") + ")" + left)
 
 
 def yardstick_sentence(rows: pd.DataFrame, margins: pd.DataFrame | None, dataset,
                        classifier: str) -> str | None:
     """The test-set yardstick with its interval, against the source alone with the largest
-    run-to-run SD: more or less only where the intervals do not overlap."""
+    run-to-run SD: a comparison of the two 95 % intervals (one number per dataset, nothing to
+    pair; not a test under the page's control), said as such."""
     yard = rows[rows["source"] == YARDSTICK]
     single = alone(rows)
     if yard.empty or single["accuracy_sd"].notna().sum() == 0:
@@ -169,14 +207,16 @@ def yardstick_sentence(rows: pd.DataFrame, margins: pd.DataFrame | None, dataset
     if not all(np.isfinite(b) for b in bounds):
         return text + (f"; no intervals to set it against {top['level']}'s run-to-run SD "
                        f"({fmt(top['accuracy_sd'])})")
+    how = "compared by their 95 % intervals, not tested under the page's control"
     if y["accuracy_sd_low"] > top["accuracy_sd_high"]:
         return text + (f": more than any source did within a repeat ({top['level']}, the "
-                       f"largest, had {_value(top, 'accuracy_sd')}; the intervals are apart)")
+                       f"largest, had {_value(top, 'accuracy_sd')}; the intervals lie apart, "
+                       f"{how})")
     if y["accuracy_sd_high"] < top["accuracy_sd_low"]:
         return text + (f": less than {top['level']} did within a repeat "
-                       f"({_value(top, 'accuracy_sd')}; the intervals are apart)")
-    return text + (f"; the intervals overlap {top['level']}'s run-to-run SD "
-                   f"({_value(top, 'accuracy_sd')}), so neither is told apart")
+                       f"({_value(top, 'accuracy_sd')}; the intervals lie apart, {how})")
+    return text + (f"; {top['level']}'s run-to-run SD within a repeat was "
+                   f"{_value(top, 'accuracy_sd')}: the intervals overlap ({how})")
 
 
 COMBINED_WORDS = {SUPPORTED: "more, told apart", CONTRADICTED: "less, told apart",
@@ -287,15 +327,22 @@ def components_sentence(rows: pd.DataFrame, classifier: str, response: str) -> s
     if bool(top.get("lead_held", False)):
         return (f"Over the factorial grid, {top['component']} has the largest share of the "
                 f"variance of {classifier}'s {what}: "
-                f"{with_ci(top['share'], top['share_low'], top['share_high'])}. It is told "
-                f"apart from {'the other factor' if others == 1 else f'all {others} others'}; "
+                f"{with_ci(top['share'], top['share_low'], top['share_high'])}, told "
+                f"apart from {_others(others).replace('source', 'factor')}; "
                 f"the runner-up, {second['component']}, has "
                 f"{with_ci(second['share'], second['share_low'], second['share_high'])} "
                 f"(difference {margin}). All shares: {listed}.")
+    from modelvar.findings.kinds import not_apart_from
+
+    bound = float(top.get("p_bound", np.nan)) if "p_bound" in top else np.nan
+    rivals = not_apart_from(top, bound) if np.isfinite(bound) and \
+        top.get("others") is not None else []
+    rivals_said = (f"not told apart from {_names(rivals)}" if rivals else
+                   "not told apart from every other factor under the page's control")
     return (f"Over the factorial grid, no factor of {classifier}'s {what} is ranked first: "
             f"the largest estimate, {top['component']} "
-            f"{with_ci(top['share'], top['share_low'], top['share_high'])}, is not told apart "
-            f"from every other (the runner-up, {second['component']}, "
+            f"{with_ci(top['share'], top['share_low'], top['share_high'])}, is {rivals_said} "
+            f"(the runner-up, {second['component']}, "
             f"{with_ci(second['share'], second['share_low'], second['share_high'])}). All "
             f"shares: {listed}.")
 
@@ -304,13 +351,16 @@ def _names(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None) -> list[str]:
-    """Over datasets, per classifier, in short sentences: per measure, on which datasets a
-    source moved it most (told apart from every other), on which two moved it about equally,
-    on which none was ranked first, where there were too few repeats for a test; then where
-    the test-set yardstick was told apart from every source's run-to-run SD. Counts are of
-    the datasets where the classifier's sources ran alone; a measure without margins (no
-    test made) is not said."""
+def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None,
+                    leaders: pd.DataFrame | None = None) -> list[str]:
+    """Over datasets, per classifier, in short sentences: per measure, the leading source over
+    datasets where the page states one (``leaders``, :func:`~modelvar.findings.
+    over_datasets.study_leaders`: from 6 datasets), then on which datasets a source moved it
+    most (told apart from every other), on which two moved it about equally, on which none
+    was ranked first, where there were too few repeats for a test; then where the test-set
+    yardstick's interval lay apart from the largest source's. Counts are of the datasets
+    where the classifier's sources ran alone; a measure without margins (no test made) is not
+    said."""
     out = []
     for classifier, rows in sources.groupby("classifier", sort=False):
         datasets = [d for d, part in rows.groupby("dataset", sort=False)
@@ -336,6 +386,9 @@ def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None) 
                     unranked.append(dataset)
 
             parts = []
+            over = _study_leader(leaders, classifier, measure)
+            if over is not None:
+                parts.append(over)
             if firsts:
                 parts.append("; ".join(f"{level} moved it most on {_every(where, n)}" if i == 0
                                        else f"{level} on {_every(where, n)}"
@@ -363,13 +416,32 @@ def study_sentences(sources: pd.DataFrame, margins: pd.DataFrame | None = None) 
         if parts:
             out.append(f"{classifier}: a new test set and training pool moved accuracy "
                        + "; ".join(parts)
-                       + (f"; on {_every(rest, n)} the two are not told apart (the intervals "
-                          "overlap)." if rest else "."))
+                       + (f"; on {_every(rest, n)} the two intervals overlap" if rest else "")
+                       + " (95 % intervals compared, not tested under the page's control).")
         else:
-            out.append(f"{classifier}: a new test set and training pool and the largest single "
-                       "source are not told apart in how much they moved accuracy (the "
-                       f"intervals overlap on {_every(rest, n)}).")
+            out.append(f"{classifier}: the 95 % intervals of how much a new test set and "
+                       "training pool and the largest single source moved accuracy overlap on "
+                       f"{_every(rest, n)} (compared, not tested under the page's control).")
     return out
+
+
+def _study_leader(leaders: pd.DataFrame | None, classifier: str, measure: str) -> str | None:
+    """The leading source over datasets of one classifier and measure, as a clause."""
+    if leaders is None or leaders.empty:
+        return None
+    row = leaders[(leaders["classifier"] == classifier) & (leaders["measure"] == measure)]
+    if row.empty:
+        return None
+    row = row.iloc[0]
+    n = int(row["datasets"])
+    margin = signed_ci(row["margin"], row["margin_low"], row["margin_high"])
+    if row["verdict"] == SUPPORTED:
+        return (f"over the {n} datasets, {row['leader']} moved it most, told apart from every "
+                f"other source (mean margin over the runner-up, {row['runner_up']}: {margin}; "
+                "t-tests over datasets)")
+    return (f"over the {n} datasets, no source is ranked first ({row['leader']}'s mean is "
+            f"the largest, not told apart from every other source; margin over "
+            f"{row['runner_up']}: {margin})")
 
 
 def _every(where: list[str], n: int, negative: bool = False) -> str:
@@ -383,28 +455,41 @@ def _every(where: list[str], n: int, negative: bool = False) -> str:
 
 
 def multiplicity_line(multiplicity) -> str:
-    """How many claims the page states and how many hold under its control."""
+    """The page's two promises in one plain line: per tier, its kinds of claim, how many hold
+    of those with a test, and what its control guarantees (:mod:`~modelvar.findings.
+    multiplicity`)."""
     if multiplicity is None or multiplicity.comparisons == 0:
         return ("No claim here has a test (each needs ≥ 3 repeats): nothing is told apart.")
-    return (f"This page states {multiplicity.comparisons} claims with a test (leading "
-            "sources, classifiers compared, each source against all combined, seed 004's "
-            f"claims, largest variance shares); {multiplicity.held} hold under "
-            f"{multiplicity.method} control of the false-discovery rate at "
-            f"{multiplicity.fdr:.0%}, valid whatever the dependence between them, and only "
-            "those are called told apart or equivalent. Intervals are 95 % for each "
-            "comparison alone." + (f" {multiplicity.note}" if multiplicity.note else ""))
+    said = []
+    for tier in multiplicity.tiers:
+        if not tier.claims:
+            continue
+        what = ", ".join(tier.kinds)
+        if tier.tier == "headline":
+            said.append(f"Headline claims ({what}): {tier.held} of {tier.claims} hold, under "
+                        f"{tier.procedure}'s control of the family-wise error rate: the chance "
+                        f"that any of them is false is at most {tier.level:.0%}.")
+        else:
+            said.append(f"Exploratory claims ({what}): {tier.held} of {tier.claims} hold, "
+                        f"under {tier.procedure}'s control of the false-discovery rate: on "
+                        f"average at most {tier.level:.0%} of them are false.")
+    said.append("Only claims that hold are called told apart or equivalent; intervals are "
+                "95 % for each comparison alone.")
+    if multiplicity.note:
+        said.append(multiplicity.note)
+    return " ".join(said)
 
 
 ESTIMAND = ("What the verdicts are about: a dataset's verdicts are about test sets and training "
             "pools drawn from that dataset (its repeats). A statement about new data of the "
-            "kind needs datasets, not repeats: the page tests one only over "
-            f"≥ {MIN_DATASETS} datasets.")
+            "kind needs datasets, not repeats: the page makes one (a t-test over the "
+            f"datasets' mean differences) from {MIN_DATASETS} datasets on.")
 
 
 def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
                     margins: pd.DataFrame | None = None, open_up_to: int = 5, *,
                     combined: pd.DataFrame | None = None, adequacy: list[str] | None = None,
-                    multiplicity=None) -> str:
+                    multiplicity=None, leaders: pd.DataFrame | None = None) -> str:
     """The study's adequacy (where it limits what can be said) and multiplicity, its sentences
     over datasets (when there are several), then each dataset's in a ``<details>`` block: open
     when there are at most ``open_up_to`` datasets, folded (one line each) for a study of
@@ -421,7 +506,8 @@ def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
     parts.append(f"<p>{html.escape(ESTIMAND)}</p>")
     if len(per_dataset) > 1:
         parts.append(f"<h3>Over the {len(per_dataset)} datasets</h3>"
-                     + listed(study_sentences(sources, margins)) + "<h3>Per dataset</h3>")
+                     + listed(study_sentences(sources, margins, leaders))
+                     + "<h3>Per dataset</h3>")
     state = " open" if len(per_dataset) <= open_up_to else ""
     for dataset, by_question in per_dataset.items():
         body = "".join(f"<p><i>{html.escape(q)}</i></p>{listed(said)}"
@@ -434,11 +520,12 @@ def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
 def headline_sentences(sources: pd.DataFrame, components: pd.DataFrame,
                        margins: pd.DataFrame | None = None,
                        combined: pd.DataFrame | None = None,
-                       adequacy: list[str] | None = None) -> list[str]:
+                       adequacy: list[str] | None = None,
+                       leaders: pd.DataFrame | None = None) -> list[str]:
     """The study's answer in a few sentences: the adequacy line where it limits them, then over
     datasets when there are several (one per classifier), else the one dataset's."""
     per_dataset = sentences(sources, components, margins, combined)
-    said = study_sentences(sources, margins) if len(per_dataset) > 1 else \
+    said = study_sentences(sources, margins, leaders) if len(per_dataset) > 1 else \
         next(iter(per_dataset.values()), [])
     return [*(adequacy or []), *said]
 
@@ -452,13 +539,17 @@ def _rst_text(text: str) -> str:
 
 def answer_rst(sources: pd.DataFrame, components: pd.DataFrame, figure: Path | None,
                margins: pd.DataFrame | None = None, combined: pd.DataFrame | None = None,
-               adequacy: list[str] | None = None) -> str:
+               adequacy: list[str] | None = None, leaders: pd.DataFrame | None = None,
+               promise: str | None = None) -> str:
     """The report's first screen (the top of Snakemake's global description, rendered with
     Jinja2 and docutils): the study's headline sentences and the headline figure embedded,
     wrapped in Jinja's ``raw`` so that no sentence can be taken for a template. The workflow
-    puts its reading guide below it (``rules/common.smk``, ``report_landing``)."""
+    puts its reading guide below it (``rules/common.smk``, ``report_landing``). ``promise``:
+    the page's two promises (:func:`multiplicity_line`), said after the sentences."""
     lines = ["The study's answer", "==================", ""]
-    said = headline_sentences(sources, components, margins, combined, adequacy)
+    said = headline_sentences(sources, components, margins, combined, adequacy, leaders)
+    if said and promise:
+        said = [*said, promise]
     lines += [f"- {_rst_text(t)}" for t in said] or [
         "No one-at-a-time cells: set ``design: both`` to measure each source against the "
         "control."]
@@ -471,34 +562,50 @@ def answer_rst(sources: pd.DataFrame, components: pd.DataFrame, figure: Path | N
     return "{% raw %}\n" + "\n".join(lines) + "\n{% endraw %}\n"
 
 
-def comparison_html(comparison: pd.DataFrame, study: pd.DataFrame) -> str:
-    """The classifiers compared (:mod:`modelvar.findings.comparison`): its sentences and its
-    table (over datasets from :data:`MIN_DATASETS` datasets, else per dataset, paired over
-    repeats)."""
-    from modelvar.findings.comparison import comparison_sentences
-
-    over = comparison["dataset"].nunique() >= MIN_DATASETS
-    table = (study if over else comparison).copy()
+def _comparison_table(table: pd.DataFrame, over: bool) -> pd.DataFrame:
+    """A comparison table as the page shows it: the difference with its interval, the ratio
+    (per dataset), the tier and the verdict (an inconclusive one whose interval excludes 0 on
+    its own says so)."""
+    table = table.copy()
     table["a − b"] = [signed_ci(v, lo, hi) for v, lo, hi in zip(
         table["difference"], table["difference_low"], table["difference_high"], strict=True)]
     if not over:
-        table["a / b"] = [_ratio_text(row, "") .strip() or "–" for _, row in table.iterrows()]
+        table["a / b"] = [_ratio_text(row, "").strip() or "–" for _, row in table.iterrows()]
+    table["verdict"] = [verdict_shown(v, lo, hi) for v, lo, hi in zip(
+        table["verdict"], table["difference_low"], table["difference_high"], strict=True)]
+    if "tier" not in table:
+        table["tier"] = "–"
     keep = ["level", "classifier_a", "classifier_b", "measure",
             *(["datasets", "a_lower"] if over else ["dataset", "repeats"]), "a − b",
-            *([] if over else ["a / b"]), "verdict"]
-    shown = table[keep].rename(columns={"level": "source", "classifier_a": "a",
-                                        "classifier_b": "b", "a_lower": "datasets a < b"})
+            *([] if over else ["a / b"]), "tier", "verdict"]
+    return table[keep].rename(columns={"level": "source", "classifier_a": "a",
+                                       "classifier_b": "b", "a_lower": "datasets a < b"})
+
+
+def comparison_html(comparison: pd.DataFrame, study: pd.DataFrame) -> str:
+    """The classifiers compared (:mod:`modelvar.findings.comparison`): its sentences and its
+    tables (over datasets from :data:`MIN_DATASETS` datasets, beside the per-dataset one,
+    paired over repeats)."""
+    from modelvar.findings.comparison import comparison_sentences
+
+    n = comparison["dataset"].nunique()
+    over = n >= MIN_DATASETS
     said = comparison_sentences(comparison, study) or [
         "No pair of classifiers was told apart or found equivalent under any source."]
-    how = (f"mean over {comparison['dataset'].nunique()} datasets of each dataset's paired "
-           "difference, 95 % t-interval over datasets, Wilcoxon signed-rank test" if over else
-           "per-repeat differences paired over repeats (the same test set), 95 % t-interval; "
+    how = ("per-repeat differences paired over repeats (the same test set), 95 % t-interval; "
            "the ratio a / b with its interval")
+    if over:
+        how = (f"over the {n} datasets: the mean of each dataset's paired difference, 95 % "
+               "t-interval over datasets, t-test over datasets; per dataset: " + how)
+    tables = folded("the table per dataset", _comparison_table(comparison, False).to_html(
+        index=False, na_rep="–"))
+    if over:
+        tables = folded("the table over datasets", _comparison_table(study, True).to_html(
+            index=False, na_rep="–")) + tables
     return ("<h3>Classifiers compared</h3><p>Which classifier is the more reproducible under "
             "each source alone: difference a − b in disagreement and in run-to-run accuracy SD "
             f"({how}); below 0, a is the more reproducible.</p><ul>"
-            + "".join(f"<li>{html.escape(t)}</li>" for t in said) + "</ul>"
-            + folded("the table", shown.to_html(index=False, na_rep="–")))
+            + "".join(f"<li>{html.escape(t)}</li>" for t in said) + "</ul>" + tables)
 
 
 def dose_html(summary: pd.DataFrame) -> str:
@@ -529,7 +636,7 @@ def folded(title: str, body: str) -> str:
 FOLDED = ("Each source alone against all combined", "Sources of variance, one at a time",
           "Over datasets", "Variance components over the factorial grid",
           "Seed 004's stated findings, checked on this run", "Realised perturbation strength",
-          "Where the runs ran")
+          "Where the runs ran", "Every claim with a test")
 
 
 def _fold_tables(parts: list[str]) -> list[str]:
@@ -630,15 +737,19 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                   margins: pd.DataFrame | None = None,
                   dose: pd.DataFrame | None = None, combined: pd.DataFrame | None = None,
                   adequacy: list[str] | None = None, multiplicity=None,
-                  blocks: pd.DataFrame | None = None) -> str:
+                  blocks: pd.DataFrame | None = None, leaders: pd.DataFrame | None = None,
+                  every_claim: pd.DataFrame | None = None) -> str:
     """The Findings page (module docstring): sentences, the headline figures (embedded), the
     sources, variance-components and claims tables, and notes; a sequential study's repeats
-    per dataset × classifier and why each stopped (``blocks``)."""
+    per dataset × classifier and why each stopped (``blocks``); every claim with a test, each
+    in a sentence of its own with its tier and adjusted p (``every_claim``,
+    :func:`claim_sentences`)."""
     parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
     if blocks is not None and not blocks.empty:
         parts.append(blocks_html(blocks))
     parts.append(_sentences_html(sources, components, margins, combined=combined,
-                                 adequacy=adequacy, multiplicity=multiplicity))
+                                 adequacy=adequacy, multiplicity=multiplicity,
+                                 leaders=leaders))
     for title, path in figures.items():
         parts.append(f"<h3>{html.escape(title)}</h3>{_image(path, title)}")
     if comparison is not None and not comparison[0].empty:
@@ -654,7 +765,9 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
         shown["alone − combined"] = [signed_ci(v, lo, hi) for v, lo, hi in zip(
             combined["difference"], combined["difference_low"], combined["difference_high"],
             strict=True)]
-        shown["verdict"] = combined["verdict"].map(COMBINED_WORDS).fillna("inconclusive")
+        shown["verdict"] = [COMBINED_WORDS.get(v) or verdict_shown(v, lo, hi) for v, lo, hi in zip(
+            combined["verdict"], combined["difference_low"], combined["difference_high"],
+            strict=True)]
         parts.append("<h3>Each source alone against all combined</h3><p>Summers &amp; Dinneen "
                      "(ICML 2021) found that for neural networks any single source of "
                      "nondeterminism gives about as much prediction variability as all sources "
@@ -698,7 +811,13 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                 study_components["share"], study_components["share_low"],
                 study_components["share_high"], strict=True)]
             parts.append("<p>Over datasets:</p>" + shown.to_html(index=False))
-    claims_title = "<h3>Seed 004's stated findings, checked on this run</h3>"
+    claims_title = ("<h3>Seed 004's stated findings, checked on this run</h3><p>Exploratory "
+                    "claims (false-discovery-rate control). <i>supported</i>: every comparison "
+                    "a claim rests on is above 0 under the page's control; <i>contradicted</i>: "
+                    "one went the other way (the numbers name it) — a seed claim can be "
+                    "contradicted on one measure while a sentence above states a leading "
+                    "source on another; <i>inconclusive</i>: neither holds; <i>not tested</i>: "
+                    "the run lacks the levels it needs.</p>")
     if claims.empty:
         parts.append(claims_title + "<p>–</p>")
     else:
@@ -728,6 +847,15 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                      "<code>modelvar verify RESULTS --refit N</code> fits N recorded runs again "
                      "and says how many reproduce exactly.</p>"
                      + platforms.to_html(index=False, escape=True))
+    if every_claim is not None and not every_claim.empty:
+        parts.append("<h3>Every claim with a test</h3><p>Each claim the page states, in a "
+                     "sentence of its own: its tier (headline: family-wise control; "
+                     "exploratory: false-discovery-rate control), its p-value (the smallest of "
+                     "its hypotheses'), its adjusted p-value (it holds where that is at most "
+                     "5 %), the bound its p faced on this page, and where it does not hold how "
+                     "many repeats (datasets) would give 80 % power at that bound if the "
+                     "effect is as large as seen.</p>"
+                     + every_claim.to_html(index=False, na_rep="–", escape=True))
     if notes:
         parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
                      + "</ul>")
@@ -762,3 +890,30 @@ def dataset_summary_html(dataset: str, summary: pd.DataFrame, agreement: pd.Data
     return (STYLE + f'<div class="modelvar-findings"><h3>{html.escape(dataset)}: every cell'
             "</h3><p>Means over repeats with 95 % t-intervals over repeats.</p>"
             + table.to_html(index=False) + "</div>")
+
+
+def claim_sentences(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Every claim of the ``verdicts`` table in a sentence of its own (its kind's ``says``,
+    :mod:`modelvar.findings.kinds`), headline claims first, with its tier, p-value, adjusted
+    p-value, the bound its p faced, and the repeats (datasets) a claim that does not hold
+    would need for 80 % power at that bound."""
+    from modelvar.findings.kinds import kind
+
+    verdicts = tables.get("verdicts")
+    if verdicts is None or verdicts.empty:
+        return pd.DataFrame()
+    rows = []
+    for _, claim in verdicts.iterrows():
+        row = tables[claim["table"]].loc[claim["row"]]
+        needed = claim["needed"]
+        rows.append({"tier": claim["tier"],
+                     "claim": kind(claim["kind"]).says(row, claim["verdict"],
+                                                       float(claim["p_bound"])),
+                     "p": f"{claim['p_value']:.2g}", "adjusted p": f"{claim['p_adjusted']:.2g}",
+                     "bound": f"{claim['p_bound']:.2g}",
+                     "would need": (repeats_phrase(int(needed)).removeprefix("about ")
+                                    .replace("repeats", claim["unit"])
+                                    if np.isfinite(needed) else "–")})
+    out = pd.DataFrame(rows)
+    order = {"headline": 0, "exploratory": 1}
+    return out.sort_values("tier", key=lambda t: t.map(order), kind="stable")
