@@ -1,21 +1,21 @@
 """Sequential studies calibrated (issue 56): false claims under optional stopping, power and
 repeats against the fixed design of equal power.
 
-Two parts, simulations with a known truth (:mod:`modelvar.findings.calibration`):
+Two parts, simulations with a known truth (:mod:`modelvar.calibration.pages`):
 
 1. **Claim level**, ``--claims`` pages per mix: per block three paired comparisons whose
    per-repeat differences are N(δ, 1), δ by the block's type (very strong 5 SD, strong 3,
    moderate 1, weak 0.6, tie 0: an equivalence to find at a margin of 0.5 SD), judged with
    sequential p-values under Benjamini–Yekutieli and stopped per block by the study's rule
-   (:func:`~modelvar.findings.calibration.sequential_claims`), at the schedules of
+   (:func:`~modelvar.calibration.sequential.sequential_claims`), at the schedules of
    :data:`SCHEDULES`. The same comparisons judged at every fixed number of repeats from 3 to
-   30 (:func:`~modelvar.findings.calibration.fixed_claims`) give the **fixed design of equal
+   30 (:func:`~modelvar.calibration.sequential.fixed_claims`) give the **fixed design of equal
    power**: the fewest repeats whose power is at least the sequential study's on every type
    with an effect (ties are equivalence claims, reported beside it). The ratio is the
    sequential study's mean repeats per block over that design's.
 2. **Pages**, ``--pages`` per scenario: the verdicts issue's simulated pages (2 datasets × 2
    classifiers, the default design) run round after round by the Findings' own code
-   (:func:`~modelvar.findings.calibration.run_sequential_pages`, looks at 3, 6, 9 repeats),
+   (:func:`~modelvar.calibration.sequential.run_sequential_pages`, looks at 3, 6, 9 repeats),
    every stated claim of the last round scored: the false-claim rates where nothing acts and
    where the top sources tie, with optional stopping at every look.
 
@@ -35,14 +35,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from modelvar.findings.calibration import PRIOR_MIX
+from modelvar.calibration.sequential import PRIOR_MIX
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_verdicts import markdown
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "measurements" / "sequential.md"
 #: block mixes (blocks of each type): the one like the issue's 10-repeat study (the plan's prior,
-#: modelvar.findings.calibration.PRIOR_MIX), a balanced one, and one where nothing acts
+#: modelvar.calibration.sequential.PRIOR_MIX), a balanced one, and one where nothing acts
 MIXES = {
     "like the issue's study": PRIOR_MIX,
     "balanced": {"strong": 4, "weak": 1, "tie": 1},
@@ -60,7 +60,7 @@ def _blocks(mix: str) -> list[str]:
 
 
 def _sequential(task):
-    from modelvar.findings.calibration import sequential_claims
+    from modelvar.calibration.sequential import sequential_claims
     from modelvar.study.rounds import Schedule
 
     mix, schedule, pages = task
@@ -71,7 +71,7 @@ def _sequential(task):
 
 
 def _fixed(task):
-    from modelvar.findings.calibration import fixed_claims
+    from modelvar.calibration.sequential import fixed_claims
 
     mix, repeats, pages = task
     return mix, repeats, fixed_claims(_blocks(mix), repeats=repeats, pages=pages,
@@ -79,7 +79,7 @@ def _fixed(task):
 
 
 def _pages(task):
-    from modelvar.findings.calibration import run_sequential_pages
+    from modelvar.calibration.sequential import run_sequential_pages
     from modelvar.study.rounds import Schedule
 
     name, pages, seed = task
@@ -149,7 +149,7 @@ def main() -> None:
                 parts.setdefault(name, []).append(scored)
                 cpu += seconds
     if args.pages:
-        from modelvar.findings.calibration import rates
+        from modelvar.calibration.pages import rates
 
         rows = {}
         for name, frames in parts.items():
