@@ -181,6 +181,15 @@ def test_about_n_repeats_is_priced_at_the_bound_the_claim_faces():
         assert claim["needed"] == expected
         table = t[claim["table"]]
         assert table.loc[claim["row"], "repeats_needed"] == expected
+    # the page's list: every headline claim, the exploratory ones that hold, the rest counted
+    from modelvar.findings.report import claim_sentences
+
+    listed = claim_sentences(t)
+    headline = verdicts[verdicts["tier"] == HEADLINE]
+    held = verdicts[(verdicts["tier"] == EXPLORATORY) & verdicts["holds"]]
+    assert (listed["tier"] == HEADLINE).sum() == len(headline)
+    assert (listed["tier"] == EXPLORATORY).sum() == len(held)
+    assert listed.attrs["left_out"] == len(verdicts) - len(headline) - len(held)
     # the seed claims' evidence says the bound it priced them at
     said = t["claims"]["evidence"]
     priced = said[said.str.contains("would give 80 % power at p ≤ ")]

@@ -848,14 +848,19 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                      "and says how many reproduce exactly.</p>"
                      + platforms.to_html(index=False, escape=True))
     if every_claim is not None and not every_claim.empty:
-        parts.append("<h3>Every claim with a test</h3><p>Each claim the page states, in a "
-                     "sentence of its own: its tier (headline: family-wise control; "
-                     "exploratory: false-discovery-rate control), its p-value (the smallest of "
-                     "its hypotheses'), its adjusted p-value (it holds where that is at most "
-                     "5 %), the bound its p faced on this page, and where it does not hold how "
-                     "many repeats (datasets) would give 80 % power at that bound if the "
-                     "effect is as large as seen.</p>"
-                     + every_claim.to_html(index=False, na_rep="–", escape=True))
+        left_out = every_claim.attrs.get("left_out", 0)
+        parts.append("<h3>Every claim with a test</h3><p>Each headline claim, and each "
+                     "exploratory claim that holds, in a sentence of its own: its tier "
+                     "(headline: family-wise control; exploratory: false-discovery-rate "
+                     "control), its p-value (the smallest of its hypotheses'), its adjusted "
+                     "p-value (it holds where that is at most 5 %), the bound its p faced on "
+                     "this page, and where it does not hold how many repeats (datasets) would "
+                     "give 80 % power at that bound if the effect is as large as seen."
+                     + (f" The {left_out} exploratory claim{'s' * (left_out != 1)} that "
+                        f"{'do' if left_out != 1 else 'does'} not hold "
+                        f"{'are' if left_out != 1 else 'is'} in "
+                        "<code>aggregated/study/verdicts.parquet</code>." if left_out else "")
+                     + "</p>" + every_claim.to_html(index=False, na_rep="–", escape=True))
     if notes:
         parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
                      + "</ul>")
@@ -893,17 +898,20 @@ def dataset_summary_html(dataset: str, summary: pd.DataFrame, agreement: pd.Data
 
 
 def claim_sentences(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Every claim of the ``verdicts`` table in a sentence of its own (its kind's ``says``,
-    :mod:`modelvar.findings.kinds`), headline claims first, with its tier, p-value, adjusted
-    p-value, the bound its p faced, and the repeats (datasets) a claim that does not hold
-    would need for 80 % power at that bound."""
+    """Every headline claim and every exploratory claim that holds, from the ``verdicts``
+    table, each in a sentence of its own (its kind's ``says``, :mod:`modelvar.findings.kinds`),
+    headline claims first, with its tier, p-value, adjusted p-value, the bound its p faced, and
+    the repeats (datasets) a claim that does not hold would need for 80 % power at that bound.
+    The exploratory claims that do not hold (a full study has thousands) are left to the
+    verdicts table; ``attrs["left_out"]`` counts them."""
     from modelvar.findings.kinds import kind
 
     verdicts = tables.get("verdicts")
     if verdicts is None or verdicts.empty:
         return pd.DataFrame()
+    shown = verdicts[(verdicts["tier"] == "headline") | verdicts["holds"].astype(bool)]
     rows = []
-    for _, claim in verdicts.iterrows():
+    for _, claim in shown.iterrows():
         row = tables[claim["table"]].loc[claim["row"]]
         needed = claim["needed"]
         rows.append({"tier": claim["tier"],
@@ -914,6 +922,9 @@ def claim_sentences(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                      "would need": (repeats_phrase(int(needed)).removeprefix("about ")
                                     .replace("repeats", claim["unit"])
                                     if np.isfinite(needed) else "–")})
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=["tier", "claim", "p", "adjusted p", "bound",
+                                      "would need"])
     order = {"headline": 0, "exploratory": 1}
-    return out.sort_values("tier", key=lambda t: t.map(order), kind="stable")
+    out = out.sort_values("tier", key=lambda t: t.map(order), kind="stable")
+    out.attrs["left_out"] = len(verdicts) - len(shown)
+    return out
