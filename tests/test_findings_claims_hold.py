@@ -129,9 +129,9 @@ def test_the_page_states_both_promises_in_one_line():
                     42, 19, ("each source against all combined",)))))
     assert line.startswith("Headline claims (leading sources, classifiers compared per "
                            "dataset): 6 of 40 hold, under Holm's control of the family-wise "
-                           "error rate: the chance that any of them is false is at most 5%.")
+                           "error rate: the chance that any of them is false is at most 5 %.")
     assert ("Exploratory claims (each source against all combined): 19 of 21 hold, under "
-            "Benjamini–Yekutieli's control of the false-discovery rate: on average at most 5% "
+            "Benjamini–Yekutieli's control of the false-discovery rate: on average at most 5 % "
             "of them are false.") in line
     assert "\n" not in line
 

@@ -468,11 +468,11 @@ def multiplicity_line(multiplicity) -> str:
         if tier.tier == "headline":
             said.append(f"Headline claims ({what}): {tier.held} of {tier.claims} hold, under "
                         f"{tier.procedure}'s control of the family-wise error rate: the chance "
-                        f"that any of them is false is at most {tier.level:.0%}.")
+                        f"that any of them is false is at most {tier.level * 100:.0f} %.")
         else:
             said.append(f"Exploratory claims ({what}): {tier.held} of {tier.claims} hold, "
                         f"under {tier.procedure}'s control of the false-discovery rate: on "
-                        f"average at most {tier.level:.0%} of them are false.")
+                        f"average at most {tier.level * 100:.0f} % of them are false.")
     said.append("Only claims that hold are called told apart or equivalent; intervals are "
                 "95 % for each comparison alone.")
     if multiplicity.note:
