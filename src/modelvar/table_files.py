@@ -32,6 +32,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shlex
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -48,6 +49,16 @@ INVOCATION_FILE = "invocation.json"
 #: the results' folders of tables (read back whole by pandas and other parquet readers)
 TABLE_FOLDERS = ("predictions", "aggregated")
 TMP_SUFFIX = ".tmp"
+#: in every temporary file modelvar writes (``.NAME.modelvar-RANDOM.tmp``): what tells its own
+#: temporaries from a user's ``.draft.tmp``, which a run never touches
+TMP_MARK = ".modelvar-"
+_OWN_TEMPORARY = re.compile(r"\..+" + re.escape(TMP_MARK) + r"[A-Za-z0-9_]+" +
+                            re.escape(TMP_SUFFIX))
+
+
+def is_own_temporary(name: str) -> bool:
+    """Whether a file name is one of modelvar's temporaries (:data:`TMP_MARK`)."""
+    return bool(_OWN_TEMPORARY.fullmatch(name))
 
 
 class TableReadError(OSError):
@@ -120,7 +131,7 @@ def _atomic(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX,
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}{TMP_MARK}", suffix=TMP_SUFFIX,
                                         dir=path.parent)
     except OSError as exc:
         if write_errno(exc) not in WRITE_CAUSES:  # e.g. a file where a folder should be
@@ -228,7 +239,7 @@ class PendingParquet:
 
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=TMP_SUFFIX,
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}{TMP_MARK}", suffix=TMP_SUFFIX,
                                     dir=self.path.parent)
         os.close(fd)
         self.tmp = Path(name)
@@ -471,12 +482,14 @@ def regenerate_command(results_dir: str | Path, target: str) -> str:
 
 
 def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
-    """Remove the hidden temporaries (``.NAME.RANDOM.tmp``) that interrupted writes left in
-    ``results_dir`` (a ``kill -9``, a power loss). Only when no job can be writing there: a
-    run's start, holding the folder's lock (:mod:`modelvar.planning.run_lock`)."""
+    """Remove the hidden temporaries of modelvar's own writes (``.NAME.modelvar-RANDOM.tmp``,
+    :func:`is_own_temporary`) that interrupted writes left in ``results_dir`` (a ``kill -9``,
+    a power loss); any other file, a user's ``.draft.tmp`` included, is left alone. Only when
+    no job can be writing there: a run's start, holding the folder's lock
+    (:mod:`modelvar.planning.run_lock`)."""
     root = Path(results_dir)
-    stray = [path for path in root.rglob(f".*{TMP_SUFFIX}") if path.is_file()] \
-        if root.is_dir() else []
+    stray = [path for path in root.rglob(f".*{TMP_MARK}*{TMP_SUFFIX}")
+             if path.is_file() and is_own_temporary(path.name)] if root.is_dir() else []
     for path in stray:
         path.unlink(missing_ok=True)
     return stray
@@ -488,7 +501,8 @@ TOUCHED_TOGETHER_NS = 2_000_000_000
 
 
 def forget_damaged(results_dir: str | Path,
-                   found: list[tuple[Path, dict | None]] | None = None) -> list[str]:
+                   found: list[tuple[Path, dict | None]] | None = None,
+                   notes: list[str] | None = None) -> list[str]:
     """Delete the manifest of every job whose files no longer are what it wrote (missing, a
     size that differs from the manifest's: truncated, appended to, replaced; or, where a file's
     modification time is not the recorded one, a sha256 that differs: a same-size change), and
@@ -496,12 +510,15 @@ def forget_damaged(results_dir: str | Path,
     manifest as an output and the workflow's ``all`` asks for every manifest (not for the files
     they record), so the next run reruns exactly these jobs (and, by Snakemake's file times,
     what depends on them) instead of skipping them as up to date. A stat per file, cheap enough
-    for every load of the workflow; content is read only where the time is neither the
-    recorded one nor the job's touch (:data:`TOUCHED_TOGETHER_NS`) — a copied folder's files
-    once: a match records the new time. ``found``: :func:`manifests` of the resolved folder,
-    where the caller has read them."""
+    for every load of the workflow; content is read only where a file's times are not those of
+    its job (:func:`_unchanged`: a copy, a rename, a time set back by hand after a change) — each
+    such file once: a match records its new times, and where its modification time was not the
+    job's, ``notes`` gets one line saying why jobs may run again (a copy that lost the
+    times). ``found``: :func:`manifests` of the resolved folder, where the caller has read
+    them."""
     root = Path(results_dir).resolve()
     lines = []
+    retimed = 0
     for manifest, body in manifests(root) if found is None else found:
         reason, moved = None, False
         if body is None:
@@ -519,13 +536,14 @@ def forget_damaged(results_dir: str | Path,
                 reason = (f"{record['path']} has {stat.st_size} bytes, the job wrote "
                           f"{record['bytes']}")
                 break
-            if record.get("mtime_ns") not in (None, stat.st_mtime_ns) and \
-                    abs(stat.st_mtime_ns - touched) > TOUCHED_TOGETHER_NS:
+            if not _unchanged(stat, record, touched):
                 if sha256_file(path) != record["sha256"]:
                     reason = (f"{record['path']} was changed since the job wrote it (same size, "
                               "other content)")
                     break
-                record["mtime_ns"], moved = stat.st_mtime_ns, True
+                retimed += record.get("mtime_ns") not in (None, stat.st_mtime_ns)
+                record["mtime_ns"], record["ctime_ns"] = stat.st_mtime_ns, stat.st_ctime_ns
+                moved = True
         if reason:
             manifest.unlink(missing_ok=True)
             lines.append(f"{manifest.relative_to(root / STATE_DIR / MANIFEST_DIR).with_suffix('')}"
@@ -534,7 +552,28 @@ def forget_damaged(results_dir: str | Path,
             times = manifest.stat()
             write_manifest(body, manifest)
             os.utime(manifest, ns=(times.st_atime_ns, times.st_mtime_ns))
+    if retimed and notes is not None:
+        notes.append(f"{retimed} file(s) hold what their jobs wrote, with other times than "
+                     "those jobs gave them (a copy that did not keep times: cp -r, a "
+                     "download): Snakemake decides by times, so jobs whose inputs now look "
+                     "newer than their outputs run again. Copy a results folder with cp -a or "
+                     "rsync -a to keep them")
     return lines
+
+
+def _unchanged(stat: os.stat_result, record: dict, touched: int) -> bool:
+    """Whether a file's times say it is as its job left it, without reading it: its
+    modification time is the recorded one or the job's touch (:data:`TOUCHED_TOGETHER_NS` of
+    the manifest's time), and its change time — which no tool can set — is the recorded one or
+    within that window of the modification time (a file written, renamed into place and
+    touched, and nothing since). A time set back with ``os.utime`` after a same-size change
+    leaves a change time long after it, and so does a copy that keeps times (``cp -a``): such
+    files are read."""
+    mtime, ctime = stat.st_mtime_ns, stat.st_ctime_ns
+    if record.get("mtime_ns") not in (None, mtime) and abs(mtime - touched) > \
+            TOUCHED_TOGETHER_NS:
+        return False
+    return record.get("ctime_ns") == ctime or abs(ctime - mtime) <= TOUCHED_TOGETHER_NS
 
 
 def rule_of_manifest(path: str | Path | None) -> str | None:
@@ -644,7 +683,7 @@ def verify(results_dir: str | Path, *, quick: bool = False,
         if STATE_DIR in path.relative_to(root).parts or not path.is_file():
             continue
         rel = path.relative_to(root).as_posix()
-        if path.name.startswith(".") and path.name.endswith(TMP_SUFFIX):
+        if is_own_temporary(path.name):
             problems.append(Problem(rel, "stray temporary file of an interrupted write "
                                     "(never read as data; safe to delete)", None,
                                     f"rm {shlex.quote(str(path))}"))

@@ -14,7 +14,7 @@ workflow (re)writes while it builds the jobs, and only when its content changes:
 
 A changed recipe is a newer input, so Snakemake reruns the job, and by file times all that
 depends on it, whatever its metadata says. Files dated in the future (a clock skew) would defeat
-that comparison: :func:`clamp_future_times` sets them to the present first.
+that comparison: :func:`clamp_future_times` sets those modelvar wrote to the present first.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from modelvar.table_files import STATE_DIR, sha256_file, write_text
@@ -127,6 +127,28 @@ def forget_dry_run(results_dir: str | Path) -> None:
     _MADE_IN_DRY_RUN.clear()
 
 
+def inputs_digest(inputs, results_dir: str | Path) -> dict:
+    """The count and sha256 of a job's input files (``inputs``: paths, lists of paths, or a
+    mapping of them, as an input function gives them), each named relative to
+    ``results_dir``, sorted: what changes when the set of tables a job reads changes (fewer
+    repeats), whatever the files' times."""
+    import hashlib
+
+    def flat(value):
+        if isinstance(value, dict):
+            for item in value.values():
+                yield from flat(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                yield from flat(item)
+        else:
+            yield os.path.relpath(str(value), str(results_dir))
+
+    names = sorted(flat(inputs))
+    return {"count": len(names),
+            "sha256": hashlib.sha256("\n".join(names).encode()).hexdigest()}
+
+
 def source_digest(path: str | Path, results_dir: str | Path) -> str:
     """sha256 of a dataset file's content, cached in ``RESULTS/.modelvar/source-digests.json``
     by the file's identity: size, inode, modification and change times in ns. A copy that
@@ -150,28 +172,29 @@ def source_digest(path: str | Path, results_dir: str | Path) -> str:
     return digest
 
 
-def clamp_future_times(results_dir: str | Path, now: float | None = None) -> list[Path]:
-    """Set the times of files in ``results_dir`` that lie more than :data:`FUTURE_SLACK`
-    seconds ahead of the clock to the present; return them."""
+def clamp_future_times(results_dir: str | Path, own: Iterable[Path],
+                       now: float | None = None) -> list[Path]:
+    """Set the times of the files modelvar wrote — ``own`` (the files the job manifests
+    record) and everything in ``RESULTS/.modelvar`` (manifests, recipes) — that lie more than
+    :data:`FUTURE_SLACK` seconds ahead of the clock to the present; return them. Any other
+    file (a user's, dated as the user chose) keeps its times."""
     now = time.time() if now is None else now
-    root = Path(results_dir)
+    state = Path(results_dir) / STATE_DIR
+    ours = [Path(folder, name) for folder, _dirs, files in os.walk(state) for name in files] \
+        if state.is_dir() else []
     moved = []
-    if not root.is_dir():
-        return moved
-    for folder, _dirs, files in os.walk(root):
-        for name in files:
-            path = Path(folder, name)
-            try:
-                if path.lstat().st_mtime > now + FUTURE_SLACK:
-                    os.utime(path, (now, now), follow_symlinks=False)
-                    moved.append(path)
-            except FileNotFoundError:  # removed meanwhile
-                continue
+    for path in [*ours, *own]:
+        try:
+            if path.lstat().st_mtime > now + FUTURE_SLACK:
+                os.utime(path, (now, now), follow_symlinks=False)
+                moved.append(path)
+        except FileNotFoundError:  # removed meanwhile, or a recorded file that is gone
+            continue
     return moved
 
 
-
-def check_results_at_load(results_dir: str | Path, *, dry_run: bool = False) -> list[str]:
+def check_results_at_load(results_dir: str | Path, *, dry_run: bool = False,
+                          planned: list[str] | None = None) -> list[str]:
     """What every load of the workflow (its main process) does to the results folder before
     Snakemake compares anything, and what to tell the user of it: a job whose files are not
     what it wrote (missing, truncated, replaced, changed in place) loses its manifest, the
@@ -179,26 +202,49 @@ def check_results_at_load(results_dir: str | Path, *, dry_run: bool = False) -> 
     forget_damaged`); the records of an earlier dry run are forgotten; files dated in the
     future are set to the present (:func:`clamp_future_times`); files in the results'
     partitions that no job wrote are moved to ``RESULTS/.modelvar/strays/``
-    (:func:`modelvar.pipeline.result_tables.move_strays`), by a run that executes and while no
-    other run holds the folder; a dry run, or a load beside a running run, names them."""
-    from modelvar.pipeline.result_tables import STRAYS_DIR, move_strays, stray_files
+    (:func:`modelvar.pipeline.result_tables.move_strays`), and the jobs of the ``planned``
+    manifests that an earlier config set aside are moved back
+    (:func:`modelvar.pipeline.result_tables.restore_set_aside`), by a run that executes and
+    while no other run holds the folder; a dry run, or a load beside a running run, names
+    them."""
+    from modelvar.pipeline.result_tables import (
+        SET_ASIDE_DIR,
+        STRAYS_DIR,
+        move_strays,
+        planned_set_aside,
+        restore_set_aside,
+        stray_files,
+    )
     from modelvar.planning.run_lock import results_in_use
     from modelvar.table_files import forget_damaged, manifests, recorded_paths
 
     # the manifests are read once: a job forgotten as damaged still wrote its files (they are
     # redone, not strays)
     found = manifests(Path(results_dir).resolve())
-    lines = [f"missing or damaged output: {line}" for line in forget_damaged(results_dir, found)]
+    notes: list[str] = []
+    lines = [f"missing or damaged output: {line}"
+             for line in forget_damaged(results_dir, found, notes)] + notes
     forget_dry_run(results_dir)
-    future = clamp_future_times(results_dir)
+    recorded = recorded_paths(results_dir, found)
+    future = clamp_future_times(results_dir, recorded)
     if future:
-        lines.append(f"warning: {len(future)} file(s) of {results_dir} were dated in the future "
-                     f"(clock skew?), e.g. {future[0]}; set to the present")
-    strays = stray_files(results_dir, recorded_paths(results_dir, found))
+        lines.append(f"warning: {len(future)} file(s) modelvar wrote in {results_dir} were "
+                     f"dated in the future (clock skew?), e.g. {future[0]}; set to the present")
+    busy = dry_run or results_in_use(results_dir)
+    if planned:
+        if busy and (waiting := planned_set_aside(results_dir, planned)):
+            lines.append(f"{waiting} job(s) this config plans were set aside by an earlier "
+                         f"config ({Path(results_dir) / SET_ASIDE_DIR}): a run restores them "
+                         "instead of fitting them again (not now: "
+                         f"{'a dry run' if dry_run else 'another run is using the folder'})")
+        elif not busy and (restored := restore_set_aside(results_dir, planned)):
+            lines.append(f"restored {len(restored)} job(s) that an earlier config had set "
+                         f"aside, e.g. {restored[0].stem}: they are not fitted again")
+    strays = stray_files(results_dir, recorded)
     if strays:
         where = Path(results_dir) / STRAYS_DIR
         shown = ", ".join(str(p) for p in strays[:3]) + (", …" if len(strays) > 3 else "")
-        if dry_run or results_in_use(results_dir):
+        if busy:
             why = "a dry run" if dry_run else "another run is using the folder"
             lines.append(f"warning: {len(strays)} file(s) in the results' table folders were "
                          f"not written by any job ({shown}); a run moves them to {where} "

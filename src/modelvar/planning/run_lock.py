@@ -142,21 +142,43 @@ def unlock_if_stale(workdir: str | Path, snakemake_options: list[str]) -> str | 
             "(snakemake --unlock).")
 
 
-def ignore_in_git(results_dir: str | Path) -> None:
-    """``RESULTS/.gitignore`` holding ``*``, as a virtual environment does: a results folder
-    made inside a git checkout (any ``results_dir``, not only the default ``results/``) is never
-    committed by accident. An existing file is left as it is."""
+#: in ``RESULTS/.modelvar``: written by the load that created the results folder
+MADE_HERE = "made-by-modelvar.json"
+
+
+def mark_if_new(results_dir: str | Path) -> bool:
+    """Create ``results_dir`` where it does not exist yet, and record in it that modelvar
+    made it (:data:`MADE_HERE`); True where it did. A folder that existed before — a user's,
+    with files of theirs — is used as it is (:func:`ignore_in_git` writes nothing into it)."""
+    root = Path(results_dir)
+    if root.exists():
+        return False
+    (root / STATE_DIR).mkdir(parents=True, exist_ok=True)
+    (root / STATE_DIR / MADE_HERE).write_text(json.dumps(
+        {"made": time.strftime("%Y-%m-%d %H:%M:%S"), "host": socket.gethostname(),
+         "workdir": str(Path.cwd())}) + "\n")
+    return True
+
+
+def ignore_in_git(results_dir: str | Path) -> bool:
+    """``RESULTS/.gitignore`` holding ``*``, as a virtual environment does, in a results folder
+    that modelvar made (:func:`mark_if_new`): a results folder made inside a git checkout (any
+    ``results_dir``, not only the default ``results/``) is never committed by accident. A folder
+    that existed before modelvar used it, and an existing ``.gitignore``, are left as they
+    are. True where it wrote the file."""
     path = Path(results_dir) / ".gitignore"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("# written by modelvar: a results folder is not for git\n*\n")
+    if path.exists() or not (Path(results_dir) / STATE_DIR / MADE_HERE).is_file():
+        return False
+    path.write_text("# written by modelvar: a results folder is not for git\n*\n")
+    return True
 
 
 def start_run(results_dir: str | Path, argv: list[str], snakefile: str | Path,
               configfiles: list) -> None:
     """What the workflow does when jobs start (its onstart; not for dry runs): hold the results
-    lock, keep the folder out of git, and record the invocation for ``modelvar verify``'s
-    regenerate commands."""
+    lock, keep a folder modelvar made out of git, remove modelvar's own temporaries of
+    interrupted writes, and record the invocation for ``modelvar verify``'s regenerate
+    commands."""
     from modelvar.planning.workflow_config import record_invocation
     from modelvar.table_files import remove_stray_temporaries
 
