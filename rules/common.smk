@@ -17,10 +17,15 @@ import modelvar  # noqa: E402
 
 SRC = Path(modelvar.__file__).parent
 from modelvar import run_watch
+from modelvar.data.errors import DatasetError
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
 from modelvar.planning import job_commands, outputs
-from modelvar.planning.address_space import address_space_problem
+from modelvar.planning.address_space import (
+    address_space_check,
+    address_space_limit,
+    address_space_problem,
+)
 from modelvar.planning.code_hash import code_version
 from modelvar.planning.config_check import (
     ConfigProblems,
@@ -30,6 +35,7 @@ from modelvar.planning.config_check import (
 )
 from modelvar.planning.job_recipes import (
     check_results_at_load,
+    inputs_digest,
     record_recipe,
     source_digest,
 )
@@ -39,7 +45,7 @@ from modelvar.planning.plan import (
     job_resources,
     plan_study,
 )
-from modelvar.planning.run_lock import hold_activity_lock
+from modelvar.planning.run_lock import hold_activity_lock, mark_if_new
 from modelvar.planning.workflow_config import (
     ConfigError,
     check_config_file,
@@ -47,7 +53,7 @@ from modelvar.planning.workflow_config import (
 )
 from modelvar.simulation import FIGURES as SIMULATION_FIGURES
 from modelvar.study import figures as figure_registry
-from modelvar.study.rounds import state_json
+from modelvar.study.rounds import design_problem, state_json
 
 try:  # the attribute Snakemake reads a function's parameters from (with_known_signature)
     from snakemake.common import FUNC_OVERWRITE_PARAMS_ATTR
@@ -63,24 +69,48 @@ hold_activity_lock(Path.cwd())
 # jobs, the same at every load (SLURM job steps too): it reads only the config and the datasets'
 # shapes. Duplicate keys, aliases, templating in a config file: refused (workflow_config).
 SCHEMA_PATH = WORKFLOW_DIR / "workflow" / "schemas" / "config.schema.yaml"
+# Snakemake decides a dry run after the load (workflow.dryrun is not yet set): its command line
+# says. A run that executes checks the address-space limit before any probe fit (a plan made
+# without them: the jobs' memory comes from the data's shape), and again on the plan it runs.
+_EXECUTES = workflow.is_main_process and executes_jobs(sys.argv[1:])
 try:
     _DEFAULT_CONFIG = WORKFLOW_DIR / "config" / "config.yaml"
     for _file in workflow.overwrite_configfiles or [_DEFAULT_CONFIG]:
         check_config_file(_file)
     STUDY = check_config(config, read_schema(SCHEMA_PATH))
+    # a results folder that does not exist yet is made (and marked) before anything writes
+    # into it; one that exists — a user's, with files of theirs — is used as it is
+    mark_if_new(config["results_dir"])
+    _mismatch = design_problem(config)
+    if _mismatch:
+        raise ConfigError(_mismatch)
+    if _EXECUTES and address_space_limit() is not None:
+        _problem = address_space_problem(
+            config, plan_study(config, STUDY.schemas, probes=False)
+        )
+        if _problem:
+            sys.exit(f"modelvar: {_problem}")
     PLAN = plan_study(config, STUDY.schemas)
-except (ConfigProblems, ConfigError, PlanError) as exc:
+except (ConfigProblems, ConfigError, PlanError, DatasetError) as exc:
     sys.exit(f"modelvar: {exc}")
 if workflow.is_main_process:
-    # Snakemake decides a dry run after the load (workflow.dryrun is not yet set): its
-    # command line says
-    _EXECUTES = executes_jobs(sys.argv[1:])
-    _problem = address_space_problem(config, PLAN) if _EXECUTES else None
+    _problem, _limit_warnings = (
+        address_space_check(config, PLAN) if _EXECUTES else (None, [])
+    )
     if _problem:
         sys.exit(f"modelvar: {_problem}")
-    for _warning in STUDY.warnings + PLAN.warnings():
+    for _warning in (
+        STUDY.warnings
+        + PLAN.warnings()
+        + _limit_warnings
+        + outputs.design_change_lines(config["results_dir"], config, PLAN)
+    ):
         print(f"modelvar: warning: {_warning}", file=sys.stderr)
-    for _line in check_results_at_load(config["results_dir"], dry_run=not _EXECUTES):
+    for _line in check_results_at_load(
+        config["results_dir"],
+        dry_run=not _EXECUTES,
+        planned=outputs.planned_manifests(config["results_dir"], config, PLAN),
+    ):
         print(f"modelvar: {_line}", file=sys.stderr)
 
 
@@ -196,11 +226,13 @@ def with_known_signature(function):
     return function
 
 
-def recipe_of(rule_name):
+def recipe_of(rule_name, inputs=None):
     """The input function of a job's recipe (modelvar.planning.job_recipes): the rule's params
-    that do not derive from input or output paths (those files are inputs themselves), and a
-    file dataset's content digest, recorded in the results folder so that a change reruns the
-    job even where Snakemake's metadata is gone."""
+    that do not derive from input or output paths (those files are inputs themselves), a file
+    dataset's content digest, and for a rule that reads a varying set of tables (``inputs``:
+    its input function) their count and digest, recorded in the results folder so that a
+    change reruns the job even where Snakemake's metadata is gone (fewer repeats on a copied
+    folder)."""
 
     @with_known_signature
     def recipe(wildcards):
@@ -216,6 +248,8 @@ def recipe_of(rule_name):
                 spec = config["datasets"][wildcards.dataset]
                 if spec["source"] == "file":
                     out["source_sha256"] = source_digest(spec["path"], RESULTS)
+            if inputs is not None:
+                out["input_tables"] = inputs_digest(inputs(wildcards), RESULTS)
             return out
 
         return str(
@@ -452,9 +486,9 @@ def get_final_outputs(wildcards):
 
 def start_run():
     """When jobs start (onstart; not for dry runs): one run per results folder, from any working
-    directory; the invocation is recorded for `modelvar verify`'s regenerate commands; tables
-    of jobs that a changed config removed from the plan are deleted once their replacements
-    exist (result_tables docstring)."""
+    directory; the invocation is recorded for `modelvar verify`'s regenerate commands; jobs
+    that a changed config removed from the plan are set aside, never deleted, once the plan's
+    tables of their partition exist (result_tables docstring)."""
     from modelvar.planning.run_lock import start_run as start
 
     start(
@@ -464,8 +498,8 @@ def start_run():
 
 
 def tidy_partitions(*, warn_foreign=False):
-    """Delete the tables of jobs no longer in the plan whose replacements all exist (at a
-    run's start, for an earlier interrupted run, and at its end)."""
+    """Set aside the jobs no longer in the plan once the plan's tables of their partition exist
+    (at a run's start, for an earlier interrupted run, and at its end)."""
     for line in outputs.stale_tables_messages(
         RESULTS, PLAN, GROUPED, warn_foreign=warn_foreign
     ):

@@ -1,7 +1,7 @@
 rule figures:
     input:
         unpack(get_figure_inputs),
-        recipe=recipe_of("figures"),
+        recipe=recipe_of("figures", get_figure_inputs),
     output:
         **{
             f"{fig}_png": report(
@@ -44,7 +44,10 @@ rule group_disparities_figure:
             lambda wildcards: dataset_tables(wildcards.dataset, "disparities")
         ),
         design=outputs.design_path(RESULTS, "{dataset}"),
-        recipe=recipe_of("group_disparities_figure"),
+        recipe=recipe_of(
+            "group_disparities_figure",
+            lambda wildcards: dataset_tables(wildcards.dataset, "disparities"),
+        ),
     output:
         **{
             f"{fig}_png": report(
@@ -88,7 +91,7 @@ rule group_disparities_figure:
 rule findings:
     input:
         unpack(get_findings_inputs),
-        recipe=recipe_of("findings"),
+        recipe=recipe_of("findings", get_findings_inputs),
     output:
         **{
             f"{fig}_png": report(

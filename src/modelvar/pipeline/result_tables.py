@@ -28,8 +28,10 @@ config no longer names are left alone.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -125,11 +127,12 @@ def stale_files(results: str | Path, planned: Iterable[str | Path],
     """(stale, foreign) files of the planned (dataset, classifier) partitions.
 
     Stale: tables and prediction files that a job wrote (its manifest records them) but no job
-    of the plan writes (a changed config regrouped the fits into other jobs), in partitions
-    whose planned files all exist: a stale file stays until its replacements do, so that an
-    interrupted regrouping run loses nothing. Foreign: files no job's manifest records (put
-    there by hand); they are never deleted. ``recorded``: the results' recorded paths
-    (:func:`modelvar.table_files.recorded_paths`), when the caller has them."""
+    of the plan writes (a changed config: fewer repeats, a level removed, the fits regrouped
+    into other jobs), in partitions whose planned files all exist: a stale file stays until its
+    replacements do, so that an interrupted regrouping run loses nothing. Foreign: files no
+    job's manifest records (put there by hand); they are never touched. ``recorded``: the
+    results' recorded paths (:func:`modelvar.table_files.recorded_paths`), when the caller has
+    them."""
     from modelvar.table_files import recorded_paths
 
     results = Path(results)
@@ -196,19 +199,94 @@ def move_strays(results: str | Path, strays: Iterable[Path]) -> list[tuple[Path,
     return moved
 
 
-def remove_stale(results: str | Path, planned: Iterable[str | Path],
-                 partitions: Iterable[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
-    """Delete the stale files of :func:`stale_files` and the job manifests that list them;
-    return (the files deleted, the foreign files left alone)."""
-    from modelvar.table_files import recorded_paths
+#: where :func:`set_aside_stale` keeps the files of jobs a changed config no longer plans, under
+#: the results folder (their paths kept), until a config plans them again
+SET_ASIDE_DIR = ".modelvar/set-aside"
 
+
+@dataclass(frozen=True)
+class SetAside:
+    """What :func:`set_aside_stale` moved: per job its manifest and files, where they went."""
+
+    jobs: list[Path]
+    files: list[Path]
+    foreign: list[Path]
+
+
+def _move(path: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    path.replace(dest)  # a rename keeps the file's times: a restored table is as it was
+
+
+def set_aside_stale(results: str | Path, planned: Iterable[str | Path],
+                    partitions: Iterable[tuple[str, str]]) -> SetAside:
+    """Set aside the jobs of the stale files of :func:`stale_files` (tables of jobs the plan no
+    longer has: fewer repeats, a level removed, fits regrouped): each job's manifest and every
+    file it records move to :data:`SET_ASIDE_DIR` under their own paths. Nothing is deleted;
+    :func:`restore_set_aside` moves a job back when a config plans it again. Files no manifest
+    records (a user's) are never moved here (``foreign``)."""
+    from modelvar.table_files import recorded_path, recorded_paths
+
+    results = Path(results)
+    root = results.resolve()
     recorded = recorded_paths(results)
     stale, foreign = stale_files(results, planned, partitions, recorded=recorded)
-    for manifest in {recorded[p.resolve()] for p in stale}:
-        manifest.unlink(missing_ok=True)
-    for path in stale:
-        path.unlink()
-    return stale, foreign
+    jobs, moved = [], []
+    for manifest in sorted({recorded[p.resolve()] for p in stale}):
+        try:
+            body = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            continue
+        records = [r for r in body.get("files", []) if not Path(r["path"]).is_absolute()]
+        for record in records:
+            path = recorded_path(root, record)
+            if path.is_file():
+                _move(path, root / SET_ASIDE_DIR / record["path"])
+                moved.append(path)
+        _move(manifest, root / SET_ASIDE_DIR / manifest.resolve().relative_to(root))
+        jobs.append(manifest)
+    return SetAside(jobs, moved, foreign)
+
+
+def restore_set_aside(results: str | Path, planned_manifests: Iterable[str | Path]
+                      ) -> list[Path]:
+    """Move back every set-aside job (:func:`set_aside_stale`) that the plan has again and
+    whose files are all there, files first and its manifest last, where nothing of the job is
+    in place; return the manifests restored."""
+    results = Path(results)
+    root = results.resolve()
+    aside = root / SET_ASIDE_DIR
+    if not aside.is_dir():
+        return []
+    restored = []
+    for planned in planned_manifests:
+        manifest = Path(planned).resolve()
+        kept = aside / manifest.relative_to(root)
+        if manifest.exists() or not kept.is_file():
+            continue
+        try:
+            records = json.loads(kept.read_text())["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        pairs = [(aside / r["path"], root / r["path"]) for r in records
+                 if not Path(r["path"]).is_absolute()]
+        if not all(src.is_file() and not dest.exists() for src, dest in pairs):
+            continue
+        for src, dest in pairs:
+            _move(src, dest)
+        _move(kept, manifest)
+        restored.append(manifest)
+    return restored
+
+
+def planned_set_aside(results: str | Path, planned_manifests: Iterable[str | Path]) -> int:
+    """How many planned jobs have their files set aside (what a run would restore)."""
+    root = Path(results).resolve()
+    aside = root / SET_ASIDE_DIR
+    if not aside.is_dir():
+        return 0
+    return sum(1 for m in planned_manifests if not Path(m).resolve().exists()
+               and (aside / Path(m).resolve().relative_to(root)).is_file())
 
 
 def _prepared_warnings(results_dir: str | Path, datasets) -> list[str]:

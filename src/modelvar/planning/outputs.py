@@ -220,21 +220,26 @@ def job_counts(results: str | Path, config: dict, plan: StudyPlan) -> dict[str, 
 # ---------------------------------------------------------------------- a run's end, its report
 def stale_tables_messages(results: str | Path, plan: StudyPlan, grouped: Iterable[str], *,
                           warn_foreign: bool) -> list[str]:
-    """Delete the tables of jobs no longer in the plan whose replacements all exist
-    (:func:`modelvar.pipeline.result_tables.remove_stale`; at a run's start, for an earlier
-    interrupted run, and at its end); returns what to tell the user."""
-    stale, foreign = result_tables.remove_stale(
+    """Set aside the jobs no longer in the plan whose partitions' planned tables all exist
+    (:func:`modelvar.pipeline.result_tables.set_aside_stale`; at a run's start, for an earlier
+    interrupted run, and at its end): nothing is deleted, and a config that plans them again
+    gets them back; returns what to tell the user."""
+    aside = result_tables.set_aside_stale(
         results, planned_tables(results, plan, grouped),
         [(ds, clf) for ds, dataset_plan in plan.datasets.items()
          for clf in dataset_plan.classifiers])
     out = []
-    if stale:
-        out.append(f"removed {len(stale)} table(s) of jobs no longer in the plan (the config "
-                   f"regrouped the fits; their replacements exist), e.g. {stale[0]}")
-    if foreign and warn_foreign:
-        out.append(f"warning: {len(foreign)} parquet file(s) in the results' table folders "
-                   f"were not written by this workflow, e.g. {foreign[0]}; they are left alone "
-                   "and not read, but pandas.read_parquet of the folder would read them")
+    if aside.jobs:
+        where = Path(results) / result_tables.SET_ASIDE_DIR
+        out.append(f"set aside {len(aside.files)} file(s) of {len(aside.jobs)} job(s) that the "
+                   f"config no longer plans (fewer repeats, a level removed, or fits regrouped), "
+                   f"e.g. {aside.files[0] if aside.files else aside.jobs[0]}, in {where}: "
+                   "nothing was deleted, and a config that plans them again reuses them")
+    if aside.foreign and warn_foreign:
+        out.append(f"warning: {len(aside.foreign)} parquet file(s) in the results' table "
+                   f"folders were not written by this workflow, e.g. {aside.foreign[0]}; they "
+                   "are left alone and not read, but pandas.read_parquet of the folder would "
+                   "read them")
     return out
 
 
@@ -283,3 +288,40 @@ def report_landing(results: str | Path, guide: Path) -> str:
     if not landing.is_file() or landing.read_text() != text:
         write_text(text, landing)
     return str(landing)
+
+
+def design_change_lines(results: str | Path, config: dict, plan: StudyPlan) -> list[str]:
+    """Where the plan's cells of a dataset × classifier differ from those its design file
+    records (``RESULTS/design/NAME.json``: a changed ``design`` or level): a line saying so
+    before any job, with how many of its fit jobs are not done under the new plan. Fit jobs
+    hold chunks of cells, so a design that drops cells (``both`` → ``factorial``) regroups the
+    jobs that held the dropped cells beside others: those others are fitted again (the same
+    runs, the same predictions), and the jobs the plan no longer has are set aside
+    (:func:`stale_tables_messages`), never deleted."""
+    from modelvar.models.registry import fit_rule
+    from modelvar.study.design import DatasetDesign
+
+    settings = config["classifier_settings"]
+    out = []
+    for ds, dataset_plan in plan.datasets.items():
+        path = Path(design_path(results, ds))
+        try:
+            before = DatasetDesign.from_json(path.read_text())
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for clf, clf_plan in dataset_plan.classifiers.items():
+            old = before.classifiers.get(clf)
+            now = {c for job in clf_plan.fit_jobs for c in job.cells}
+            if old is None or set(old.cells) == now:
+                continue
+            pattern = manifest_path(results, fit_rule(clf, settings))
+            todo = [job for job in clf_plan.fit_jobs if not Path(pattern.format(
+                dataset=ds, classifier=clf, job=job.id)).is_file()]
+            gone, added = set(old.cells) - now, now - set(old.cells)
+            out.append(f"{ds}, {clf}: the config's cells differ from those the study fitted "
+                       f"({len(gone)} dropped, {len(added)} added): {len(todo)} of its "
+                       f"{len(clf_plan.fit_jobs)} fit jobs run, fits of cells it had already "
+                       "fitted among them where a job's cells changed (fit jobs hold chunks of "
+                       "cells; the same runs give the same predictions); jobs no longer "
+                       "planned are set aside, not deleted")
+    return out

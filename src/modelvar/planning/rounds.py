@@ -78,6 +78,8 @@ def next_round(plan, config: dict, results: Path) -> Decision:
     schedule: Schedule = plan.schedule
     blocks = [(ds, clf) for ds, dp in plan.datasets.items() for clf in dp.classifiers]
     rounds = plan.rounds or Rounds.first(schedule, blocks)
+    if rounds.schedule is None:  # a state written before schedules were recorded
+        rounds.schedule = (schedule.start, schedule.step, schedule.max)
     table = _blocks_table(results)
     status = {block_id(r["dataset"], r["classifier"]): r for _, r in table.iterrows()}
     for name, block in rounds.blocks.items():

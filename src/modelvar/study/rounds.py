@@ -89,12 +89,14 @@ class Rounds:
 
     round: int
     blocks: dict[str, Block]
+    #: the schedule the looks were planned with, recorded at round 1: (start, step, max)
+    schedule: tuple[int, int, int] | None = None
 
     @classmethod
     def first(cls, schedule: Schedule, blocks) -> Rounds:
         """Round 1: every block at the first look."""
         return cls(1, {block_id(d, c): Block(schedule.start, [schedule.start])
-                       for d, c in blocks})
+                       for d, c in blocks}, (schedule.start, schedule.step, schedule.max))
 
     def repeats_of(self, dataset: str, classifier: str, default: int) -> int:
         block = self.blocks.get(block_id(dataset, classifier))
@@ -105,16 +107,22 @@ class Rounds:
         return list(block.looks) if block is not None else []
 
     def to_json(self) -> str:
-        return json.dumps({"round": self.round, "blocks": {
+        body = {"round": self.round, "blocks": {
             name: {"repeats": b.repeats, "looks": b.looks, "stopped": b.stopped}
-            for name, b in self.blocks.items()}}, indent=1, sort_keys=True) + "\n"
+            for name, b in self.blocks.items()}}
+        if self.schedule is not None:
+            body["schedule"] = dict(zip(("start", "step", "max"), self.schedule, strict=True))
+        return json.dumps(body, indent=1, sort_keys=True) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> Rounds:
         body = json.loads(text)
+        recorded = body.get("schedule")
+        schedule = (int(recorded["start"]), int(recorded["step"]), int(recorded["max"])) \
+            if recorded else None
         return cls(int(body["round"]), {name: Block(int(b["repeats"]), [int(n) for n in
                                                                         b["looks"]], b["stopped"])
-                                        for name, b in body["blocks"].items()})
+                                        for name, b in body["blocks"].items()}, schedule)
 
 
 def read_rounds(results: str | Path) -> Rounds | None:
@@ -145,3 +153,43 @@ def read_state(text: str) -> tuple[Schedule, Rounds, str]:
     body = json.loads(text)
     return (Schedule(body["start"], body["step"], body["max"]),
             Rounds.from_json(json.dumps(body["rounds"])), body["decide"])
+
+
+def design_problem(config: dict) -> str | None:
+    """Where the (checked) config and its results folder disagree on the study's design, said
+    before any job (None where they agree):
+
+    * a fixed config pointed at a sequential study's folder would reuse its repeats as if they
+      had been planned, with no correction for the looks already taken (a claim that held at a
+      look would be counted again);
+    * a sequential config whose schedule (start, step, maximum) is not the one the study's
+      looks were planned with: the looks taken spent the level by the recorded schedule, and
+      another one would spend it again (raising the maximum after a block stopped would go
+      unheeded: a stopped block stays stopped)."""
+    results = Path(config["results_dir"])
+    path = results / ROUNDS_FILE
+    if not path.is_file():
+        return None
+    try:
+        rounds = Rounds.from_json(path.read_text())
+        what = f"round {rounds.round}, {len(rounds.blocks)} dataset × classifier blocks"
+    except (ValueError, KeyError, TypeError):
+        rounds, what = None, "its state cannot be read"
+    if not config["sequential"]["enabled"]:
+        return (f"{results} holds a sequential study ({path}: {what}), and this config runs a "
+                "study of fixed repeats: its verdicts would reuse the sequential study's "
+                "repeats without the correction for the looks already taken. Continue it with "
+                "its sequential config (sequential.enabled: true, the same start, step and "
+                "maximum), or give the fixed study another results_dir")
+    seq = config["sequential"]
+    asked = (config["split"]["repeats"], seq["step"], seq["max_repeats"])
+    if rounds is None or rounds.schedule is None or rounds.schedule == asked:
+        return None
+    start, step, most = rounds.schedule
+    return (f"{results} holds a sequential study whose looks were planned at round 1 with "
+            f"split.repeats {start}, sequential.step {step}, sequential.max_repeats {most} "
+            f"({path}); this config asks for {asked[0]}, {asked[1]}, {asked[2]}. Each look "
+            "taken spent its share of the error rate by the recorded schedule: another "
+            "schedule would spend it again. Keep the recorded one, or start a new sequential "
+            "study in another results_dir (its repeats cannot be reused as looks already "
+            "taken)")
