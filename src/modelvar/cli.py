@@ -154,16 +154,17 @@ def cmd_before_run(args: argparse.Namespace) -> int:
 
 def _address_space_refusal(argv: list[str]) -> int:
     """2 (after saying why) where the address-space limit in force would fail the run's jobs,
-    checked before any job starts; else 0."""
+    checked before any job starts, and before any probe fit (a plan made without them); else
+    0, after any warning."""
     from modelvar.planning.address_space import address_space_limit
 
     if address_space_limit() is None:
         return 0
-    from modelvar.planning.address_space import address_space_problem
+    from modelvar.planning.address_space import address_space_check
     from modelvar.planning.plan_report import plan_of_command_line
 
-    plan, config = plan_of_command_line(argv)
-    problem = address_space_problem(config, plan)
+    plan, config = plan_of_command_line(argv, probe_data=False)
+    problem, _ = address_space_check(config, plan)
     if problem:
         print(f"modelvar: {problem}", file=sys.stderr)
         return 2

@@ -47,6 +47,9 @@ from modelvar.table_files import write_text
 
 #: the smallest training rows probed (at least 4·C, so that every class has rows)
 FIRST_ROWS = 256
+#: a data factor beyond this either way is not a dataset's difficulty but a damaged or edited
+#: cache (the largest real one measured: 8.7, xgb on noisy data; docs/measurements/cost-model.md)
+PLAUSIBLE_FACTOR = 30.0
 CACHE = Path(".modelvar", "data-probes.json")
 
 
@@ -153,15 +156,23 @@ def _key(parts: list) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def plausible(factor: float) -> bool:
+    """A data factor within [1 / :data:`PLAUSIBLE_FACTOR`, :data:`PLAUSIBLE_FACTOR`]."""
+    return bool(np.isfinite(factor)) and 1 / PLAUSIBLE_FACTOR <= factor <= PLAUSIBLE_FACTOR
+
+
 def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list[str], *,
                  model_seconds_of: Callable[[str, object], Callable[[int, int], float]],
-                 threads_of: Callable[[str], int], say: Callable[[str], None] = _say
-                 ) -> dict[tuple[str, str], tuple[DataFactor, int]]:
+                 threads_of: Callable[[str], int], say: Callable[[str], None] = _say,
+                 probe_now: bool = True) -> dict[tuple[str, str], tuple[DataFactor, int]]:
     """The data factor of every dataset (whose rows are at hand: ``shapes[name].basis`` is
     ``data``) × classifier of ``classifiers``, from the cache or probed now (module docstring);
     each with the full fit's training rows, for the plan's note. ``model_seconds_of(classifier,
     shape)`` gives the cost model's ``seconds(rows, d)`` of a fit of that dataset
-    (``cost_source`` names the model, in the cache's key)."""
+    (``cost_source`` names the model, in the cache's key). A factor is kept within the
+    plausible range (:func:`plausible`): one measured outside it is bounded by it, said so; a
+    cached one outside it (an edited or damaged cache) is probed again, said so.
+    Without ``probe_now`` only cached factors are used (the others: the cost model alone)."""
     budget = float(config["jobs"]["data_probe_seconds"])
     if budget <= 0 or not classifiers:
         return {}
@@ -186,7 +197,17 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
                         test_fraction, config["root_seed"], cost_source])
             entry = cache.get(f"{name}/{clf}")
             if isinstance(entry, dict) and entry.get("key") == key:
-                out[name, clf] = (DataFactor(**entry["factor"]), full_rows)
+                try:
+                    cached = DataFactor(**entry["factor"])
+                except (TypeError, KeyError):
+                    cached = None
+                if cached is not None and plausible(cached.factor):
+                    out[name, clf] = (cached, full_rows)
+                    continue
+                say(f"the cached data factor of {clf} on {name} in {path} is "
+                    f"{'unreadable' if cached is None else f'{cached.factor:g}'}, outside "
+                    f"[{1 / PLAUSIBLE_FACTOR:g}, {PLAUSIBLE_FACTOR:g}]: probed again")
+            if not probe_now:
                 continue
             if name not in loaded:
                 loaded[name] = _training_data(name, config)
@@ -202,7 +223,13 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
                                  full_rows, model_seconds_of(clf, shape), share,
                                  threads=threads_of(clf),
                                  seed=config["root_seed"], label=name, say=say)
-            found = DataFactor(found.factor, found.rows, found.fits, found.cpu,
+            factor = min(max(found.factor, 1 / PLAUSIBLE_FACTOR), PLAUSIBLE_FACTOR)
+            if factor != found.factor:
+                say(f"the probe of {clf} on {name} measured a data factor of "
+                    f"{found.factor:.3g}, outside [{1 / PLAUSIBLE_FACTOR:g}, "
+                    f"{PLAUSIBLE_FACTOR:g}]: {factor:g} is used (a probe this far off measured "
+                    "something else than the data, e.g. a first fit's start-up)")
+            found = DataFactor(factor, found.rows, found.fits, found.cpu,
                                time.strftime("%Y-%m-%d %H:%M"))
             spent += found.cpu
             cache[f"{name}/{clf}"] = {"key": key, "factor": asdict(found)}

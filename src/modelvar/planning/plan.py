@@ -527,9 +527,10 @@ def _cell_blocks(cells: list[tuple[Cell, float]], target: float) -> list[list]:
 
 
 def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
-                      notes: dict[str, str]) -> None:
+                      notes: dict[str, str], probes: bool = True) -> None:
     """Constants for each declared classifier the cost model lacks: its ``seconds_per_fit``,
-    else probe fits (:mod:`modelvar.planning.probe_cost`); ``notes`` says which."""
+    else probe fits (:mod:`modelvar.planning.probe_cost`; without ``probes`` only cached
+    ones); ``notes`` says which."""
     from modelvar.models.user import EstimatorContractError
     from modelvar.planning import outputs, probe_cost
 
@@ -552,7 +553,7 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
                 [probe_cost.ProbeShape(int(s.n_rows * (1 - test_fraction)), s.d, s.n_classes,
                                        (name,)) for name, s in shapes.items()],
                 config["results_dir"], budget=config["jobs"]["probe_budget_seconds"],
-                threads=outputs.fit_threads(config, clf))
+                threads=outputs.fit_threads(config, clf), probe_now=probes)
         except EstimatorContractError as exc:
             raise PlanError(f"classifiers: {exc} (found by the plan's probe fits of {clf} on "
                             "synthetic data; a fit job would stop the same way)") from None
@@ -564,10 +565,10 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
 
 
 def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
-                  speedups: dict) -> dict:
+                  speedups: dict, probes: bool = True) -> dict:
     """Probe fits on the datasets' own rows (:mod:`modelvar.planning.data_probe`) of every
     built-in classifier whose fits run on the CPU (a GPU's fits are the cost model's divided
-    by its speed-up)."""
+    by its speed-up); without ``probes`` only cached ones."""
     from modelvar.planning import data_probe, outputs
 
     probed = [clf for clf in classifier_names(config)
@@ -581,13 +582,27 @@ def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
                                 few_valued_share=few_valued_share(None, shape.n_few_valued, d))
         return seconds
 
-    return data_probe.data_factors(config, shapes, cost.source, probed,
-                                   model_seconds_of=model_seconds_of,
-                                   threads_of=lambda clf: outputs.fit_threads(config, clf))
+    try:
+        return data_probe.data_factors(config, shapes, cost.source, probed,
+                                       model_seconds_of=model_seconds_of,
+                                       threads_of=lambda clf: outputs.fit_threads(config, clf),
+                                       probe_now=probes)
+    except MemoryError:
+        from modelvar.planning.address_space import address_space_limit
+
+        limit = address_space_limit()
+        raise PlanError(
+            "a probe fit on the data ran out of memory"
+            + (f" under the address-space limit (ulimit -v {limit // 1024} kB): lift it "
+               "(ulimit -v unlimited)" if limit is not None else "")
+            + ", or turn the probes off (jobs.data_probe_seconds: 0)") from None
 
 
-def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyPlan:
-    """The plan of a (validated) config, given the datasets' peeked schemas."""
+def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
+               probes: bool = True) -> StudyPlan:
+    """The plan of a (validated) config, given the datasets' peeked schemas. Without ``probes``
+    no probe fit runs (cached probes are used, else the cost model or an assumed cost, said in
+    the plan's notes): what is checked before any fit (the address-space limit) reads it."""
     jobs = config["jobs"]
     cost = load_cost_model(jobs.get("cost_model"))
     target = 60.0 * jobs["target_minutes"]
@@ -598,8 +613,8 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None]) -> StudyP
     study.rounds = read_rounds(config["results_dir"]) if study.schedule else None
     shapes = {name: dataset_shape(name, spec, schemas.get(name))
               for name, spec in config["datasets"].items()}
-    _cost_of_declared(config, cost, shapes, study.cost_notes)
-    factors = _data_factors(config, cost, shapes, speedups)
+    _cost_of_declared(config, cost, shapes, study.cost_notes, probes)
+    factors = _data_factors(config, cost, shapes, speedups, probes)
     study.data_notes = {key: found.note(full) for key, (found, full) in factors.items()}
     study.data_factors = {key: found.factor for key, (found, _) in factors.items()}
     for name in config["datasets"]:

@@ -303,8 +303,8 @@ def plan_of_command_line(argv: list[str], *, probe_data: bool = True
                          ) -> tuple[StudyPlan, dict]:
     """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
     does (:mod:`modelvar.planning.workflow_config`), checked and completed with the schema's
-    defaults as the workflow does, then planned (``probe_data`` False: without probe fits on
-    the data, :mod:`modelvar.planning.data_probe`, whatever the config says)."""
+    defaults as the workflow does, then planned (``probe_data`` False: without probe fits,
+    cached probes only, :func:`modelvar.planning.plan.plan_study`)."""
     import modelvar
     from modelvar.planning.config_check import check_config, read_schema
     from modelvar.planning.plan import plan_study
@@ -319,9 +319,7 @@ def plan_of_command_line(argv: list[str], *, probe_data: bool = True
     config = resolved.config
     schema = read_schema(schema_path)
     study = check_config(config, schema)
-    if not probe_data:
-        config["jobs"]["data_probe_seconds"] = 0
-    return plan_study(config, study.schemas), config
+    return plan_study(config, study.schemas, probes=probe_data), config
 
 
 def calibrate_from_results(results: str | Path, out: str | Path) -> str:

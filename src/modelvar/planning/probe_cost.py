@@ -191,11 +191,19 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
     return cost, note
 
 
+#: the seconds per fit a plan made without probe fits gives a declared classifier it has no
+#: cost for (what such a plan is for — the address-space check before any fit — reads only
+#: the jobs' memory, which comes from the data, not from time)
+UNPROBED_SECONDS = 1.0
+
+
 def probed_cost(name: str, declaration: dict, shapes: list[ProbeShape],
                 results_dir: str | Path, *, budget: float, threads: int = 1,
-                say: Callable[[str], None] = _say) -> tuple[FitCost, str]:
+                say: Callable[[str], None] = _say, probe_now: bool = True
+                ) -> tuple[FitCost, str]:
     """The cached probe of ``name`` for these shapes and budget, else a new one (written to the
-    cache); with a note for the plan saying where the cost comes from."""
+    cache); with a note for the plan saying where the cost comes from. Without ``probe_now``
+    no fit runs: an uncached classifier gets :data:`UNPROBED_SECONDS` per fit, said so."""
     merged: dict[tuple[int, int, int], list[str]] = {}
     for s in shapes:
         merged.setdefault((int(s.rows), int(s.d), int(s.n_classes)), []).extend(s.names)
@@ -215,6 +223,9 @@ def probed_cost(name: str, declaration: dict, shapes: list[ProbeShape],
         cost = FitCost.from_dict(entry)
         return cost, f"probe fits of {entry['when']} ({entry.get('note', '')}), cached in " \
                      f"{path}; {hint}"
+    if not probe_now:
+        return declared_cost(UNPROBED_SECONDS), (f"not probed yet ({UNPROBED_SECONDS:g} s per "
+                                                 "fit assumed: a plan made without probe fits)")
     say(f"{name} declares no seconds_per_fit: timing probe fits of it on synthetic data of "
         f"the study's shapes, within {budget:g} s of CPU (jobs.probe_budget_seconds); the "
         "plan is cached once made")

@@ -151,10 +151,27 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
             raise ConfigError(f"config file {path} does not exist")
         check_config_file(path)
         update_config(config, load_configfile(str(path)))
+    dotted = [entry for entry in args.config or []
+              if "." in entry.split("=", 1)[0] and "=" in entry]
+    if dotted:
+        raise ConfigError(
+            f"--config {dotted[0]}: --config sets top-level keys only (Snakemake reads no "
+            "dotted key); put a nested key in a small file of your own given last, e.g. "
+            f"--configfile YOUR_CONFIG more.yaml with more.yaml holding "
+            f"{_nested_yaml(dotted[0])} (README, \"Set up and run\")")
     update_config(config, parse_config(args.config or []))
     workdir = Path(args.directory) if args.directory else Path.cwd()
     return ResolvedConfig(config=config, configfiles=files, workdir=workdir,
                           executes=_executes(args))
+
+
+def _nested_yaml(entry: str) -> str:
+    """``a.b=4`` as the flow-style YAML of the nested key, ``{a: {b: 4}}``."""
+    key, value = entry.split("=", 1)
+    text = value
+    for part in reversed(key.split(".")):
+        text = f"{{{part}: {text}}}"
+    return text
 
 
 def _parsed(argv: Sequence[str]):
@@ -175,7 +192,11 @@ def _parsed(argv: Sequence[str]):
 
 
 def _executes(args) -> bool:
-    return not any(getattr(args, name, None) for name in NON_EXECUTING_OPTIONS)
+    """No option of :data:`NON_EXECUTING_OPTIONS` set; ``--report`` with
+    ``--report-after-run`` (what ``scripts/run.sh`` passes) runs the jobs first, then reports."""
+    after_run = bool(getattr(args, "report_after_run", False))
+    return not any(getattr(args, name, None) for name in NON_EXECUTING_OPTIONS
+                   if not (name == "report" and after_run))
 
 
 def executes_jobs(argv: Sequence[str]) -> bool:
