@@ -280,9 +280,23 @@ def arff_attributes(path: str | Path, gz: bool = False, encoding: str = "utf-8",
     return list(parsed["attributes"])
 
 
+def dropped(frame: pd.DataFrame, drop, name: str, target: str) -> pd.DataFrame:
+    """``frame`` without the columns ``drop`` names (config ``datasets.NAME.drop``): each must
+    be a column, and not the target."""
+    drop = list(drop or [])
+    missing = [c for c in drop if c not in frame.columns]
+    if missing:
+        raise DatasetError(f"{name}: drop names column(s) {missing} that the file does not have "
+                           f"(its columns: {list(frame.columns)})")
+    if target in drop:
+        raise DatasetError(f"{name}: drop names the target {target!r}")
+    return frame.drop(columns=drop)
+
+
 def read_arff(path: str | Path, name: str, target: str, provenance: dict | None = None,
-              *, gz: bool = False, encoding: str = "utf-8") -> Dataset:
-    """Read an ARFF file; nominal attributes are categorical with their declared levels."""
+              *, gz: bool = False, encoding: str = "utf-8", drop=()) -> Dataset:
+    """Read an ARFF file; nominal attributes are categorical with their declared levels;
+    ``drop``: columns left out."""
     import arff
 
     path = Path(path)
@@ -307,7 +321,9 @@ def read_arff(path: str | Path, name: str, target: str, provenance: dict | None 
             )
     if not parsed["data"]:
         raise DatasetError(f"{name}: ARFF file {path} has no data rows")
-    frame = pd.DataFrame(parsed["data"], columns=columns)
+    frame = dropped(pd.DataFrame(parsed["data"], columns=columns), drop, name, target)
+    categorical = [c for c in categorical if c in frame.columns]
+    levels = {c: v for c, v in levels.items() if c in frame.columns}
     class_order = levels.pop(target, None)
     if target in categorical:
         categorical.remove(target)
@@ -408,8 +424,10 @@ def read_table(
     provenance: dict | None = None,
     *,
     fmt: FileFormat | None = None,
+    drop=(),
 ) -> Dataset:
-    """Read a delimited-text or parquet file; ``categorical`` names the categorical features."""
+    """Read a delimited-text or parquet file; ``categorical`` names the categorical features;
+    ``drop``: columns left out."""
     path = Path(path)
     fmt = fmt or file_format(path, name)
     if fmt.kind == "parquet":
@@ -422,6 +440,7 @@ def read_table(
         warn_c1_controls(path, fmt, name)
     if frame.empty:
         raise DatasetError(f"{name}: {path} has no data rows")
+    frame = dropped(frame, drop, name, target)
     prov = {"file": path.name, "file_sha256": sha256_file(path), **fmt.describe()}
     prov.update(provenance or {})
     return build(name, frame, target, list(categorical), provenance=prov)
@@ -438,8 +457,10 @@ def read_file(
     """Read any supported file (format from ``spec`` or the name); for ARFF, ``categorical``
     must be empty (the file declares it)."""
     fmt = file_format(path, name, spec)
+    drop = (spec or {}).get("drop", [])
     if fmt.kind == "arff":
         if categorical:
             raise DatasetError(f"{name}: ARFF files declare their categorical columns themselves")
-        return read_arff(path, name, target, provenance, gz=fmt.gzip, encoding=fmt.encoding)
-    return read_table(path, name, target, categorical or [], provenance, fmt=fmt)
+        return read_arff(path, name, target, provenance, gz=fmt.gzip, encoding=fmt.encoding,
+                         drop=drop)
+    return read_table(path, name, target, categorical or [], provenance, fmt=fmt, drop=drop)

@@ -60,6 +60,8 @@ class DatasetSchema:
     #: numeric features with at most FEW_VALUES distinct values (None: not counted)
     few_valued: int | None = None
     notes: list[str] = field(default_factory=list)
+    #: what the config check warns about (an index-like first column)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def known(self) -> bool:
@@ -132,7 +134,7 @@ def _types_from_frame(frame: pd.DataFrame, target: str, categorical: list[str], 
 
 
 def _peek_file(name: str, spec: dict) -> DatasetSchema:
-    from modelvar.data.readers import arff_attributes, file_format, read_delimited
+    from modelvar.data.readers import arff_attributes, dropped, file_format, read_delimited
     from modelvar.table_files import file_kind
 
     path = Path(spec["path"])
@@ -142,6 +144,7 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
         raise DatasetError(f"{name}: {path} is {file_kind(path)}, not a data file")
     fmt = file_format(path, name, spec)
     target, categorical = spec["target"], list(spec.get("categorical", []))
+    drop = list(spec.get("drop", []))
     if fmt.kind == "arff":
         if categorical:
             raise DatasetError(f"{name}: ARFF files declare their categorical columns themselves")
@@ -151,6 +154,10 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
             raise
         except Exception as exc:  # liac-arff's parse errors
             raise DatasetError(f"{name}: cannot read the ARFF header of {path}: {exc}") from exc
+        names = [a for a, _ in attributes]
+        if [c for c in drop if c not in names] or target in drop:
+            dropped(pd.DataFrame(columns=names), drop, name, target)  # the same message
+        attributes = [(a, kind) for a, kind in attributes if a not in drop]
         schema = DatasetSchema(name, target, _types_from_arff(attributes, target, name,
                                                               str(path)))
         kinds = dict(attributes)
@@ -167,6 +174,7 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
                 columns=pf.schema_arrow.names)
         except Exception as exc:
             raise DatasetError(f"{name}: cannot read {path}: {exc}") from exc
+        frame = _sampled_rows(dropped(frame, drop, name, target), name, path, target)
         schema = DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
                                                                str(path)))
         schema.n_rows = pf.metadata.num_rows
@@ -179,8 +187,15 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
         return schema
     frame = read_delimited(path, fmt, name, text_columns=[target, *categorical],
                            nrows=SAMPLE_ROWS)
+    index = _index_like_first_column(frame, target, drop)
+    frame = _sampled_rows(dropped(frame, drop, name, target), name, path, target)
     schema = DatasetSchema(name, target, _types_from_frame(frame, target, categorical, name,
                                                            str(path), header=fmt.header))
+    if index is not None:
+        schema.warnings.append(
+            f"{name}: its first column {index!r} counts 1, 2, 3, … like a row index (R's "
+            "write.csv writes one): it is read as a numeric feature. If it is an index, drop "
+            f"it: datasets.{name}.drop: [{index!r}]")
     schema.levels = {c: int(frame[c].nunique()) for c in categorical}
     schema.n_classes = int(frame[target].nunique())
     schema.few_valued = count_few_valued(frame[schema.columns_of(NUMERIC)])
@@ -190,6 +205,37 @@ def _peek_file(name: str, spec: dict) -> DatasetSchema:
         schema.class_counts = {str(k): int(v) for k, v in
                                frame[target].value_counts(sort=False).items()}
     return schema
+
+
+def _sampled_rows(frame: pd.DataFrame, name: str, path: Path, target: str) -> pd.DataFrame:
+    """The peeked rows of a file, refused where there are none or where the target has a
+    missing value among them (said before any job or probe fit, in one line)."""
+    if frame.empty:
+        raise DatasetError(f"{name}: {path} has no data rows (a header alone)")
+    if target in frame.columns:
+        missing = int(frame[target].isna().sum())
+        if missing:
+            raise DatasetError(
+                f"{name}: target {target!r} has {missing} missing value(s) in the first "
+                f"{len(frame):,} rows of {path}: a run needs every row's class (drop or fill "
+                "those rows)")
+    return frame
+
+
+def _index_like_first_column(frame: pd.DataFrame, target: str, drop) -> str | None:
+    """The first column's name where it looks like a row index a writer added (a blank or
+    ``Unnamed: 0`` header, or any header, over 1, 2, 3, … or 0, 1, 2, …) and is neither the
+    target nor dropped; else None."""
+    if frame.empty or len(frame.columns) < 2:
+        return None
+    first = frame.columns[0]
+    if first == target or first in (drop or []):
+        return None
+    values = pd.to_numeric(frame[first], errors="coerce").to_numpy()
+    if len(values) < 3 or not np.isfinite(values).all():
+        return None
+    steps = np.diff(values)
+    return str(first) if values[0] in (0, 1) and (steps == 1).all() else None
 
 
 def _from_dataset(ds) -> DatasetSchema:

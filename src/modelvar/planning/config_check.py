@@ -300,7 +300,10 @@ def _grouping_problems(config: dict, schemas: dict[str, DatasetSchema]) -> list[
     return problems
 
 
-def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
+def study_problems(config: dict, *, hparams: bool = True) -> tuple[list[str], CheckedStudy]:
+    """The datasets' problems (each peeked), the groupings', the classifiers' hyperparameter
+    settings' (with ``hparams``: where every classifier's declaration is sound) and the
+    sequential schedule's."""
     study = CheckedStudy()
     problems: list[str] = []
     cache = config["openml"]["cache_dir"]
@@ -320,7 +323,7 @@ def study_problems(config: dict) -> tuple[list[str], CheckedStudy]:
                 "needs; set split.rare_classes: keep to keep them in every training pool (never "
                 "tested), or fix the data")
     problems += _grouping_problems(config, study.schemas)
-    problems += _hparam_problems(config)
+    problems += _hparam_problems(config) if hparams else []
     sequential = config["sequential"]
     if sequential["enabled"] and sequential["max_repeats"] < config["split"]["repeats"]:
         problems.append(f"sequential.max_repeats: {sequential['max_repeats']} is below the first "
@@ -349,6 +352,7 @@ def study_warnings(config: dict, study: CheckedStudy) -> list[str]:
     smallest = min(config["perturbation"]["downsample"])
     warnings = unseeded_warnings(config)
     for name, schema in study.schemas.items():
+        warnings += schema.warnings
         if schema.n_rows is None:
             continue
         n_test = schema.n_rows * test_fraction
@@ -475,16 +479,21 @@ def check_config(config: dict, schema: dict, *, datasets: bool = True) -> Checke
     default lives in the schema only, so code after the check reads ``config[key]``).
     ``datasets=False`` skips peeking at the datasets (a job step, after the main process
     checked them)."""
-    problems = schema_problems(config, schema) + classifier_problems(config) + \
-        results_dir_problems(config) + gpu_speedup_problems(config)
-    if problems:
+    shape = schema_problems(config, schema)
+    declared = classifier_problems(config)
+    problems = shape + declared + results_dir_problems(config) + gpu_speedup_problems(config)
+    if shape:  # a config of the wrong shape: what follows cannot read it
         raise ConfigProblems(problems)
     coerce_integers(config, workflow_schema(schema))
     with_defaults(config, schema)
     if not datasets:
+        if problems:
+            raise ConfigProblems(problems)
         return CheckedStudy()
-    problems, study = study_problems(config)
-    if problems:
-        raise ConfigProblems(problems)
+    # the datasets are checked whatever the classifiers' declarations say: every problem at
+    # once (a classifier's hyperparameter ranges only where its declaration is sound)
+    found, study = study_problems(config, hparams=not declared)
+    if problems + found:
+        raise ConfigProblems(problems + found)
     study.warnings = study_warnings(config, study)
     return study
