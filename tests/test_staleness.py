@@ -116,18 +116,26 @@ def test_a_dataset_copied_with_an_older_time_gets_a_new_digest(tmp_path):
     assert job_recipes.source_digest(source, tmp_path / "results") != first
 
 
-def test_files_dated_in_the_future_are_set_to_the_present(tmp_path):
+def test_files_modelvar_wrote_dated_in_the_future_are_set_to_the_present(tmp_path):
+    """Only modelvar's own files (recorded by a manifest, or in .modelvar) are re-timed: a
+    user's file dated in the future keeps its time (issue 66, S1)."""
     now = time.time()
     future, present = tmp_path / "a" / "future.parquet", tmp_path / "present.parquet"
-    future.parent.mkdir()
-    future.write_text("x")
-    present.write_text("y")
-    os.utime(future, (now + 86400, now + 86400))
+    recipe = tmp_path / ".modelvar" / "recipes" / "fit" / "recipe.json"
+    users = tmp_path / "notes" / "plan.txt"
+    for path in (future, present, recipe, users):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    for path in (future, recipe, users):
+        os.utime(path, (now + 86400, now + 86400))
     os.utime(present, (now - 10, now - 10))
-    assert job_recipes.clamp_future_times(tmp_path, now=now) == [future]
+    assert sorted(job_recipes.clamp_future_times(tmp_path, [future, present], now=now)) == \
+        sorted([future, recipe])
     assert future.stat().st_mtime == pytest.approx(now)
+    assert recipe.stat().st_mtime == pytest.approx(now)
     assert present.stat().st_mtime == pytest.approx(now - 10)
-    assert job_recipes.clamp_future_times(tmp_path / "none") == []
+    assert users.stat().st_mtime == pytest.approx(now + 86400)  # a user's: left as it is
+    assert job_recipes.clamp_future_times(tmp_path / "none", []) == []
 
 
 # ----------------------------------------------------------------------------- damaged tables
@@ -152,11 +160,12 @@ def test_a_job_with_a_damaged_table_or_manifest_is_forgotten(tmp_path):
 
 def test_a_same_size_change_is_found_and_a_copied_file_is_not_a_change(tmp_path):
     """Issue 58: a table damaged in place with its size kept survived a resume ("Nothing to
-    be done"). A file whose time is neither the recorded one nor its job's touch (Snakemake
-    touches a finished job's outputs, its manifest among them, at once) is compared by
-    content: changed, its job runs again; the same bytes (a folder copied without its times),
-    its manifest records the new time and keeps its own (Snakemake compares it with what
-    follows)."""
+    be done"). A file whose times are not its job's — its modification time neither the
+    recorded one nor its job's touch (Snakemake touches a finished job's outputs, its manifest
+    among them, at once), or its change time long after it — is compared by content: changed,
+    its job runs again; the same bytes (a folder copied without its times), its manifest
+    records the new times and keeps its own (Snakemake compares it with what follows), and
+    the load says why jobs may run again."""
     changed = job(tmp_path, "fit", "d/k/a", "predictions/a.parquet")
     copied = job(tmp_path, "fit", "d/k/b", "predictions/b.parquet")
     touched = job(tmp_path, "fit", "d/k/c", "predictions/c.parquet")
@@ -169,10 +178,11 @@ def test_a_same_size_change_is_found_and_a_copied_file_is_not_a_change(tmp_path)
     other = tmp_path / "predictions/b.parquet"
     other.write_bytes(other.read_bytes())
     os.utime(other, (later, later))
-    for path in (touched, tmp_path / "predictions/c.parquet"):  # as Snakemake's touch
-        os.utime(path, (later + 20, later + 20))
+    for path in (touched, tmp_path / "predictions/c.parquet"):  # as Snakemake's touch: now
+        os.utime(path)
     manifest_time = copied.stat().st_mtime_ns
-    assert forget_damaged(tmp_path) == [
+    notes: list[str] = []
+    assert forget_damaged(tmp_path, notes=notes) == [
         "fit/d/k/a: predictions/a.parquet was changed since the job wrote it (same size, other "
         "content); the job runs again"]
     assert not changed.exists() and copied.exists() and touched.exists()
@@ -180,7 +190,41 @@ def test_a_same_size_change_is_found_and_a_copied_file_is_not_a_change(tmp_path)
     recorded = {m.name: body["files"][0]["mtime_ns"] for m, body in manifests(tmp_path)}
     assert recorded["b.json"] == other.stat().st_mtime_ns  # hashed once, then trusted
     assert recorded["c.json"] != (tmp_path / "predictions/c.parquet").stat().st_mtime_ns
+    assert len(notes) == 1 and notes[0].startswith("1 file(s) hold what their jobs wrote, with "
+                                                   "other times than those jobs gave them")
     assert forget_damaged(tmp_path) == []  # the next load: a stat, nothing read
+
+
+def test_a_same_size_change_with_its_time_set_back_is_found(tmp_path, monkeypatch):
+    """Issue 66, A06: a same-size change whose modification time was set back to the ns
+    (os.utime) passed a resume; its change time, which no tool can set, gives it away. A copy
+    that keeps times (cp -a) is read once, then trusted: the next loads read nothing."""
+    import shutil
+
+    import modelvar.table_files as table_files
+
+    job(tmp_path, "fit", "d/k/a", "predictions/a.parquet")
+    table = tmp_path / "predictions/a.parquet"
+    times = table.stat()
+    time.sleep(2.1)  # a change later than the job's touch window
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    table.write_bytes(bytes(data))
+    os.utime(table, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert table.stat().st_mtime_ns == times.st_mtime_ns
+    assert forget_damaged(tmp_path) == [
+        "fit/d/k/a: predictions/a.parquet was changed since the job wrote it (same size, other "
+        "content); the job runs again"]
+    # a copy with its times: read once (its change time is the copy's), then trusted
+    job(tmp_path, "fit", "d/k/b", "predictions/b.parquet")
+    time.sleep(2.1)
+    copy = tmp_path.parent / f"{tmp_path.name}-copy"
+    shutil.copytree(tmp_path, copy, copy_function=shutil.copy2)
+    reads = []
+    real = table_files.sha256_file
+    monkeypatch.setattr(table_files, "sha256_file", lambda p: reads.append(p) or real(p))
+    assert forget_damaged(copy) == [] and len(reads) == 1
+    assert forget_damaged(copy) == [] and len(reads) == 1  # the next load reads nothing
 
 
 def test_files_no_job_wrote_are_moved_out_of_the_partitions_by_a_run(tmp_path, monkeypatch):
@@ -246,20 +290,52 @@ def test_verify_lists_problems_upstream_first(tmp_path):
 PART = "dataset=d/classifier=k"
 
 
-def test_regrouped_tables_stay_until_their_replacements_exist(tmp_path):
+def test_regrouped_tables_stay_until_their_replacements_exist_then_are_set_aside(tmp_path):
     old = f"predictions/{PART}/old.parquet"
     job(tmp_path, "fit", "d/k/old", old)
+    content = (tmp_path / old).read_bytes()
     planned = [tmp_path / f"predictions/{PART}/new1.parquet",
                tmp_path / f"predictions/{PART}/new2.parquet"]
     job(tmp_path, "fit", "d/k/new1", planned[0].relative_to(tmp_path))
     # one replacement of two exists (an interrupted run): the old table stays
-    assert result_tables.remove_stale(tmp_path, planned, [("d", "k")]) == ([], [])
+    aside = result_tables.set_aside_stale(tmp_path, planned, [("d", "k")])
+    assert aside.jobs == [] and aside.foreign == []
     assert (tmp_path / old).exists()
     job(tmp_path, "fit", "d/k/new2", planned[1].relative_to(tmp_path))
-    removed, foreign = result_tables.remove_stale(tmp_path, planned, [("d", "k")])
-    assert removed == [tmp_path / old] and foreign == []
+    aside = result_tables.set_aside_stale(tmp_path, planned, [("d", "k")])
+    assert aside.files == [tmp_path / old] and aside.foreign == []
     assert not (tmp_path / old).exists()
     assert [m.name for m, _ in manifests(tmp_path)] == ["new1.json", "new2.json"]
+    # nothing deleted: the job and its table are kept, as they were
+    kept = tmp_path / result_tables.SET_ASIDE_DIR / old
+    assert kept.read_bytes() == content
+    assert (tmp_path / result_tables.SET_ASIDE_DIR / STATE_DIR / MANIFEST_DIR / "fit" / "d" /
+            "k" / "old.json").is_file()
+
+
+def test_a_set_aside_job_planned_again_is_restored_with_its_times(tmp_path):
+    """Fewer repeats set a repeat's jobs aside; the config that plans them again gets them back
+    (files first, the manifest last), their times kept, so nothing is refitted (issue 66,
+    P3)."""
+    kept = f"predictions/{PART}/r3.parquet"
+    manifest = job(tmp_path, "fit", "d/k/r3", kept)
+    planned = [tmp_path / f"predictions/{PART}/r0.parquet"]
+    job(tmp_path, "fit", "d/k/r0", planned[0].relative_to(tmp_path))
+    old = time.time() - 5000
+    os.utime(tmp_path / kept, (old, old))
+    aside = result_tables.set_aside_stale(tmp_path, planned, [("d", "k")])
+    assert aside.jobs == [manifest] and not manifest.exists()
+    assert result_tables.planned_set_aside(tmp_path, [manifest]) == 1
+    # a job planned again whose files are all set aside comes back
+    assert result_tables.restore_set_aside(tmp_path, [manifest]) == [manifest.resolve()]
+    assert manifest.is_file() and (tmp_path / kept).stat().st_mtime == pytest.approx(old)
+    assert not (tmp_path / result_tables.SET_ASIDE_DIR / kept).exists()
+    assert result_tables.planned_set_aside(tmp_path, [manifest]) == 0
+    # one that is in place already (a rerun wrote it) is left alone
+    result_tables.set_aside_stale(tmp_path, planned, [("d", "k")])
+    job(tmp_path, "fit", "d/k/r3", kept)
+    assert result_tables.restore_set_aside(tmp_path, [manifest]) == []
+    assert (tmp_path / result_tables.SET_ASIDE_DIR / kept).is_file()
 
 
 def test_a_users_file_in_a_partition_is_neither_read_nor_deleted(tmp_path):
@@ -269,6 +345,6 @@ def test_a_users_file_in_a_partition_is_neither_read_nor_deleted(tmp_path):
     pd.DataFrame({"x": [100, 101]}).to_parquet(mine)
     frame = result_tables.read_table(tmp_path, "runs")
     assert len(frame) == 3 and 100 not in set(frame["x"])  # pd.read_parquet would give 5
-    removed, foreign = result_tables.remove_stale(tmp_path, [tmp_path / ours], [("d", "k")])
-    assert removed == [] and foreign == [mine] and mine.exists()
+    aside = result_tables.set_aside_stale(tmp_path, [tmp_path / ours], [("d", "k")])
+    assert aside.files == [] and aside.foreign == [mine] and mine.exists()
     assert (tmp_path / ours).resolve() in recorded_paths(tmp_path)
