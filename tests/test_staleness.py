@@ -2,6 +2,7 @@
 (issue 20): job recipes, dataset content digests, clock skew, damaged tables, regrouped and
 foreign files in a results partition."""
 
+import json
 import os
 import shutil
 import time
@@ -225,6 +226,31 @@ def test_a_same_size_change_with_its_time_set_back_is_found(tmp_path, monkeypatc
     monkeypatch.setattr(table_files, "sha256_file", lambda p: reads.append(p) or real(p))
     assert forget_damaged(copy) == [] and len(reads) == 1
     assert forget_damaged(copy) == [] and len(reads) == 1  # the next load reads nothing
+
+
+def test_a_copy_that_lost_its_times_is_read_once_and_said(tmp_path):
+    """Issue 66, M4: a copy without times (cp -r) planned 8 of 10 jobs with no word why. Its
+    files all carry the copy's time, long after their jobs wrote them: each is read once, and
+    the load says why jobs may run again; the next load says nothing."""
+    import shutil
+
+    study = tmp_path / "study"
+    manifest = job(study, "fit", "d/k/a", "predictions/a.parquet")
+    body = json.loads(manifest.read_text())
+    hours_ago = time.time_ns() - 2 * 3600 * 10**9  # a study of two hours ago, as its jobs left it
+    for record in body["files"]:
+        record["mtime_ns"] = hours_ago
+        os.utime(study / record["path"], ns=(hours_ago, hours_ago))
+    manifest.write_text(json.dumps(body))
+    os.utime(manifest, ns=(hours_ago, hours_ago))
+    notes: list[str] = []
+    assert forget_damaged(study, notes=notes) == [] and notes == []
+    copy = tmp_path / "copy"
+    shutil.copytree(study, copy, copy_function=shutil.copy)  # new times, like cp -r
+    assert forget_damaged(copy, notes=notes) == []
+    assert len(notes) == 1 and notes[0].startswith("1 file(s) hold what their jobs wrote")
+    notes.clear()
+    assert forget_damaged(copy, notes=notes) == [] and notes == []
 
 
 def test_files_no_job_wrote_are_moved_out_of_the_partitions_by_a_run(tmp_path, monkeypatch):

@@ -498,6 +498,9 @@ def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
 #: a file whose time is within this of its job's manifest's was touched with it by Snakemake
 #: when the job finished (``check_and_touch_output``), not changed since
 TOUCHED_TOGETHER_NS = 2_000_000_000
+#: a job's files all dated this long after the job last wrote one (Snakemake's touch comes
+#: seconds after the job's end) were given new times by a copy that did not keep them
+COPIED_AFTER_NS = 600 * 10**9
 
 
 def forget_damaged(results_dir: str | Path,
@@ -525,6 +528,9 @@ def forget_damaged(results_dir: str | Path,
             reason = "its manifest cannot be read"
         # Snakemake touches a finished job's outputs, its manifest among them, at once
         touched = manifest.stat().st_mtime_ns if body else 0
+        written = [r["mtime_ns"] for r in body["files"] if r.get("mtime_ns")] if body else []
+        # a touch long after the job's last write: the folder was copied without its times
+        copied = bool(written) and touched - max(written) > COPIED_AFTER_NS
         for record in body["files"] if body else ():
             path = recorded_path(root, record)
             try:
@@ -536,12 +542,12 @@ def forget_damaged(results_dir: str | Path,
                 reason = (f"{record['path']} has {stat.st_size} bytes, the job wrote "
                           f"{record['bytes']}")
                 break
-            if not _unchanged(stat, record, touched):
+            if copied or not _unchanged(stat, record, touched):
                 if sha256_file(path) != record["sha256"]:
                     reason = (f"{record['path']} was changed since the job wrote it (same size, "
                               "other content)")
                     break
-                retimed += record.get("mtime_ns") not in (None, stat.st_mtime_ns)
+                retimed += copied or not _job_time(stat.st_mtime_ns, record, touched)
                 record["mtime_ns"], record["ctime_ns"] = stat.st_mtime_ns, stat.st_ctime_ns
                 moved = True
         if reason:
@@ -570,10 +576,15 @@ def _unchanged(stat: os.stat_result, record: dict, touched: int) -> bool:
     leaves a change time long after it, and so does a copy that keeps times (``cp -a``): such
     files are read."""
     mtime, ctime = stat.st_mtime_ns, stat.st_ctime_ns
-    if record.get("mtime_ns") not in (None, mtime) and abs(mtime - touched) > \
-            TOUCHED_TOGETHER_NS:
+    if not _job_time(mtime, record, touched):
         return False
     return record.get("ctime_ns") == ctime or abs(ctime - mtime) <= TOUCHED_TOGETHER_NS
+
+
+def _job_time(mtime: int, record: dict, touched: int) -> bool:
+    """A modification time its job gave the file: the recorded one, or the job's touch."""
+    return record.get("mtime_ns") in (None, mtime) or abs(mtime - touched) <= \
+        TOUCHED_TOGETHER_NS
 
 
 def rule_of_manifest(path: str | Path | None) -> str | None:
