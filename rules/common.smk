@@ -229,8 +229,8 @@ def with_known_signature(function):
 def recipe_of(rule_name, inputs=None):
     """The input function of a job's recipe (modelvar.planning.job_recipes): the rule's params
     that do not derive from input or output paths (those files are inputs themselves), a file
-    dataset's content digest, and for a rule that reads a varying set of tables (``inputs``:
-    its input function) their count and digest, recorded in the results folder so that a
+    dataset's content digest, and where a job reads a varying set of tables (``inputs``, its
+    input function) their count and digest, recorded in the results folder so that a
     change reruns the job even where Snakemake's metadata is gone (fewer repeats on a copied
     folder)."""
 

@@ -35,9 +35,12 @@ def plan_text(files: list[str], keep: tuple[str, ...] | None = None) -> str:
     cwd = os.getcwd()
     os.chdir(REPO)  # the config files name paths relative to the repository
     try:
-        # without probe fits on the data: their factors are this machine's timings, the
-        # README's blocks the same on every machine (the README says what a plan adds)
-        plan, config = plan_of_command_line(["--configfile", *files], probe_data=False)
+        # without probe fits on the data, cached ones included (a run or `snakemake --lint`
+        # of the checkout caches them in its results folder): their factors are this
+        # machine's timings, the README's blocks the same on every machine (the README says
+        # what a plan adds)
+        plan, config = plan_of_command_line(["--configfile", *files], probe_data=False,
+                                            cached_probes=False)
     finally:
         os.chdir(cwd)
     command = "modelvar plan --configfile " + " ".join(files)

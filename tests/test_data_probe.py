@@ -150,3 +150,26 @@ def test_time_limits_cover_the_measured_miss_where_only_the_shape_is_known(tmp_p
         own = outputs.resources(config, "fit")["runtime"]
         assert runtime == max(int(np.ceil(want * (job.seconds + STARTUP_SECONDS) / 60 + margin)),
                               own)
+
+
+def test_the_readmes_plans_read_no_cached_probe(monkeypatch):
+    """The README's plan blocks are the same on every machine: `make_readme_plans` plans with
+    no probe fit and no cached one (a `snakemake --lint` of the checkout caches factors in its
+    results folder, and CI's check then failed on the README)."""
+    import os
+
+    from conftest import REPO
+    from modelvar.planning.plan_report import plan_of_command_line
+
+    def looked_up(*args, **kwargs):
+        raise AssertionError("the probe cache was read")
+
+    monkeypatch.setattr(data_probe, "_key", looked_up)
+    monkeypatch.chdir(REPO)
+    argv = ["--configfile", "config/config.yaml"]
+    plan, config = plan_of_command_line(argv, probe_data=False, cached_probes=False)
+    assert config["jobs"]["data_probe_seconds"] > 0  # the config shown is the user's
+    assert plan.datasets
+    with pytest.raises(AssertionError, match="probe cache was read"):
+        plan_of_command_line(argv, probe_data=False)
+    assert os.getcwd() == str(REPO)

@@ -5,6 +5,7 @@ inside functions too), so a cycle that only a late import keeps from failing sti
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from conftest import REPO
@@ -154,3 +155,14 @@ def test_every_public_name_resolves():
         assert module.__all__, package
         for name in module.__all__:
             assert getattr(module, name) is not None, f"{package}.{name}"
+
+
+def test_the_functions_module_reads_as_no_rule_to_snakemakes_lint():
+    """`snakemake --lint` (a CI stage) calls a snakefile with both ``rule …:`` and ``def …:``
+    text "mixed rules and functions", by regular expression, docstrings included: the one
+    file of functions (rules/common.smk) must never hold "rule" followed on the line by a
+    colon (a docstring's "a rule that reads … (``inputs``:" failed CI twice)."""
+    text = (REPO / "rules" / "common.smk").read_text()
+    found = re.findall(r".*rule .+?:.*", text)
+    assert not found, f"rules/common.smk reads as a rule to snakemake --lint: {found}"
+    assert re.search(r"def .+?:", text)  # the other half of the lint's test

@@ -241,7 +241,7 @@ def test_run_sh_recovers_from_a_killed_run(tmp_path):
     plain = snakemake(tmp_path, config, "--cores", "1", check=False)
     assert plain.returncode != 0 and "cannot be locked" in plain.stdout + plain.stderr
     # what a write cut by kill -9 leaves (issue 20): removed when the next run starts
-    stray = tmp_path / "results" / "predictions" / ".dnone_cnone_hnone.r0.parquet.k3x9.tmp"
+    stray = tmp_path / "results" / "predictions" / ".dnone_cnone_hnone.r0.parquet.modelvar-k3x9.tmp"
     stray.parent.mkdir(parents=True, exist_ok=True)
     stray.write_bytes(b"PAR1 half a table")
     proc = subprocess.run(["bash", str(REPO / "scripts" / "run.sh"), "--directory",

@@ -6,6 +6,7 @@ skipped with the reason elsewhere.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -83,17 +84,24 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     before = {p: p.stat().st_mtime_ns for p in preds}
     assert len(before) == 4  # one fit job per classifier and repeat
 
-    # a job that fails on the cluster: a predictions file damaged in place, its size and time
-    # kept, and the metrics jobs forced (a bad configuration is refused before any job is
-    # submitted, and a table whose size or time changed makes a resume redo its job, so
-    # neither can make a job fail)
+    # a job that fails on the cluster: a predictions file its job wrote damaged (as a disk
+    # that flipped bits under the write), and the metrics jobs forced. A bad configuration is
+    # refused before any job is submitted, and a file changed after its job (its size, or its
+    # change time: issue 66) makes a resume redo that job, so neither can make a job fail: the
+    # manifest records the damaged file as its job's
     damaged = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.r0.parquet"
     content = damaged.read_bytes()
+    manifest_path = results / ".modelvar/manifests/fit/vehicle/lr-sgd/dnone_cnone_hnone.r0.json"
+    manifest = json.loads(manifest_path.read_text())
+    record = next(r for r in manifest["files"] if r["path"].startswith("pred"))
     damaged.write_bytes(content[:-4] + b"\0\0\0\0")  # the footer's magic number
-    manifest = json.loads((results / ".modelvar/manifests/fit/vehicle/lr-sgd/"
-                           "dnone_cnone_hnone.r0.json").read_text())
-    recorded = next(r["mtime_ns"] for r in manifest["files"] if r["path"].startswith("pred"))
-    os.utime(damaged, ns=(recorded, recorded))  # as a bit flipped on disk: the time recorded
+    os.utime(damaged, ns=(record["mtime_ns"], record["mtime_ns"]))
+    stat = damaged.stat()
+    record.update(sha256=hashlib.sha256(damaged.read_bytes()).hexdigest(),
+                  ctime_ns=stat.st_ctime_ns)
+    times = manifest_path.stat()
+    manifest_path.write_text(json.dumps(manifest))
+    os.utime(manifest_path, ns=(times.st_atime_ns, times.st_mtime_ns))
     proc = run_slurm(work, CONFIGS / "slurm.yaml", "--forcerun", "pairwise_metrics")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-5000:]

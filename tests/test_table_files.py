@@ -79,13 +79,15 @@ def test_verify_names_each_bad_table(tmp_path):
     t2.write_bytes(t2.read_bytes()[:100])  # truncated
     (root / "a" / "meta.json").unlink()
     (root / "a" / "extra.parquet").write_bytes(t2.read_bytes())
-    (root / "a" / ".t1.parquet.x1y2.tmp").write_text("half")
+    (root / "a" / ".t1.parquet.modelvar-x1y2.tmp").write_text("half")
+    (root / "a" / ".draft.tmp").write_text("a user's, hidden: not a table and not ours")
     problems = {p.path: p for p in verify(root)[0]}
     assert "content differs" in problems["a/t1.parquet"].problem
     assert "size 100 bytes" in problems["a/t2.parquet"].problem
     assert problems["a/meta.json"].problem == "missing"
     assert "not recorded" in problems["a/extra.parquet"].problem
-    assert "stray temporary file" in problems["a/.t1.parquet.x1y2.tmp"].problem
+    assert "stray temporary file" in problems["a/.t1.parquet.modelvar-x1y2.tmp"].problem
+    assert "a/.draft.tmp" not in problems
     assert problems["a/t2.parquet"].rule == "fit"
     assert f"--force {root / 'a' / 't2.parquet'} all" in problems["a/t2.parquet"].command
     quick = {p.path for p in verify(root, quick=True)[0]}

@@ -82,6 +82,43 @@ def _repeats(config: Path, n: int) -> None:
     config.write_text(yaml.safe_dump(body))
 
 
+def test_a_restored_job_is_the_jobs_again_not_a_stray(tmp_path):
+    """The load that restores a set-aside job leaves its files in place: they are recorded by
+    the restored manifest, so the stray check after it does not move them (it once did, and
+    the job was fitted again while its tables sat in .modelvar/strays)."""
+    import numpy as np
+
+    from modelvar.pipeline.result_tables import (
+        SET_ASIDE_DIR,
+        STRAYS_DIR,
+        partition,
+        set_aside_stale,
+    )
+    from modelvar.planning.job_recipes import check_results_at_load
+    from modelvar.table_files import STATE_DIR, Manifest
+
+    results = tmp_path / "results"
+    tables = {}
+    for repeat in (0, 1):
+        manifest = results / STATE_DIR / "manifests" / "fit" / "d" / "c" / f"j.r{repeat}.json"
+        paths = [results / root / partition("d", "c") / f"j.r{repeat}.parquet"
+                 for root in ("predictions", "aggregated/runs")]
+        with Manifest(manifest, rule="fit") as m:
+            for path in paths:
+                m.write_parquet(pd.DataFrame({"x": np.arange(10.0) + repeat}), path)
+        tables[repeat] = (manifest, paths)
+    kept = {p: p.read_bytes() for p in tables[1][1]}
+    aside = set_aside_stale(results, tables[0][1], [("d", "c")])  # a config of one repeat
+    assert len(aside.jobs) == 1 and not any(p.exists() for p in tables[1][1])
+    assert (results / SET_ASIDE_DIR / "predictions" / partition("d", "c") / "j.r1.parquet"
+            ).is_file()
+    lines = check_results_at_load(results, planned=[str(tables[r][0]) for r in (0, 1)])
+    assert any("restored 1 job(s)" in line for line in lines), lines
+    assert not any("no job wrote" in line for line in lines), lines
+    assert {p: p.read_bytes() for p in kept} == kept and tables[1][0].is_file()
+    assert not (results / STRAYS_DIR).exists()
+
+
 @pytest.mark.workflow
 def test_fewer_repeats_set_fits_aside_and_more_repeats_bring_them_back(tmp_path):
     """P3: a finished 3-repeat study set to 2 repeats sets the 3rd repeat's jobs aside (it

@@ -400,8 +400,8 @@ def test_a_deleted_output_that_no_job_reads_runs_its_job_again(tiny_run, tmp_pat
 
 
 def test_regrouped_jobs_replace_their_tables(tmp_path, tmp_config):
-    """A config that splits the fits into other jobs removes the old jobs' tables at the next
-    run, so that a partition never holds two plans' rows."""
+    """A config that splits the fits into other jobs sets the old jobs' tables aside at the next
+    run (issue 66: nothing is deleted), so that a partition never holds two plans' rows."""
     config = tmp_config("tiny.yaml", lambda c: c.update(classifiers=["lr-sgd"]))
     snakemake(tmp_path, config, "--cores", "2", "results/aggregated/summary/dataset=vehicle/"
               f"classifier=lr-sgd/{JOB}.parquet")
@@ -413,12 +413,17 @@ def test_regrouped_jobs_replace_their_tables(tmp_path, tmp_config):
     summary = pd.read_parquet(results / "aggregated" / "summary")
     counts = summary.groupby(["cell", "repeat", "metric", "subset"], observed=True).size()
     assert (counts == 1).all()  # no row twice
-    assert "removed" in proc.stderr and "no longer in the plan" in proc.stderr
+    assert "set aside" in proc.stderr and "fits regrouped" in proc.stderr
+    assert "nothing was deleted" in proc.stderr
     files = sorted(p.name for p in (results / "predictions/dataset=vehicle/classifier=lr-sgd")
                    .iterdir())
     assert JOB + ".parquet" not in files and len(files) == 2 * 2 * 3  # cells x repeats x runs
     assert "dnone_cnone_hnone.c1.r0.k2-2.parquet" in files
+    from modelvar.pipeline.result_tables import SET_ASIDE_DIR
     from modelvar.table_files import verify
+
+    aside = results / SET_ASIDE_DIR / "predictions/dataset=vehicle/classifier=lr-sgd"
+    assert (aside / (JOB + ".parquet")).exists()
 
     problems, _ = verify(results)
     assert problems == []

@@ -240,6 +240,7 @@ def check_results_at_load(results_dir: str | Path, *, dry_run: bool = False,
         elif not busy and (restored := restore_set_aside(results_dir, planned)):
             lines.append(f"restored {len(restored)} job(s) that an earlier config had set "
                          f"aside, e.g. {restored[0].stem}: they are not fitted again")
+            recorded = recorded_paths(results_dir)  # the restored files are the jobs' again
     strays = stray_files(results_dir, recorded)
     if strays:
         where = Path(results_dir) / STRAYS_DIR

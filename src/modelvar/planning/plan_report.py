@@ -10,6 +10,7 @@ Estimates come from the cost model; check them against a finished run with
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -299,12 +300,13 @@ def limit_bounds(plan: StudyPlan) -> str:
         "shape alone, by the classifier's worst miss measured on realistic data)"
 
 
-def plan_of_command_line(argv: list[str], *, probe_data: bool = True
-                         ) -> tuple[StudyPlan, dict]:
+def plan_of_command_line(argv: list[str], *, probe_data: bool = True,
+                         cached_probes: bool = True) -> tuple[StudyPlan, dict]:
     """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
     does (:mod:`modelvar.planning.workflow_config`), checked and completed with the schema's
     defaults as the workflow does, then planned (``probe_data`` False: without probe fits,
-    cached probes only, :func:`modelvar.planning.plan.plan_study`)."""
+    cached probes only, :func:`modelvar.planning.plan.plan_study`; ``cached_probes`` False as
+    well: the cost model alone, as on a machine that never probed)."""
     import modelvar
     from modelvar.planning.config_check import check_config, read_schema
     from modelvar.planning.plan import plan_study
@@ -319,7 +321,11 @@ def plan_of_command_line(argv: list[str], *, probe_data: bool = True
     config = resolved.config
     schema = read_schema(schema_path)
     study = check_config(config, schema)
-    return plan_study(config, study.schemas, probes=probe_data), config
+    planned = config
+    if not cached_probes:
+        planned = copy.deepcopy(config)
+        planned["jobs"]["data_probe_seconds"] = 0  # no probe, no cache (data_probe docstring)
+    return plan_study(planned, study.schemas, probes=probe_data and cached_probes), config
 
 
 def calibrate_from_results(results: str | Path, out: str | Path) -> str:
