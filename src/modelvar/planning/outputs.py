@@ -266,7 +266,7 @@ def _block_lines(results: str | Path) -> list[str]:
     """A sequential study's repeats per block and why each stopped, from its findings."""
     import pandas as pd
 
-    from modelvar.findings.report import block_lines
+    from modelvar.study.stopping import block_lines
 
     path = Path(results) / "aggregated" / "study" / "blocks.parquet"
     return block_lines(pd.read_parquet(path)) if path.is_file() else []
