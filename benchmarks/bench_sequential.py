@@ -54,7 +54,7 @@ PAGE_SCENARIOS = ("null", "tie", "planted")
 PAGE_SCHEDULE = (3, 3, 9)
 
 
-def union_levels(p, n: int, looks: tuple[int, ...]) -> np.ndarray:
+def union_levels(p, n: int, looks: tuple[int, ...], spending: str = "") -> np.ndarray:
     """Issue 56's spending: each look's p over its linear share of the level."""
     i = looks.index(n)
     share = (n - (looks[i - 1] if i else 0)) / looks[-1]

@@ -57,22 +57,32 @@ def test_the_schedule_lists_its_looks():
     assert Schedule(4, 4, 4).looks() == (4,)
 
 
-def test_the_boundaries_are_the_published_ones(monkeypatch):
+def test_the_boundaries_are_the_published_ones_and_spend_what_they_say(monkeypatch):
     """The numerical integration of the looks' joint distribution reproduces the published
-    Lan–DeMets O'Brien–Fleming-type boundaries (5 equally spaced looks, two-sided 0.05, the
-    level spent per side as 2 − 2Φ(z_{1−α/4}/√t): 4.877, 3.357, 2.680, 2.290, 2.031;
-    Jennison & Turnbull 2000, table 7.5; R's ldbounds); the project's spending (Lan & DeMets'
-    two-sided form, 2 − 2Φ(z_{1−α/2}/√t)) starts at the first look's quantile itself, and
-    a single look is the fixed test."""
+    O'Brien–Fleming-type boundaries (5 equally spaced looks, two-sided 0.05, the level spent
+    per side as 2 − 2Φ(z_{1−α/4}/√t): 4.877, 3.357, 2.680, 2.290, 2.031; Jennison & Turnbull
+    2000, table 7.5; R's ldbounds); the schedule's own (Hwang–Shih–DeCani, γ = −3) crosses,
+    on 400,000 simulated z paths, at each look with the probability its spending gives it; a
+    single look is the fixed test."""
     fractions = np.arange(1, 6) / 5
     ours = looks.boundaries(0.05, fractions)
-    assert ours[0] == pytest.approx(stats.norm.isf(0.025) / math.sqrt(0.2), abs=1e-9)
-    assert np.all(np.diff(ours) < 0) and 1.96 < ours[-1] < 2.1
     assert looks.boundaries(0.05, [1.0]) == pytest.approx([1.959964], abs=1e-6)
-    monkeypatch.setattr(looks, "obrien_fleming", lambda a, t: 0.0 if t <= 0 else float(
-        min(a, 4 - 4 * stats.norm.cdf(stats.norm.isf(a / 4) / math.sqrt(t)))))
-    assert looks.boundaries(0.05, fractions) == pytest.approx(
+    rng = np.random.default_rng(68)
+    z = np.cumsum(rng.standard_normal((400_000, 5)), axis=1) / np.sqrt(np.arange(1, 6))
+    crossed = np.abs(z) >= ours
+    first = np.where(crossed.any(axis=1), crossed.argmax(axis=1), -1)
+    spent = [looks.hwang_shih_decani(0.05, t) for t in fractions]
+    increments = np.diff([0.0, *spent])
+    for k in range(5):
+        got = (first == k).mean()
+        assert got == pytest.approx(increments[k], abs=4 * math.sqrt(increments[k] / 400_000))
+    monkeypatch.setitem(looks.SPENDINGS, "O'Brien-Fleming-type", lambda a, t: 0.0 if t <= 0
+                        else float(min(a, 4 - 4 * stats.norm.cdf(stats.norm.isf(a / 4)
+                                                                / math.sqrt(t)))))
+    assert looks.boundaries(0.05, fractions, "O'Brien-Fleming-type") == pytest.approx(
         [4.8769, 3.3569, 2.6803, 2.2898, 2.0310], abs=2e-4)
+    with pytest.raises(ValueError, match="spending function 'linear' is none of"):
+        looks.boundaries(0.05, fractions, "linear")
 
 
 def _null_paths(n: int, looks_at: tuple[int, ...], seed: int, tails=None) -> np.ndarray:
@@ -255,11 +265,15 @@ def test_the_schedule_cannot_move_after_data(tmp_path):
         "sequential.step 2" in design_problem(_config(tmp_path, step=2))
     fixed = design_problem(_config(tmp_path, enabled=False))
     assert "study of fixed repeats" in fixed and "another results_dir" in fixed
+    # a recorded spending this modelvar has goes on; issue 56's union bound cannot
+    other = Rounds.first(Schedule(3, 3, 9, "O'Brien-Fleming-type"), [("d", "a")])
+    write_rounds(tmp_path, other)
+    assert design_problem(_config(tmp_path)) is None
     legacy = json.loads(state.to_json())
     del legacy["schedule"]["spending"]
     (tmp_path / "sequential" / "rounds.json").write_text(json.dumps(legacy))
     old = design_problem(_config(tmp_path))
-    assert "linear (union bound) spending" in old and "O'Brien-Fleming-type" in old
+    assert "linear (union bound) spending" in old and "Hwang-Shih-DeCani" in old
 
 
 def test_a_last_look_before_the_first_round_is_refused():

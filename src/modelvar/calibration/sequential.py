@@ -163,10 +163,12 @@ def fixed_power(effect: float, repeats: int, *, paths: int, seed: int, margin: f
 
 def equal_power_repeats(effect: float, power: float, *, paths: int, seed: int,
                         margin: float = MARGIN, level: float = 0.05, most: int = 200,
-                        cap: float = 0.99) -> int | None:
-    """The fewest repeats of a fixed design (one look) whose power on a claim of ``effect``
-    SDs is at least ``power`` (at most ``cap``: a power of 1.000 in a simulation is no target
-    a fixed design can be sized to); None beyond ``most``."""
+                        cap: float = 0.99) -> float | None:
+    """The repeats a fixed design (one look) needs for ``power`` on a claim of ``effect`` SDs
+    (at most ``cap``: a power of 1.000 in a simulation is no target a fixed design can be
+    sized to): the fewest whole repeats that reach it, less the share of the last repeat the
+    power did not need (linear between the two counts, so that a ratio to it is not rounded
+    to a whole repeat); None beyond ``most``."""
     target = min(power, cap)
     low, high = 2, 3
     while fixed_power(effect, high, paths=paths, seed=seed, margin=margin, level=level) < target:
@@ -178,7 +180,12 @@ def equal_power_repeats(effect: float, power: float, *, paths: int, seed: int,
         reached = fixed_power(effect, mid, paths=paths, seed=seed, margin=margin,
                               level=level) >= target
         low, high = (low, mid) if reached else (mid, high)
-    return high
+    if high <= 2:
+        return float(high)
+    below = fixed_power(effect, high - 1, paths=paths, seed=seed, margin=margin, level=level)
+    above = fixed_power(effect, high, paths=paths, seed=seed, margin=margin, level=level)
+    return float(high - 1 + (target - below) / (above - below)) if above > below \
+        else float(high)
 
 
 def run_sequential_pages(name: str, *, pages: int, schedule: Schedule, seed: int,

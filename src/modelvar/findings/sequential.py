@@ -6,8 +6,8 @@ decided. Looking again and again at a claim's p-value and stopping when it is sm
 a false claim far likelier than the test's level. Here each of a claim's hypotheses
 (:mod:`modelvar.findings.kinds`) gets a **sequential p-value** from its p-values at the looks
 it had (:func:`modelvar.study.looks.sequential_p`: exact group-sequential boundaries,
-Lan–DeMets O'Brien–Fleming-type spending over the schedule's looks, computed from the joint
-distribution of the looks' statistics): under its null P(p* ≤ α) ≤ α whatever look the study
+the schedule's spending function over its looks, computed from the joint distribution of the
+looks' statistics): under its null P(p* ≤ α) ≤ α whatever look the study
 stops at. The page's two tiers then decide the p* as they decide a fixed study's p-values
 (:mod:`~modelvar.findings.multiplicity`: Holm for the headline claims, family-wise across
 blocks and looks; Benjamini–Yekutieli for the exploratory ones), and a claim's verdict is the
@@ -86,7 +86,8 @@ def sequential_verdicts(looks: dict[int, dict[str, pd.DataFrame]],
             stars.append([float(p) for p in ps])
             at.append(last)
             continue
-        best = [sequential_p(seen[key][h], schedule.looks()) for h in kind.hypotheses]
+        best = [sequential_p(seen[key][h], schedule.looks(), schedule.spending)
+                for h in kind.hypotheses]
         stars.append([v if n is not None else np.nan for v, n in best])
         finite = [(v, n) for v, n in best if n is not None]
         at.append(min(finite)[1] if finite else None)
@@ -106,7 +107,7 @@ def sequential_verdicts(looks: dict[int, dict[str, pd.DataFrame]],
         if not claim["holds"] or kind.once:
             continue
         n = min(first_look(seen[claim["key"]][h], schedule.looks(),
-                           claim["p_bounds"][claim["hypotheses"].index(h)])
+                           claim["p_bounds"][claim["hypotheses"].index(h)], schedule.spending)
                 for h in claim["held"])
         decided.loc[c, "look"] = n
         decisive = looks[n]

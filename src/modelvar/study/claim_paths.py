@@ -101,7 +101,8 @@ def simulate(effects, margins, blocks, schedule: Schedule, futility: Futility, *
         for k, n in enumerate(looks):
             active = open_[blocks]
             p_diff, p_eq, mean, sd = _tests(x, n, margins)
-            level = np.column_stack([levels(p_diff, n, looks), levels(p_eq, n, looks)])
+            level = np.column_stack([levels(p_diff, n, looks, schedule.spending),
+                                     levels(p_eq, n, looks, schedule.spending)])
             level = np.where(active[:, None] & np.isfinite(level), level, np.inf)
             at[:, k], means[:, k] = level, mean
             star = np.minimum(star, level)
@@ -160,7 +161,8 @@ def prior_repeats(schedule: Schedule, futility: Futility | None = None, *, pages
 
     effects = np.repeat(PRIOR_EFFECTS, claims_per_block)
     blocks = np.repeat(np.arange(len(PRIOR_EFFECTS)), claims_per_block)
-    rng = stream(0, "sequential-prior", scheme=",".join(map(str, schedule.looks()))).generator()
+    rng = stream(0, "sequential-prior",
+                 scheme=",".join(map(str, schedule.looks())) + f" {schedule.spending}").generator()
     paths = simulate(effects, np.full(effects.size, PRIOR_MARGIN), blocks, schedule,
                      futility or Futility(), decide=_bonferroni(PRIOR_LEVEL), pages=pages,
                      rng=rng)

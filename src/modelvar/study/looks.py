@@ -6,18 +6,25 @@ A block of a sequential study is analysed after n_1 < n_2 < … < n_K repeats
 repeats, Z_k, shares the first n_j repeats with every earlier look's: on the scale of
 information t_k = n_k / n_K the looks are a Brownian motion W observed at t_1 < … < t_K,
 Z_k = W(t_k) / √t_k (Jennison & Turnbull 2000, *Group Sequential Methods*, §3.1). A two-sided
-test of level α rejects at the first look where |Z_k| ≥ b_k, with boundaries spending α by
-Lan & DeMets' (1983) **O'Brien–Fleming-type** function
-
-    f(α, t) = 2 − 2 Φ(z_{1−α/2} / √t),        P(reject by the look at t) = f(α, t),
-
-(little at the first looks, nearly all of α at the last), each b_k found from the joint
+test of level α rejects at the first look where |Z_k| ≥ b_k, each b_k found from the joint
 distribution of the looks by numerical integration (Armitage, McPherson & Rowe 1969; Jennison &
 Turnbull §19.2): the sub-density of W on the continuation region, look by look, on a grid, and
-b_k the root of P(|Z_j| < b_j for j < k, |Z_k| ≥ b_k) = f(α, t_k) − f(α, t_{k−1}). The union
-bound that spent α linearly over the looks (issue 56) ignored that the looks share their
-repeats; for 10 looks it tested every one at about α/10, where the exact boundaries allow 0.009
-(Pocock) or 0.035 at the last look (O'Brien–Fleming) for α = 0.05.
+b_k the root of P(|Z_j| < b_j for j < k, |Z_k| ≥ b_k) = f(α, t_k) − f(α, t_{k−1}), f the
+schedule's **spending function** (Lan & DeMets 1983): P(reject by the look at t) = f(α, t).
+The union bound that spent α linearly over the looks (issue 56) ignored that the looks share
+their repeats; for 10 looks it tested every one at about α/10.
+
+**Spending.** Every new schedule spends by Hwang, Shih & DeCani's (1990) family with γ = −3,
+
+    f(α, t) = α (1 − e^{3t}) / (1 − e^{3}),
+
+little at the first looks (1.8 % of α at a tenth of the repeats) and most at the last, like
+O'Brien and Fleming's boundaries, but, being proportional to α, the same share of any level:
+Lan & DeMets' O'Brien–Fleming-type f(α, t) = 2 − 2Φ(z_{1−α/2}/√t) leaves a claim at a Holm
+bound of 0.002 almost nothing before half of its repeats, and a strong effect then runs
+needlessly long. Measured per claim against the fixed design of equal power, γ = −3 spends as
+few repeats as the O'Brien–Fleming type on effects of 0.5–1 SD and fewer on strong ones
+(docs/measurements/sequential.md). A schedule records its spending function (``SPENDINGS``).
 
 **Nominal levels.** A claim's own p-value at look k — a paired t-test's, the two one-sided tests'
 of an equivalence, a jackknife's — is compared with the look's *nominal level*
@@ -73,17 +80,39 @@ def obrien_fleming(alpha: float, t: float) -> float:
     return float(min(alpha, 2 * norm.sf(norm.isf(alpha / 2) / math.sqrt(t))))
 
 
-def boundaries(alpha: float, fractions) -> np.ndarray:
+def hwang_shih_decani(alpha: float, t: float, gamma: float = -3.0) -> float:
+    """Hwang, Shih & DeCani's (1990) spending: f(α, t) = α (1 − e^{−γt}) / (1 − e^{−γ})."""
+    if t <= 0:
+        return 0.0
+    return float(min(alpha, alpha * math.expm1(-gamma * t) / math.expm1(-gamma)))
+
+
+#: the spending functions a schedule may record, by name (module docstring)
+SPENDINGS = {"Hwang-Shih-DeCani, gamma -3": hwang_shih_decani,
+             "O'Brien-Fleming-type": obrien_fleming}
+#: the one every new schedule uses (module docstring, "Spending")
+SPENDING = "Hwang-Shih-DeCani, gamma -3"
+
+
+def _spending(name: str):
+    try:
+        return SPENDINGS[name]
+    except KeyError:
+        raise ValueError(f"spending function {name!r} is none of {list(SPENDINGS)}") from None
+
+
+def boundaries(alpha: float, fractions, spending: str = SPENDING) -> np.ndarray:
     """The two-sided z-boundaries b_1..b_K of a test of level ``alpha`` at the information
     ``fractions`` t_1 < … < t_K = 1 (module docstring): b_k such that the probability of
-    crossing first at look k is f(α, t_k) − f(α, t_{k−1})."""
+    crossing first at look k is f(α, t_k) − f(α, t_{k−1}), f the ``spending`` function."""
     from scipy.optimize import brentq
     from scipy.special import ndtr, ndtri
 
     t = np.asarray(fractions, dtype=float)
     if not (np.all(np.diff(t) > 0) and t[0] > 0 and abs(t[-1] - 1.0) < 1e-12):
         raise ValueError(f"information fractions must rise to 1, got {list(t)}")
-    spent = np.array([obrien_fleming(alpha, x) for x in t])
+    spend = _spending(spending)
+    spent = np.array([spend(alpha, x) for x in t])
     increments = np.diff(np.concatenate([[0.0], spent]))
     out = np.empty(len(t))
     out[0] = -ndtri(max(increments[0], 1e-300) / 2)
@@ -125,17 +154,17 @@ def _rounded(x: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
-def nominal_levels(looks: tuple[int, ...]) -> np.ndarray:
+def nominal_levels(looks: tuple[int, ...], spending: str = SPENDING) -> np.ndarray:
     """ν_k(α) for every level of :data:`ALPHAS` (rows) and look (columns) of a schedule whose
     looks are after ``looks`` repeats (module docstring)."""
     from scipy.special import ndtr
 
     fractions = np.asarray(looks, dtype=float) / looks[-1]
-    return _rounded(np.array([2 * ndtr(-boundaries(a, fractions)) for a in ALPHAS]))
+    return _rounded(np.array([2 * ndtr(-boundaries(a, fractions, spending)) for a in ALPHAS]))
 
 
 @functools.lru_cache(maxsize=16)
-def t_allowance(looks: tuple[int, ...]) -> float:
+def t_allowance(looks: tuple[int, ...], spending: str = SPENDING) -> float:
     """The factor c ≥ 1 a schedule's levels are divided by so that paired t-tests at its
     looks keep them (module docstring, "Small samples"): the procedure of :func:`boundaries`
     run on :data:`ALLOWANCE_PATHS` null paths of normal per-repeat differences at each level
@@ -149,9 +178,9 @@ def t_allowance(looks: tuple[int, ...]) -> float:
     if len(looks) == 1:
         return 1.0
     rng = stream(0, "sequential-t-allowance",
-                 scheme=",".join(map(str, looks))).generator()
+                 scheme=",".join(map(str, looks)) + f" {spending}").generator()
     fractions = np.asarray(looks, dtype=float) / looks[-1]
-    nominal = {a: 2 * ndtr(-boundaries(a, fractions)) for a in ALLOWANCE_LEVELS}
+    nominal = {a: 2 * ndtr(-boundaries(a, fractions, spending)) for a in ALLOWANCE_LEVELS}
     crossed = dict.fromkeys(ALLOWANCE_LEVELS, 0)
     done = 0
     while done < ALLOWANCE_PATHS:
@@ -175,13 +204,13 @@ def t_allowance(looks: tuple[int, ...]) -> float:
     return math.ceil(round(worst * 100, 6)) / 100
 
 
-def levels_of(p, n: int, looks: tuple[int, ...]) -> np.ndarray:
+def levels_of(p, n: int, looks: tuple[int, ...], spending: str = SPENDING) -> np.ndarray:
     """The level at which the look after ``n`` repeats rejects each p-value of ``p``: c · α,
     α where that look's nominal level reaches p (module docstring), at most 1 (an array)."""
     looks = tuple(looks)
     if n not in looks:
         raise ValueError(f"{n} repeats is not a planned look ({', '.join(map(str, looks))})")
-    nominal = nominal_levels(looks)[:, looks.index(n)]
+    nominal = nominal_levels(looks, spending)[:, looks.index(n)]
     p = np.asarray(p, dtype=float)
     logs = np.log(np.maximum(nominal, 1e-300))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -190,10 +219,12 @@ def levels_of(p, n: int, looks: tuple[int, ...]) -> np.ndarray:
         below = ALPHAS[0] * p / nominal[0] if nominal[0] > 0 else np.zeros_like(p)
     alpha = np.where(p >= nominal[-1], 1.0, np.where(x < logs[0], below, inside))
     alpha = np.where(p <= 0, 0.0, alpha)
-    return np.where(np.isfinite(p), np.minimum(1.0, t_allowance(looks) * alpha), np.nan)
+    return np.where(np.isfinite(p), np.minimum(1.0, t_allowance(looks, spending) * alpha),
+                    np.nan)
 
 
-def sequential_p(p_values: dict[int, float], looks: tuple[int, ...]) -> tuple[float, int | None]:
+def sequential_p(p_values: dict[int, float], looks: tuple[int, ...],
+                 spending: str = SPENDING) -> tuple[float, int | None]:
     """A hypothesis's sequential p-value (module docstring) from its p-values at the looks it
     had (look's repeats → p), and the look at which it is smallest (the first of equal ones;
     (inf, None) without a look)."""
@@ -201,22 +232,23 @@ def sequential_p(p_values: dict[int, float], looks: tuple[int, ...]) -> tuple[fl
     for n in sorted(p_values):
         if not np.isfinite(p_values[n]):
             continue
-        level = float(levels_of(np.array([p_values[n]]), n, looks)[0])
+        level = float(levels_of(np.array([p_values[n]]), n, looks, spending)[0])
         if level < best[0]:
             best = (level, n)
     return best
 
 
-def first_look(p_values: dict[int, float], looks: tuple[int, ...], level: float) -> int:
+def first_look(p_values: dict[int, float], looks: tuple[int, ...], level: float,
+               spending: str = SPENDING) -> int:
     """The first look at which a hypothesis that holds at ``level`` crossed: its sequential
     p-value on that look alone is at most ``level``; its verdict there is a rejection of the
     sequential test at that level."""
     return next(n for n in sorted(p_values)
                 if np.isfinite(p_values[n])
-                and sequential_p({n: p_values[n]}, looks)[0] <= level * (1 + 1e-9))
+                and sequential_p({n: p_values[n]}, looks, spending)[0] <= level * (1 + 1e-9))
 
 
-def final_boundary(level, looks: tuple[int, ...], sides: int = 2):
+def final_boundary(level, looks: tuple[int, ...], sides: int = 2, spending: str = SPENDING):
     """The z a statistic must reach at the last look to be rejected at ``level`` (a number
     or an array): the last look's nominal level at ``level`` / c, two-sided or, ``sides`` =
     1, each of two one-sided tests'; inf at a level of 0."""
@@ -224,9 +256,9 @@ def final_boundary(level, looks: tuple[int, ...], sides: int = 2):
 
     looks = tuple(looks)
     level = np.asarray(level, dtype=float)
-    column = np.log(np.maximum(nominal_levels(looks)[:, -1], 1e-300))
+    column = np.log(np.maximum(nominal_levels(looks, spending)[:, -1], 1e-300))
     with np.errstate(divide="ignore", invalid="ignore"):
-        target = np.log(np.clip(level / t_allowance(looks), 1e-300, ALPHAS[-1]))
+        target = np.log(np.clip(level / t_allowance(looks, spending), 1e-300, ALPHAS[-1]))
         nu = np.exp(np.interp(target, np.log(ALPHAS), column))
         z = -ndtri(nu / 2 if sides == 2 else nu)
     z = np.where(level > 0, z, np.inf)

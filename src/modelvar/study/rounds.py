@@ -28,10 +28,10 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from modelvar.study.looks import SPENDING, SPENDINGS
+
 #: where a sequential study's state lives, under its results folder
 ROUNDS_FILE = Path("sequential") / "rounds.json"
-#: the spending function every schedule uses (:mod:`modelvar.study.looks`), recorded with it
-SPENDING = "O'Brien-Fleming-type"
 #: what a state written before spending was recorded spent: the level linearly, by the union
 #: bound (issue 56); such a study is finished by the modelvar that began it
 LINEAR_SPENDING = "linear (union bound)"
@@ -213,10 +213,12 @@ def design_problem(config: dict) -> str | None:
     * a fixed config pointed at a sequential study's folder would reuse its repeats as if they
       had been planned, with no correction for the looks already taken (a claim that held at a
       look would be counted again);
-    * a sequential config whose schedule (start, step, maximum, spending) is not the one the
-      study's looks were planned with: the looks taken spent the level by the recorded
-      schedule, and another one would spend it again (a raised maximum would also reopen
-      blocks that stopped at the old one)."""
+    * a sequential config whose schedule (start, step, maximum) is not the one the study's
+      looks were planned with, or a recorded spending function this modelvar does not have
+      (issue 56's union bound): the looks taken spent the level by the recorded schedule, and
+      another one would spend it again (a raised maximum would also reopen blocks that
+      stopped at the old one). A recorded spending function that this modelvar has goes on
+      being used, whatever a new study would use."""
     results = Path(config["results_dir"])
     path = results / ROUNDS_FILE
     if not path.is_file():
@@ -235,8 +237,10 @@ def design_problem(config: dict) -> str | None:
     if rounds is None:
         return None
     asked = schedule_of(config)
-    if rounds.schedule == asked:
-        return None
+    recorded = rounds.schedule
+    if recorded is not None and recorded.spending in SPENDINGS and (
+            recorded.start, recorded.step, recorded.max) == (asked.start, asked.step, asked.max):
+        return None  # its looks go on spending by the recorded function
     recorded = rounds.schedule.words() if rounds.schedule else \
         f"a schedule this modelvar did not record, {LINEAR_SPENDING} spending"
     return (f"{results} holds a sequential study whose looks were planned at round 1 with "

@@ -75,7 +75,7 @@ def design_effect(level, schedule: Schedule):
     ``level`` (a number or an array): (b + z₀.₈) / √N (module docstring)."""
     from scipy.special import ndtri
 
-    b = final_boundary(level, schedule.looks())
+    b = final_boundary(level, schedule.looks(), spending=schedule.spending)
     return (b + float(ndtri(DESIGN_POWER))) / math.sqrt(schedule.max)
 
 
@@ -107,13 +107,14 @@ def conditional_powers(*, effect, room, margin, p_look, n, level, schedule: Sche
         effect = np.abs(np.where(np.isfinite(effect), effect,
                                  np.where(np.isfinite(p_look), implied, 0.0)))
         theta = effect_of_interest(margin, level, schedule, futility)
-        b = final_boundary(level, looks)
+        b = final_boundary(level, looks, spending=schedule.spending)
         shift = n * effect + theta * left
         told = _phi((shift - b * math.sqrt(big_n)) / np.sqrt(left)) \
             + _phi((-b * math.sqrt(big_n) - shift) / np.sqrt(left))
         has_margin = np.isfinite(margin) & (margin > 0)
         x = np.where(np.isfinite(room), margin - room, margin)  # beyond it: at best on it
-        reach = big_n * margin - final_boundary(level, looks, sides=1) * math.sqrt(big_n)
+        reach = big_n * margin - final_boundary(level, looks, sides=1,
+                                                spending=schedule.spending) * math.sqrt(big_n)
         same = np.where(has_margin & (reach > 0),
                         _phi((reach - n * x) / np.sqrt(left))
                         - _phi((-reach - n * x) / np.sqrt(left)), 0.0)
