@@ -224,6 +224,27 @@ def test_the_next_round_records_stops_and_the_findings_see_the_round_as_it_began
     assert "past the budget" in said.lines[0]
 
 
+def test_a_round_run_by_snakemake_alone_says_how_to_go_on(tmp_path):
+    """A user who runs Snakemake without scripts/run.sh gets one round; its summary says per
+    block why it stopped and, while blocks are open, what runs the next rounds."""
+    from modelvar.planning.outputs import sequential_lines
+
+    schedule = Schedule(4, 4, 12)
+    rounds = Rounds(1, {"d|a": Block(4, [4]), "d|b": Block(4, [4])}, schedule)
+    claims = pd.DataFrame([_claim("a", True, 3.0), _claim("b", False, 1.0)])
+    folder = tmp_path / "aggregated" / "study"
+    folder.mkdir(parents=True)
+    block_status(claims, rounds).to_parquet(folder / "blocks.parquet")
+    lines = sequential_lines(tmp_path)
+    assert lines[0].startswith("d, a: 4 repeats (looks at 4); stopped, decided: all 1 of")
+    assert "d, b: 4 repeats (looks at 4); open, more repeats in the next round" in lines[1]
+    assert "scripts/run.sh runs the rounds to the end" in lines[-1]
+    claims.loc[1, "holds"] = True
+    block_status(claims, rounds).to_parquet(folder / "blocks.parquet")
+    assert not any("run.sh" in line for line in sequential_lines(tmp_path))
+    assert sequential_lines(tmp_path / "none") == []
+
+
 def test_the_state_reads_back_and_a_damaged_one_says_how_to_recover(tmp_path):
     rounds = Rounds(2, {"vehicle|xgb": Block(8, [4, 8]),
                         "vehicle|lr-sgd": Block(4, [4], DECIDED, 1)}, Schedule(4, 4, 12),
@@ -425,10 +446,12 @@ def _repeat(job: str) -> tuple[str, int]:
 @pytest.mark.workflow
 def test_a_sequential_study_runs_in_rounds_and_resumes_after_a_kill(tmp_path):
     """tests/configs/sequential.yaml through scripts/run.sh: round 1 fits 4 repeats of each
-    block; lr-sgd's clear leader is decided at the first look and its block gets no more
-    repeats; only xgb's open block gets repeats 4–7 (fit jobs counted); the run killed in
-    round 2 resumes without refitting round 1; the run summary and the Findings page say per
-    dataset × classifier the repeats used and why it stopped."""
+    block; lr-sgd's clear leader is decided at the first look, its other one is futile, and
+    its block gets no more repeats; only xgb's open block gets repeats 4–7 (fit jobs
+    counted); the run killed in round 2 resumes without refitting round 1; the run summary
+    and the Findings page say per dataset × classifier the repeats used and why it stopped;
+    the finished study's dry run has nothing to do (recording the last stops reruns no
+    findings)."""
     shutil.copy(CONFIGS / "sequential.yaml", tmp_path / "seq.yaml")
     state = tmp_path / "results" / "sequential" / "rounds.json"
     proc = _run_sh("--configfile", "seq.yaml", "--cores", "2", cwd=tmp_path)
@@ -448,7 +471,8 @@ def test_a_sequential_study_runs_in_rounds_and_resumes_after_a_kill(tmp_path):
         (c, r) for c in ("lr-sgd", "xgb") for r in range(4))
     rounds = read_rounds(tmp_path / "results")
     assert rounds.blocks["vehicle|lr-sgd"].repeats == 4
-    assert rounds.blocks["vehicle|lr-sgd"].stopped is not None
+    assert rounds.blocks["vehicle|lr-sgd"].stopped == FUTILE
+    assert rounds.schedule == Schedule(4, 4, 12) and rounds.futility == Futility(0.5, 0.2)
     assert (rounds.blocks["vehicle|xgb"].repeats, rounds.blocks["vehicle|xgb"].looks,
             rounds.blocks["vehicle|xgb"].stopped) == (8, [4, 8], None)
     verdicts = pd.read_parquet(tmp_path / "results" / "aggregated" / "study" /
@@ -481,6 +505,10 @@ def test_a_sequential_study_runs_in_rounds_and_resumes_after_a_kill(tmp_path):
     assert any(f"vehicle, lr-sgd: 4 repeats (looks at 4); stopped, "
                f"{final.blocks['vehicle|lr-sgd'].stopped}: " in line for line in summary), out
     assert any(f"vehicle, xgb: {xgb.repeats} repeats" in line for line in summary), out
+    assert "could not be decided by 12 repeats even at the effect of interest" in out
+    # nothing left to do: the stops recorded after the last round rerun no findings
+    done = snakemake(tmp_path, tmp_path / "seq.yaml", "-n")
+    assert "Nothing to be done" in done.stdout + done.stderr, done.stdout
     page = (tmp_path / "results" / "findings" / "findings.html").read_text()
     assert "open (config <code>sequential</code>); all 2 stopped." in page
     assert f"vehicle, lr-sgd: 4 repeats (looks at 4); stopped, " \
