@@ -1,27 +1,31 @@
-"""Sequential studies calibrated (issue 56): false claims under optional stopping, power and
-repeats against the fixed design of equal power.
+"""Sequential studies calibrated (issues 56, 68): false claims under any stopping, power and
+repeats against the fixed design of equal power, and what the futility rule costs.
 
-Two parts, simulations with a known truth (:mod:`modelvar.calibration.pages`):
+Four parts, simulations with a known truth (:mod:`modelvar.calibration.sequential`, the study's
+own stopping rule: :mod:`modelvar.study.claim_paths`):
 
-1. **Claim level**, ``--claims`` pages per mix: per block three paired comparisons whose
-   per-repeat differences are N(δ, 1), δ by the block's type (very strong 5 SD, strong 3,
-   moderate 1, weak 0.6, tie 0: an equivalence to find at a margin of 0.5 SD), judged with
-   sequential p-values under Benjamini–Yekutieli and stopped per block by the study's rule
-   (:func:`~modelvar.calibration.sequential.sequential_claims`), at the schedules of
-   :data:`SCHEDULES`. The same comparisons judged at every fixed number of repeats from 3 to
-   30 (:func:`~modelvar.calibration.sequential.fixed_claims`) give the **fixed design of equal
-   power**: the fewest repeats whose power is at least the sequential study's on every type
-   with an effect (ties are equivalence claims, reported beside it). The ratio is the
-   sequential study's mean repeats per block over that design's.
-2. **Pages**, ``--pages`` per scenario: the verdicts issue's simulated pages (2 datasets × 2
-   classifiers, the default design) run round after round by the Findings' own code
-   (:func:`~modelvar.calibration.sequential.run_sequential_pages`, looks at 3, 6, 9 repeats),
-   every stated claim of the last round scored: the false-claim rates where nothing acts and
-   where the top sources tie, with optional stopping at every look.
+1. **Per claim**, before the page's control (``--paths`` each): one comparison of effect δ SDs
+   (0, 0.3, 0.5, 0.7, 1.0, 1.5; margin 0.5 SD, as a real page's comparisons' median; and 0.3,
+   where futility acts more) at level 0.05, looked at 3, 6, …, 30 repeats: its power and mean
+   repeats with the exact boundaries and the futility rule, without the futility rule, and
+   with issue 56's spending (the union bound, p* = min_k p_k / s_k, no futility); the fixed
+   design of equal power (the fewest repeats of one look with at least that power, capped at
+   0.99) and the ratio of the sequential design's mean repeats to it.
+2. **Pages, adversarial** (``--pages`` each): pages of 1, 5 and 20 blocks of 3 claims, ties
+   only or a realistic mix (effects 0, 0, 0.3, 0.5, 0.7, 1.0, 1.5 SDs, cycled), every claim a
+   headline claim (Holm) or every one exploratory (Benjamini–Yekutieli), normal or t₃
+   differences; blocks stopped by the rule, or never (every block to the last look: the worst
+   case, a sequential p-value only falls with more looks). The headline family's rate of pages
+   with a false claim, the exploratory FDR.
+3. **Pages run by the Findings' code** (``--findings-pages`` per scenario): the verdicts
+   issue's simulated pages, looks at 3, 6, 9 repeats, every claim of the last round scored.
+4. **The plan's prior** for the default schedule: the repeats per block it expects before
+   findings (:func:`modelvar.study.claim_paths.prior_repeats`).
 
-Usage: ``make bench-sequential`` (``python benchmarks/bench_sequential.py [--claims N]
-[--pages N] [--write]``; ``--write`` puts the tables into docs/measurements/sequential.md).
-Every draw comes from named seeds, so a rerun prints the same numbers.
+Usage: ``make bench-sequential`` (``python benchmarks/bench_sequential.py [--paths N]
+[--pages N] [--findings-pages N] [--write]``; ``--write`` puts the tables into
+docs/measurements/sequential.md). Every draw comes from named seeds: a rerun prints the same
+numbers.
 """
 
 from __future__ import annotations
@@ -33,52 +37,70 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
-
-from modelvar.calibration.sequential import PRIOR_MIX
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_verdicts import markdown
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "measurements" / "sequential.md"
-#: block mixes (blocks of each type): the one like the issue's 10-repeat study (the plan's prior,
-#: modelvar.calibration.sequential.PRIOR_MIX), a balanced one, and one where nothing acts
-MIXES = {
-    "like the issue's study": PRIOR_MIX,
-    "balanced": {"strong": 4, "weak": 1, "tie": 1},
-    "nothing acts": {"tie": 20},
-}
-#: (first look, step, last look)
-SCHEDULES = ((3, 3, 30), (5, 5, 30), (3, 2, 30))
-FIXED = tuple(range(3, 31))
+EFFECTS = (0.0, 0.3, 0.5, 0.7, 1.0, 1.5)
+MARGINS = (0.5, 0.3)
+SCHEDULE = (3, 3, 30)
+DESIGNS = ("exact + futility", "exact, no futility", "union bound (issue 56)")
+BLOCKS = (1, 5, 20)
+REALISTIC = (0.0, 0.0, 0.3, 0.5, 0.7, 1.0, 1.5)
 PAGE_SCENARIOS = ("null", "tie", "planted")
 PAGE_SCHEDULE = (3, 3, 9)
 
 
-def _blocks(mix: str) -> list[str]:
-    return [kind for kind, n in MIXES[mix].items() for _ in range(n)]
+def union_levels(p, n: int, looks: tuple[int, ...], spending: str = "") -> np.ndarray:
+    """Issue 56's spending: each look's p over its linear share of the level."""
+    i = looks.index(n)
+    share = (n - (looks[i - 1] if i else 0)) / looks[-1]
+    p = np.asarray(p, float)
+    return np.where(np.isfinite(p), np.minimum(1.0, p / share), np.nan)
 
 
-def _sequential(task):
-    from modelvar.calibration.sequential import sequential_claims
+def _per_claim(task):
+    from modelvar.calibration.sequential import equal_power_repeats, per_claim
     from modelvar.study.rounds import Schedule
 
-    mix, schedule, pages = task
-    start = time.process_time()
-    out = sequential_claims(_blocks(mix), schedule=Schedule(*schedule), pages=pages,
-                            seed=56 + list(MIXES).index(mix))
-    return mix, schedule, out, time.process_time() - start
-
-
-def _fixed(task):
-    from modelvar.calibration.sequential import fixed_claims
-
-    mix, repeats, pages = task
-    return mix, repeats, fixed_claims(_blocks(mix), repeats=repeats, pages=pages,
-                                      seed=560 + list(MIXES).index(mix))
+    effect, margin, paths = task
+    schedule = Schedule(*SCHEDULE)
+    kw = {"schedule": schedule, "paths": paths, "seed": 68, "margin": margin}
+    runs = {DESIGNS[0]: per_claim(effect, **kw),
+            DESIGNS[1]: per_claim(effect, stop="no futility", **kw),
+            DESIGNS[2]: per_claim(effect, stop="no futility", levels=union_levels, **kw)}
+    rows = {}
+    for design, (power, repeats) in runs.items():
+        same = equal_power_repeats(effect, power, paths=max(paths, 20_000), seed=68,
+                                   margin=margin)
+        rows[design] = {"power": power, "mean repeats": repeats,
+                        "fixed repeats of equal power": same,
+                        "ratio": repeats / same if same else np.nan}
+    return effect, margin, rows
 
 
 def _pages(task):
+    from modelvar.calibration.sequential import claim_rates, run_claims
+    from modelvar.findings.multiplicity import EXPLORATORY, HEADLINE
+    from modelvar.study.rounds import Schedule
+
+    mix, blocks, tier, tails, stop, pages = task
+    kinds = (0.0,) if mix == "ties" else REALISTIC
+    effects = np.repeat([kinds[i % len(kinds)] for i in range(blocks)], 3).astype(float)
+    page = (effects, np.full(effects.size, 0.5), np.repeat(np.arange(blocks), 3),
+            np.full(effects.size, HEADLINE if tier == "headline" else EXPLORATORY))
+    seed = 680 + BLOCKS.index(blocks) + 10 * (tails is not None)
+    paths = run_claims(*page, schedule=Schedule(*SCHEDULE), pages=pages, seed=seed, stop=stop,
+                       tails=tails)
+    rates = claim_rates(paths, page[0], page[3])
+    key = "headline: pages with a false claim" if tier == "headline" else "exploratory: FDR"
+    return task[:5], rates[key], rates["mean repeats per block"]
+
+
+def _findings_pages(task):
     from modelvar.calibration.sequential import run_sequential_pages
     from modelvar.study.rounds import Schedule
 
@@ -90,65 +112,65 @@ def _pages(task):
     return name, scored, time.process_time() - start
 
 
-def equal_power(sequential: dict, fixed: dict[int, dict]) -> int | None:
-    """The fewest fixed repeats whose power is at least the sequential study's on every type
-    with an effect (None: not within 30)."""
-    kinds = [k for k in sequential if k.startswith("power ") and k != "power tie"]
-    for repeats in sorted(fixed):
-        if all(fixed[repeats][k] >= sequential[k] for k in kinds):
-            return repeats
-    return None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--claims", type=int, default=4000,
-                        help="claim-level pages per mix and design (default 4,000)")
-    parser.add_argument("--pages", type=int, default=100,
-                        help="pages per scenario run by the Findings' code (default 100)")
+    parser.add_argument("--paths", type=int, default=20_000,
+                        help="simulated claims per effect, margin and design (default 20,000)")
+    parser.add_argument("--pages", type=int, default=1000,
+                        help="simulated pages per adversarial case (default 1,000)")
+    parser.add_argument("--findings-pages", type=int, default=40,
+                        help="pages per scenario run by the Findings' code (default 40)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--write", action="store_true", help=f"write the tables to {DOC}")
     args = parser.parse_args()
     started = time.time()
-    out = []
+    out: list[str] = []
     with ProcessPoolExecutor(args.workers) as pool:
-        seq = {(m, s): (r, cpu) for m, s, r, cpu in pool.map(
-            _sequential, [(m, s, args.claims) for m in MIXES for s in SCHEDULES])}
-        fixed = {(m, r): v for m, r, v in pool.map(
-            _fixed, [(m, r, args.claims) for m in MIXES for r in FIXED])}
-        for mix in MIXES:
+        per = list(pool.map(_per_claim, [(e, m, args.paths) for m in MARGINS for e in EFFECTS]))
+        for margin in MARGINS:
             rows = {}
-            for schedule in SCHEDULES:
-                result, _ = seq[(mix, schedule)]
-                ours = {r: fixed[(mix, r)] for r in FIXED}
-                same = equal_power(result, ours) if mix != "nothing acts" else None
-                rows[f"sequential {'/'.join(map(str, schedule))}"] = {
-                    **result, "fixed repeats of equal power": same,
-                    "repeats ÷ equal-power fixed": (result["mean repeats per block"] / same
-                                                    if same else float("nan"))}
-            for r in (5, 10, 20, 30):
-                rows[f"fixed {r}"] = {**fixed[(mix, r)], "mean repeats per block": float(r)}
-            table = pd.DataFrame(rows).T
-            table = table[[c for c in ("FDR", "pages with a false claim",
-                                       "mean repeats per block", *sorted(
-                                           c for c in table if c.startswith("power")),
-                                       "fixed repeats of equal power",
-                                       "repeats ÷ equal-power fixed") if c in table]]
-            table = table.dropna(axis=1, how="all").astype(float)
-            blocks = ", ".join(f"{n} {k}" for k, n in MIXES[mix].items())
-            out += [f"## Claim level: {mix} ({blocks}; 3 claims a block)", "",
-                    markdown(table.T), ""]
+            for effect, m, result in per:
+                if m != margin:
+                    continue
+                row = {}
+                for design, r in result.items():
+                    row[f"{design}: power"] = r["power"]
+                    row[f"{design}: mean repeats"] = r["mean repeats"]
+                    row[f"{design}: ÷ equal-power fixed"] = r["ratio"]
+                row["fixed repeats of equal power (exact + futility)"] = \
+                    result[DESIGNS[0]]["fixed repeats of equal power"]
+                row["futility keeps of the power"] = (
+                    result[DESIGNS[0]]["power"] / result[DESIGNS[1]]["power"]
+                    if result[DESIGNS[1]]["power"] > 0 else np.nan)
+                rows[f"δ = {effect:g}"] = row
+            table = pd.DataFrame(rows).astype(float)
+            out += [f"## Per claim, margin {margin} SD (looks at 3, 6, …, 30; level 0.05; "
+                    f"{args.paths:,} claims each)", "", markdown(table), ""]
             print("\n".join(out[-4:]), flush=True)
-        if args.pages:
+        cases = [(mix, blocks, tier, tails, stop, args.pages)
+                 for mix in ("ties", "realistic") for tier in ("headline", "exploratory")
+                 for tails in (None, 3.0) for stop in ("never", "rule") for blocks in BLOCKS]
+        rows = {}
+        for (mix, blocks, tier, tails, stop), rate, repeats in pool.map(_pages, cases):
+            name = (f"{mix}, {tier}, {'t₃' if tails else 'normal'}, "
+                    f"{'never stopped' if stop == 'never' else 'the rule'}")
+            what = "pages with a false claim" if tier == "headline" else "FDR"
+            rows.setdefault(name, {})[f"{blocks} blocks: {what}"] = rate
+            rows[name][f"{blocks} blocks: mean repeats"] = repeats
+        table = pd.DataFrame(rows).T.astype(float)
+        out += [f"## Pages, adversarial ({args.pages:,} pages each; 3 claims a block, margin "
+                "0.5 SD)", "", markdown(table), ""]
+        print("\n".join(out[-4:]), flush=True)
+        if args.findings_pages:
             halves = max(1, args.workers)
-            tasks = [(name, args.pages // halves + (i < args.pages % halves), 1 + i)
-                     for name in PAGE_SCENARIOS for i in range(halves)]
+            tasks = [(name, args.findings_pages // halves + (i < args.findings_pages % halves),
+                      1 + i) for name in PAGE_SCENARIOS for i in range(halves)]
             parts: dict[str, list] = {}
             cpu = 0.0
-            for name, scored, seconds in pool.map(_pages, tasks):
+            for name, scored, seconds in pool.map(_findings_pages, tasks):
                 parts.setdefault(name, []).append(scored)
                 cpu += seconds
-    if args.pages:
+    if args.findings_pages:
         from modelvar.calibration.pages import rates
 
         rows = {}
@@ -157,30 +179,39 @@ def main() -> None:
             rows[name] = {**rates(scored), "mean repeats per block":
                           scored.groupby("page")["repeats"].first().mean()}
         table = pd.DataFrame(rows).dropna(how="all").astype(float)
-        from modelvar.study.rounds import Schedule
-
-        looks = ", ".join(map(str, Schedule(*PAGE_SCHEDULE).looks()))
-        out += [f"## Pages run by the Findings' code (looks at {looks} repeats; "
-                f"{args.pages} pages each, {cpu / 60:.0f} CPU minutes)", "",
+        out += [f"## Pages run by the Findings' code (looks at 3, 6, 9 repeats; "
+                f"{args.findings_pages} pages each, {cpu / 60:.0f} CPU minutes)", "",
                 markdown(table), ""]
         print("\n".join(out[-4:]), flush=True)
-    took = (f"{args.claims:,} claim-level pages per mix and design, {args.pages} pages per "
-            f"scenario; {(time.time() - started) / 60:.0f} minutes on {args.workers} workers.")
-    print(took)
+    from modelvar.study.claim_paths import prior_repeats
+    from modelvar.study.rounds import Schedule
+
+    prior = prior_repeats(Schedule(*SCHEDULE))
+    out += [f"The plan's prior for looks at 3, 6, …, 30: {prior:.1f} repeats per block.", ""]
+    took = (f"{args.paths:,} claims per effect and design, {args.pages:,} pages per adversarial "
+            f"case, {args.findings_pages} Findings pages per scenario; "
+            f"{(time.time() - started) / 60:.0f} minutes on {args.workers} workers.")
+    print(out[-2], took, sep="\n")
     if args.write:
-        DOC.write_text(HEADER + "\n" + took + "\n\n" + "\n".join(out))
+        text = DOC.read_text() if DOC.is_file() else ""
+        kept = text[text.index(KEEP):] if KEEP in text else ""
+        DOC.write_text(HEADER + "\n" + took + "\n\n" + "\n".join(out) + "\n" + kept)
         print(f"written: {DOC}")
 
 
 HEADER = """# Sequential studies, calibrated (make bench-sequential)
 
-`benchmarks/bench_sequential.py` (module docstring: the simulations). `FDR` is a page's share
-of false claims among those it states, averaged over pages; `pages with a false claim` the
-share of pages stating any; `power …` per type of block the share of its claims stated
-correctly (a tie's: called practically equivalent); `mean repeats per block` what the design
-spent; `fixed repeats of equal power` the fewest repeats of a fixed design whose power is at
-least the sequential one's on every type with an effect.
+`benchmarks/bench_sequential.py` (module docstring: the simulations). `power` is the share of
+claims stated correctly (told apart with the right sign, or practically equivalent where the
+effect is within the margin; a tie only by its equivalence); `mean repeats` what the design
+spent; `÷ equal-power fixed` the mean repeats over the fewest repeats of a fixed design (one
+look) with at least that power (capped at 0.99); `pages with a false claim` the share of pages
+whose headline family states any false claim (what Holm bounds at 5 %); `FDR` the exploratory
+claims' share of false ones among those stated, averaged over pages (what Benjamini–Yekutieli
+bounds at 5 %).
 """
+#: what --write keeps of the file: the sections measured by hand below the tables
+KEEP = "## Measured by hand"
 
 if __name__ == "__main__":
     main()

@@ -53,7 +53,7 @@ from modelvar.planning.workflow_config import (
 )
 from modelvar.simulation import FIGURES as SIMULATION_FIGURES
 from modelvar.study import figures as figure_registry
-from modelvar.study.rounds import design_problem, state_json
+from modelvar.study.rounds import design_problem, findings_state
 
 try:  # the attribute Snakemake reads a function's parameters from (with_known_signature)
     from snakemake.common import FUNC_OVERWRITE_PARAMS_ATTR
@@ -391,16 +391,7 @@ FINDINGS_FIGURES = figure_registry.findings_figures(
 )
 # a sequential study's looks and state, for the findings job ("" for fixed repeats): its
 # rounds file (modelvar.study.rounds) changes between rounds, never within one
-SEQUENTIAL_JSON = (
-    state_json(
-        PLAN.schedule,
-        PLAN.rounds,
-        config["sequential"]["decide"],
-        [(ds, clf) for ds in DATASETS for clf in CLASSIFIERS],
-    )
-    if PLAN.schedule
-    else ""
-)
+SEQUENTIAL_JSON = findings_state(config, PLAN.rounds, PLAN.blocks())
 # each classifier's colour in every figure, decided here once (the registry's) and handed to
 # the figure jobs, which never import the classifiers: a colour reruns figures, not fits
 COLOURS_JSON = json.dumps(

@@ -121,18 +121,18 @@ def test_a_new_kind_is_scored_by_the_calibration(accuracy_shift):
 
 
 def test_a_new_kind_is_judged_in_a_sequential_study(accuracy_shift):
-    from modelvar.findings.study import Sequential, judge_sequential
+    from modelvar.findings.study import judge_sequential
     from modelvar.study.rounds import Block, Rounds, Schedule
 
     tables, _ = _page(repeats=6)
     schedule = Schedule(3, 3, 9)
     rounds = Rounds(2, {name: Block(6, [3, 6]) for name in Rounds.first(
-        schedule, tables["roles"]).blocks})
+        schedule, tables["roles"]).blocks}, schedule)
     judged = judge_sequential(tables["summary"], tables["agreement"], tables["runs"],
-                              tables["roles"], Sequential(schedule, rounds), weak_below=0.5)
+                              tables["roles"], rounds, weak_below=0.5)
     verdicts = judged.tables["verdicts"]
     mine = verdicts[verdicts["kind"] == "accuracy shift"]
-    # its p is sequential: at least its p on all the repeats, over the share of the last look
+    # its p is sequential: at least its p on all the repeats (a look pays for the others)
     assert len(mine) and (mine["p_value"] >= np.minimum(mine["p_look"], 1) - 1e-15).all()
     assert mine["look"].isin([3, 6]).all()
     # it is not made once: an open one keeps its block open under sequential.decide: all
@@ -141,16 +141,17 @@ def test_a_new_kind_is_judged_in_a_sequential_study(accuracy_shift):
 
 
 def test_an_undeclared_kind_is_an_error_everywhere():
-    from modelvar.findings.sequential import block_status
+    from modelvar.findings.sequential import sequential_status
     from modelvar.study.rounds import Block, Rounds, Schedule
 
     with pytest.raises(ValueError, match="claim kind 'hunch' is not declared"):
         registry.kind("hunch")
     verdicts = pd.DataFrame([{"kind": "hunch", "blocks": ["d|a"], "holds": False,
-                              "effect": 1.0, "room": np.nan, "unit": "repeats", "p_look": 0.2,
-                              "p_bound": 0.01, "p_value": 0.2}])
+                              "effect": 1.0, "room": np.nan, "margin_sds": np.nan,
+                              "unit": "repeats", "p_look": 0.2, "p_bound": 0.01,
+                              "p_value": 0.2}])
     with pytest.raises(ValueError, match="claim kind 'hunch' is not declared"):
-        block_status(verdicts, Rounds(1, {"d|a": Block(3, [3])}), Schedule(3, 3, 9), "all")
+        sequential_status(verdicts, Rounds(1, {"d|a": Block(3, [3])}, Schedule(3, 3, 9)))
     with pytest.raises(ValueError, match="already registered"):
         registry.register(registry.kind("leader"))
     with pytest.raises(ValueError, match="is built in"):

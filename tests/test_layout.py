@@ -126,9 +126,31 @@ def test_no_room_holds_a_fifth_of_the_library():
     assert {r: n for r, n in lines.items() if n > 0.2 * total} == {}
 
 
+def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for target in edges.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_planner_imports_no_findings():
+    """Issue 68: what the planner needs of a sequential study (its state, the stopping rule,
+    the prior, the blocks' lines) lives in modelvar.study, below both; the planner reaches
+    neither the findings nor their calibration, by any path."""
+    edges = graph()
+    found = {f"{m} -> {t}" for m in edges if room(m) == "planning"
+             for t in reachable(edges, m) if room(t) in ("findings", "calibration")}
+    assert found == set()
+
+
 def test_the_guard_sees_a_cycle_and_an_upward_import(tmp_path):
     """The checks above can fail: a copy of the library with hparams importing the registry
-    (the cycle of before) and the figure registry importing the plots."""
+    (the cycle of before), the figure registry importing the plots and the planner's rounds
+    the findings' report."""
     import shutil
 
     copy = tmp_path / "modelvar"
@@ -139,9 +161,14 @@ def test_the_guard_sees_a_cycle_and_an_upward_import(tmp_path):
     figures = copy / "study" / "figures.py"
     figures.write_text(figures.read_text() + "\n\ndef _load():\n"
                        "    from modelvar.plots import study\n    return study\n")
+    rounds = copy / "planning" / "rounds.py"
+    rounds.write_text(rounds.read_text() + "\n\ndef _lines(blocks):\n"
+                      "    from modelvar.findings.report import blocks_html\n"
+                      "    return blocks_html(blocks)\n")
     edges = graph(copy)
     assert any("modelvar.models.hparams" in cycle for cycle in cycles(edges))
     assert "modelvar.study.figures -> modelvar.plots.study" in upward_imports(edges)
+    assert "modelvar.findings.report" in reachable(edges, "modelvar.planning.rounds")
 
 
 def test_every_public_name_resolves():

@@ -1,15 +1,26 @@
-"""Sequential studies calibrated (issue 56): the page's own sequential verdicts on simulated
-pages, and a claim-level model of them fast enough for thousands of pages.
+"""Sequential studies calibrated (issues 56, 68): simulated claims run by the study's own
+stopping rule under the page's two tiers, and simulated pages judged round after round by the
+Findings' own code.
 
-:func:`run_sequential_pages` runs the pages of :mod:`modelvar.calibration.pages` round after
-round, each block stopping where the page's own code stops it
-(:func:`modelvar.findings.sequential.block_status`), and scores the last round's claims;
-:func:`sequential_claims` is a claim-level model of it: per block ``claims_per_block`` paired
-comparisons whose per-repeat differences are N(δ, 1) (δ by the block's type,
-:data:`SEQUENTIAL_MIX`), each a t-test of a difference and two one-sided tests of equivalence
-(margin 0.5 SD), judged in one Benjamini–Yekutieli family and stopped by the same rule;
-:func:`fixed_claims` judges the same comparisons at a fixed number of repeats, the design it is
-held against.
+**Claims** (:func:`run_claims`): pages of claims (:mod:`modelvar.study.claim_paths`) whose
+hypotheses are decided as the page decides them (:mod:`modelvar.findings.multiplicity`: the
+headline claims' under Holm, the exploratory ones' under Benjamini–Yekutieli), by the
+sequential p-values of the exact boundaries, each block stopping by the study's rule, by the
+same rule without futility, or never (every block to the last look, the worst case). Scored
+per tier (:func:`claim_rates`): the headline family's false-claim rate (pages with any false
+headline claim), the exploratory claims' false-discovery rate, and per effect size the power
+(the share of claims stated correctly: told apart with the right sign, or a tie called
+equivalent) and the mean repeats of its blocks. :func:`fixed_claims` judges the same claims at
+a fixed number of repeats: the design the sequential one is held against.
+
+**Mixes** (:data:`MIXES`): a page's claims by effect, in SDs of the per-repeat differences, as
+real pages show them (effects 0.3 to 1.5 and ties; margins of 0.5 SD, the median of a real
+page's comparisons), one effect per block.
+
+**Pages** (:func:`run_sequential_pages`): the verdicts issue's simulated pages
+(:mod:`modelvar.calibration.pages`) run round after round by the Findings' code
+(:func:`modelvar.findings.study.judge_sequential`), every stated claim of the last round scored
+against the truth.
 """
 
 from __future__ import annotations
@@ -18,166 +29,183 @@ import numpy as np
 import pandas as pd
 
 from modelvar.calibration.pages import SCENARIOS, score, simulate_page
-from modelvar.findings.multiplicity import threshold as by_threshold
+from modelvar.findings.multiplicity import EXPLORATORY, HEADLINE, PROCEDURES, decide
+from modelvar.study.claim_paths import simulate
+from modelvar.study.rounds import Futility, Schedule
 
-#: the comparison mix of the sequential calibration: per block type, the true difference of
-#: its claims in units of their per-repeat SD (a tie: equivalence to find)
-SEQUENTIAL_MIX = {"very strong": 5.0, "strong": 3.0, "moderate": 1.0, "weak": 0.6, "tie": 0.0}
-
-
-#: blocks of each type like issue 56's 10-repeat study (two datasets, two classifiers): of
-#: its stated comparisons 3 repeats decided 53 %, 5 decided 76 %, 10 decided 82 %, and 18 % stayed
-#: open (a few moderate, the rest practical ties). The sequential plan's prior before a study has
-#: findings (:func:`prior_repeats`), and the first mix of ``make bench-sequential``.
-PRIOR_MIX = {"very strong": 11, "strong": 4, "moderate": 2, "tie": 3}
-
-
-def prior_repeats(schedule, pages: int = 200, seed: int = 56) -> float:
-    """The mean repeats per block a sequential study of ``schedule`` takes on
-    :data:`PRIOR_MIX` (:func:`sequential_claims`): what its plan expects before its first
-    round's findings."""
-    blocks = [kind for kind, n in PRIOR_MIX.items() for _ in range(n)]
-    return sequential_claims(blocks, schedule=schedule, pages=pages,
-                             seed=seed)["mean repeats per block"]
+#: the equivalence margin of the mixes' claims, in SDs (module docstring)
+MARGIN = 0.5
+#: mixes of a page's blocks: effect (SDs) → blocks of it; each block ``CLAIMS_PER_BLOCK``
+#: claims of its effect
+MIXES = {
+    "realistic": {0.0: 2, 0.3: 1, 0.5: 1, 0.7: 1, 1.0: 1, 1.5: 1},
+    "nothing acts": {0.0: 6},
+}
+CLAIMS_PER_BLOCK = 3
 
 
-def _look_p(d: np.ndarray, n: int, margin: float) -> tuple[np.ndarray, ...]:
-    """Per claim (rows of ``d``, per-repeat differences in units of their SD), on the first
-    ``n`` repeats: the paired t-test's p, the two one-sided tests' p of |mean| < margin, the
-    mean and the SD."""
-    from scipy import stats
+def _tiers_decide(tiers: np.ndarray):
+    """The page's decision (module docstring) of every hypothesis of claims in ``tiers``:
+    which hold and each one's bound."""
+    def run(star: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        held = np.zeros(star.shape, bool)
+        bound = np.full(star.shape, np.nan)
+        for tier in (HEADLINE, EXPLORATORY):
+            mine = tiers == tier
+            if not mine.any():
+                continue
+            p = np.where(np.isfinite(star[mine]), star[mine], 1.0).ravel()
+            d = decide(p, PROCEDURES[tier])
+            held[mine] = d.holds.reshape(-1, 2)
+            bound[mine] = np.asarray(d.level, float).reshape(-1, 2)
+        return held, bound
+    return run
 
-    x = d[:, :n]
+
+def page_of(mix: dict[float, int], blocks: int | None = None,
+            claims_per_block: int = CLAIMS_PER_BLOCK, tier: str = HEADLINE):
+    """The claims of a page of ``mix`` (effect → blocks; ``blocks``: that many blocks, the
+    mix repeated and cut): effects, margins, each claim's block and tier."""
+    kinds = [effect for effect, n in mix.items() for _ in range(n)]
+    if blocks is not None:
+        kinds = [kinds[i % len(kinds)] for i in range(blocks)]
+    effects = np.repeat(kinds, claims_per_block).astype(float)
+    block = np.repeat(np.arange(len(kinds)), claims_per_block)
+    return effects, np.full(effects.size, MARGIN), block, np.full(effects.size, tier)
+
+
+def run_claims(effects, margins, blocks, tiers, *, schedule: Schedule, pages: int, seed: int,
+               stop: str = "rule", futility: Futility | None = None,
+               tails: float | None = None):
+    """Simulated pages of these claims (module docstring), decided by the page's tiers."""
+    rng = np.random.default_rng([seed, schedule.start, schedule.step, schedule.max, 68])
+    return simulate(effects, margins, blocks, schedule, futility or Futility(),
+                    decide=_tiers_decide(np.asarray(tiers)), pages=pages, rng=rng, stop=stop,
+                    tails=tails)
+
+
+def fixed_claims(effects, margins, blocks, tiers, *, repeats: int, pages: int, seed: int,
+                 tails: float | None = None):
+    """The same claims at a fixed number of repeats (one look)."""
+    return run_claims(effects, margins, blocks, tiers, schedule=Schedule(repeats, 1, repeats),
+                      pages=pages, seed=seed, tails=tails)
+
+
+def claim_rates(paths, effects, tiers) -> dict[str, float]:
+    """The rates of simulated pages (module docstring): per tier the false-claim rates, per
+    effect the power and mean repeats of its blocks."""
+    effects, tiers = np.asarray(effects, float), np.asarray(tiers)
+    out: dict[str, float] = {}
+    head = tiers == HEADLINE
+    if head.any():
+        out["headline: pages with a false claim"] = float(paths.false[:, head].any(1).mean())
+    if (~head).any():
+        made = paths.holds[:, ~head].sum(1)
+        out["exploratory: FDR"] = float(np.mean(paths.false[:, ~head].sum(1)
+                                                / np.maximum(made, 1)))
+    correct = _correct(paths, effects, MARGIN)
+    blocks_of = np.repeat(np.arange(paths.repeats.shape[1]),
+                          effects.size // paths.repeats.shape[1])
+    for effect in sorted(set(effects)):
+        mine = effects == effect
+        out[f"power at {effect:g}"] = float(correct[:, mine].mean())
+        mine_blocks = np.unique(blocks_of[mine])
+        out[f"repeats at {effect:g}"] = float(paths.repeats[:, mine_blocks].mean())
+    out["mean repeats per block"] = float(paths.repeats.mean())
+    return out
+
+
+def per_claim(effect: float, *, schedule: Schedule, paths: int, seed: int,
+              margin: float = MARGIN, level: float = 0.05, stop: str = "rule",
+              futility: Futility | None = None, tails: float | None = None,
+              levels=None) -> tuple[float, float]:
+    """One claim of ``effect`` SDs alone at ``level`` (before the page's control), ``paths``
+    times: its power (stated correctly: told apart with the right sign, or equivalent where
+    within the margin; a tie only by its equivalence) and mean repeats. Claims alone do not
+    interact, so the paths run as one page of ``paths`` blocks."""
+    from modelvar.study.claim_paths import _bonferroni
+
+    rng = np.random.default_rng([seed, int(round(effect * 1000)), schedule.max, 68])
+    kw = {} if levels is None else {"levels": levels}
+    out = simulate(np.full(paths, float(effect)), np.full(paths, margin), np.arange(paths),
+                   schedule, futility or Futility(), decide=_bonferroni(level), pages=1,
+                   rng=rng, stop=stop, tails=tails, **kw)
+    right = _correct(out, np.full(paths, float(effect)), margin)[0]
+    return float(right.mean()), float(out.repeats.mean())
+
+
+def _correct(paths, effects: np.ndarray, margin: float) -> np.ndarray:
+    """Claims stated correctly (pages × claims): a tie called equivalent; an effect told apart
+    with its sign, or called equivalent where it is within the margin."""
+    good = paths.holds & ~paths.false
+    return good & np.where(effects == 0, paths.equivalent,
+                           ~paths.equivalent | (np.abs(effects) < margin))
+
+
+def fixed_power(effect: float, repeats: int, *, paths: int, seed: int, margin: float = MARGIN,
+                level: float = 0.05) -> float:
+    """The power of one claim of ``effect`` SDs alone at ``level`` with ``repeats`` repeats
+    and one look (as :func:`per_claim` scores it), from ``paths`` simulated claims at once."""
+    from scipy.stats import t as student
+
+    rng = np.random.default_rng([seed, int(round(effect * 1000)), repeats, 6868])
+    x = effect + rng.standard_normal((paths, repeats))
     mean, sd = x.mean(axis=1), x.std(axis=1, ddof=1)
-    se = sd / np.sqrt(n)
-    p_diff = 2 * stats.t.sf(np.abs(mean) / se, n - 1)
-    p_eq = np.maximum(stats.t.sf((mean + margin) / se, n - 1),
-                      stats.t.cdf((mean - margin) / se, n - 1))
-    return p_diff, p_eq, mean, sd
+    se = sd / np.sqrt(repeats)
+    told = (2 * student.sf(np.abs(mean) / se, repeats - 1) <= level) & (
+        np.sign(mean) == np.sign(effect))
+    same = np.maximum(student.sf((mean + margin) / se, repeats - 1),
+                      student.cdf((mean - margin) / se, repeats - 1)) <= level
+    if effect == 0:
+        return float(same.mean())
+    return float((same & (abs(effect) < margin) | (told & ~same)).mean())
 
 
-def _false(holds, equivalent, mean, effect, margin) -> np.ndarray:
-    """Claims that hold and say what is not so: a difference told apart where there is none
-    or of the wrong sign, an equivalence where the difference is at or beyond the margin."""
-    wrong_sign = np.sign(mean) != np.sign(effect)
-    return holds & np.where(equivalent, np.abs(effect) >= margin,
-                            (effect == 0) | wrong_sign)
+def equal_power_repeats(effect: float, power: float, *, paths: int, seed: int,
+                        margin: float = MARGIN, level: float = 0.05, most: int = 200,
+                        cap: float = 0.99) -> float | None:
+    """The repeats a fixed design (one look) needs for ``power`` on a claim of ``effect`` SDs
+    (at most ``cap``: a power of 1.000 in a simulation is no target a fixed design can be
+    sized to): the fewest whole repeats that reach it, less the share of the last repeat the
+    power did not need (linear between the two counts, so that a ratio to it is not rounded
+    to a whole repeat); None beyond ``most``."""
+    target = min(power, cap)
+    low, high = 2, 3
+    while fixed_power(effect, high, paths=paths, seed=seed, margin=margin, level=level) < target:
+        low, high = high, high * 2
+        if low >= most:
+            return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        reached = fixed_power(effect, mid, paths=paths, seed=seed, margin=margin,
+                              level=level) >= target
+        low, high = (low, mid) if reached else (mid, high)
+    if high <= 2:
+        return float(high)
+    below = fixed_power(effect, high - 1, paths=paths, seed=seed, margin=margin, level=level)
+    above = fixed_power(effect, high, paths=paths, seed=seed, margin=margin, level=level)
+    return float(high - 1 + (target - below) / (above - below)) if above > below \
+        else float(high)
 
 
-def _reach_factor(level: float) -> float:
-    """The repeats a claim needs at ``level`` over those it needs at 5 % (normal
-    approximation of a test's sample size, n ∝ (z_α + z_β)²; inf at a level of 0)."""
-    from scipy.stats import norm
-
-    if not level > 0:
-        return np.inf
-    return float(((norm.isf(level / 2) + norm.ppf(0.8)) / (norm.isf(0.025) + norm.ppf(0.8)))
-                 ** 2)
-
-
-def sequential_claims(blocks: list[str], *, schedule, pages: int, seed: int,
-                      claims_per_block: int = 3, margin: float = 0.5) -> dict[str, float]:
-    """Simulated pages of a sequential study at the claim level (module docstring): per block
-    ``claims_per_block`` paired comparisons of its type (a key of :data:`SEQUENTIAL_MIX`),
-    analysed at the schedule's looks with sequential p-values
-    (:mod:`modelvar.findings.sequential`) under Benjamini–Yekutieli, each block stopping once
-    its claims hold or cannot be decided by the last look (80 % power at the seen difference,
-    at the level left: :func:`~modelvar.findings.sequential.level_left`), the equivalence
-    margin ``margin`` SDs.
-    Returns the FDR, the share of pages with a false claim, the power per block type and the
-    mean repeats per block."""
-    from modelvar.findings.multiplicity import next_boundary
-    from modelvar.findings.sequential import level_left
-
-    rng = np.random.default_rng(seed)
-    looks = schedule.looks()
-    effect = np.repeat([SEQUENTIAL_MIX[b] for b in blocks], claims_per_block)
-    block = np.repeat(np.arange(len(blocks)), claims_per_block)
-    fdr, any_false, repeats = [], [], []
-    power = {b: [] for b in set(blocks)}
-    for _ in range(pages):
-        d = effect[:, None] + rng.standard_normal((len(effect), schedule.max))
-        best = np.full(len(effect), np.inf)
-        equivalent = np.zeros(len(effect), bool)
-        sign = np.zeros(len(effect))
-        open_ = np.ones(len(blocks), bool)
-        used = np.full(len(blocks), looks[0])
-        for n in looks:
-            active = open_[block]
-            p_diff, p_eq, mean, sd = _look_p(d, n, margin)
-            p = np.where(active, np.minimum(p_diff, p_eq) / schedule.share(n), np.inf)
-            better = p < best
-            equivalent = np.where(better, p_eq <= p_diff, equivalent)
-            sign = np.where(better, np.sign(mean), sign)
-            best = np.minimum(best, p)
-            holds = best <= by_threshold(np.minimum(best, 1))
-            z = 2.8  # 80 % power at 5 %, two-sided (normal approximation)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                need = np.minimum((z * sd / np.abs(mean)) ** 2,
-                                  np.where(margin > np.abs(mean),
-                                           (2.5 * sd / (margin - np.abs(mean))) ** 2, np.inf))
-            need = need * _reach_factor(level_left(next_boundary(np.minimum(best, 1)),
-                                                   schedule, n))
-            for b in np.flatnonzero(open_):
-                mine = (block == b) & ~holds
-                if not mine.any() or n == looks[-1] or (need[mine] > schedule.max).all():
-                    open_[b] = False
-                else:
-                    used[b] = schedule.next(n)
-            if not open_.any():
-                break
-        holds = best <= by_threshold(np.minimum(best, 1))
-        false = _false(holds, equivalent, sign, effect, margin)
-        fdr.append(false.sum() / max(holds.sum(), 1))
-        any_false.append(false.any())
-        repeats.append(used.mean())
-        for b in set(blocks):
-            mine = np.array([blocks[i] == b for i in block])
-            power[b].append((holds & ~false)[mine].mean())
-    return {"FDR": float(np.mean(fdr)), "pages with a false claim": float(np.mean(any_false)),
-            "mean repeats per block": float(np.mean(repeats)),
-            **{f"power {b}": float(np.mean(v)) for b, v in power.items()}}
-
-
-def fixed_claims(blocks: list[str], *, repeats: int, pages: int, seed: int,
-                 claims_per_block: int = 3, margin: float = 0.5) -> dict[str, float]:
-    """The same pages with a fixed number of repeats for every block: their FDR, share of
-    pages with a false claim and power (what :func:`sequential_claims` is held against)."""
-    rng = np.random.default_rng(seed)
-    effect = np.repeat([SEQUENTIAL_MIX[b] for b in blocks], claims_per_block)
-    fdr, any_false = [], []
-    power = {b: [] for b in set(blocks)}
-    for _ in range(pages):
-        d = effect[:, None] + rng.standard_normal((len(effect), repeats))
-        p_diff, p_eq, mean, _ = _look_p(d, repeats, margin)
-        p = np.minimum(p_diff, p_eq)
-        holds = p <= by_threshold(p)
-        false = _false(holds, p_eq <= p_diff, np.sign(mean), effect, margin)
-        fdr.append(false.sum() / max(holds.sum(), 1))
-        any_false.append(false.any())
-        for b in set(blocks):
-            mine = np.repeat([x == b for x in blocks], claims_per_block)
-            power[b].append((holds & ~false)[mine].mean())
-    return {"FDR": float(np.mean(fdr)), "pages with a false claim": float(np.mean(any_false)),
-            **{f"power {b}": float(np.mean(v)) for b, v in power.items()}}
-
-
-def run_sequential_pages(name: str, *, pages: int, schedule, seed: int, decide: str = "all",
-                         datasets: int = 2, weak_below: float = 0.5) -> pd.DataFrame:
+def run_sequential_pages(name: str, *, pages: int, schedule: Schedule, seed: int,
+                         decide: str = "all", datasets: int = 2,
+                         weak_below: float = 0.5) -> pd.DataFrame:
     """Simulated pages of a sequential study judged by the page's own code: each page's
     blocks run round after round (:func:`modelvar.findings.study.judge_sequential`, stopping
-    by :func:`modelvar.findings.sequential.block_status`) until every block has stopped; the
-    last round's claims scored against the truth (:func:`score`), one row per claim with its
-    page and the page's mean repeats per block (``repeats``)."""
-    from modelvar.findings.study import Sequential, judge_sequential
+    by :func:`modelvar.study.stopping.block_status`) until every block has stopped; the last
+    round's claims scored against the truth (:func:`score`), one row per claim with its page
+    and the page's mean repeats per block (``repeats``)."""
+    from modelvar.findings.study import judge_sequential
     from modelvar.study.rounds import Rounds
+    from modelvar.study.stopping import OPEN, advance
 
     rng = np.random.default_rng([seed, schedule.max, list(SCENARIOS).index(name), 56])
     out = []
     for page in range(pages):
         tables, truth = simulate_page(SCENARIOS[name], repeats=schedule.max,
                                       datasets=datasets, rng=rng)
-        rounds = Rounds.first(schedule, tables["roles"])
+        rounds = Rounds.first(schedule, tables["roles"], decide)
         while True:
             part = {}
             for key, t in tables.items():
@@ -187,17 +215,14 @@ def run_sequential_pages(name: str, *, pages: int, schedule, seed: int, decide: 
                     {b: block.repeats for b, block in rounds.blocks.items()})
                 part[key] = t[t["repeat"] < limit]
             judged = judge_sequential(part["summary"], part["agreement"], part["runs"],
-                                      tables["roles"], Sequential(schedule, rounds, decide),
+                                      tables["roles"], rounds.for_findings(),
                                       weak_below=weak_below)
-            opens = judged.tables["blocks"]
-            opens = opens[opens["status"] == "open"]
-            if opens.empty:
+            blocks = judged.tables["blocks"]
+            statuses = {f"{b['dataset']}|{b['classifier']}": b["status"]
+                        for _, b in blocks.iterrows()}
+            if OPEN not in statuses.values():
                 break
-            rounds.round += 1
-            for _, b in opens.iterrows():
-                block = rounds.blocks[f"{b['dataset']}|{b['classifier']}"]
-                block.repeats = schedule.next(block.repeats)
-                block.looks.append(block.repeats)
+            advance(rounds, statuses)
         scored = score(judged.tables, judged.tables["verdicts"], truth)
         scored["page"] = page
         scored["repeats"] = np.mean([b.repeats for b in rounds.blocks.values()])

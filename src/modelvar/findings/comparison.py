@@ -60,7 +60,7 @@ COLUMNS = ["dataset", "source", "level", "classifier_a", "classifier_b", "cell_a
            "measure", "repeats",
            "difference", "difference_low", "difference_high", "ratio", "ratio_low",
            "ratio_high", "identical", "p_difference", "p_equivalent", "p_value", "effect",
-           "room", "repeats_needed", "verdict"]
+           "room", "margin_sds", "repeats_needed", "verdict"]
 
 
 def _pairs(classifiers) -> list[tuple[str, str]]:
@@ -103,7 +103,8 @@ def classifier_comparison(sources: pd.DataFrame, summary: pd.DataFrame,
                          "difference_high": np.nan, "ratio": np.nan, "ratio_low": np.nan,
                          "ratio_high": np.nan, "identical": False, "p_difference": np.nan,
                          "p_equivalent": np.nan, "p_value": np.nan, "effect": np.nan,
-                         "room": np.nan, "repeats_needed": np.nan, "verdict": NOT_TESTED})
+                         "room": np.nan, "margin_sds": np.nan, "repeats_needed": np.nan,
+                         "verdict": NOT_TESTED})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -209,7 +210,7 @@ MARGIN_COLUMNS = ["dataset", "classifier", "measure", "leader", "runner_up", "ag
                   "left_out", "repeats", "margin", "margin_low", "margin_high", "ratio",
                   "ratio_low", "ratio_high", "equivalence_ratio", "ahead", "others",
                   "p_others", "p_lead", "p_equivalent", "p_value", "effect", "room",
-                  "repeats_needed", "verdict"]
+                  "margin_sds", "repeats_needed", "verdict"]
 
 
 def leader_verdict(p_lead: float, p_equivalent: float, ahead: bool,
@@ -276,7 +277,7 @@ def leader_margins(sources: pd.DataFrame, summary: pd.DataFrame,
                          "p_others": [float(p) for p in ps], "p_lead": p_lead,
                          "p_equivalent": top.p_equivalent,
                          "p_value": min(claim) if claim else np.nan, "effect": effect,
-                         "room": top.room,
+                         "room": top.room, "margin_sds": top.margin_sds,
                          "repeats_needed": np.nan,
                          "verdict": leader_verdict(p_lead, top.p_equivalent, ahead,
                                                    threshold)})

@@ -28,7 +28,8 @@ from modelvar.findings.multiplicity import PROCEDURES, TIERS, decide
 from modelvar.findings.paired import NOT_TESTED, claim_repeats
 
 CLAIM_COLUMNS = ["kind", "tier", "table", "row", "dataset", "classifier", "about", "key",
-                 "blocks", "hypotheses", "p_values", "p_value", "effect", "room", "unit"]
+                 "blocks", "hypotheses", "p_values", "p_value", "effect", "room", "margin_sds",
+                 "unit"]
 DECIDED_COLUMNS = ["adjusted", "p_bounds", "held", "p_adjusted", "holds", "p_bound",
                    "verdict", "needed"]
 
@@ -70,7 +71,7 @@ def stated_claims(tables: dict[str, pd.DataFrame], context: registry.Context) ->
                          "blocks": kind.blocks(row, context), "hypotheses": list(kind.hypotheses),
                          "p_values": ps, "p_value": float(np.nanmin(ps)),
                          "effect": _value(row, kind.effect), "room": _value(row, kind.room),
-                         "unit": kind.unit})
+                         "margin_sds": _value(row, kind.margin), "unit": kind.unit})
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 

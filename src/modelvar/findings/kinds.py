@@ -104,6 +104,8 @@ class ClaimKind:
     finish: Callable[[Context, dict[str, pd.DataFrame]], None] | None = None
     effect: str = "effect"
     room: str | None = "room"
+    #: the column of its equivalence margin in SDs (a sequential study's effect of interest)
+    margin: str | None = "margin_sds"
     unit: str = REPEATS
     once: bool = False
     leading: bool = False

@@ -353,6 +353,16 @@ class Compared:
         room = math.log(self.margin) - abs(lr.mean)
         return room / lr.sd if room > 0 else np.nan
 
+    @property
+    def margin_sds(self) -> float:
+        """The equivalence margin in SDs of the log ratios, log M / s_l (the effect of
+        interest of a sequential study's futility rule, :mod:`modelvar.study.stopping`); NaN
+        without a spread."""
+        lr = self.log_ratio
+        if lr is None or lr.n < 2 or not np.isfinite(lr.sd) or lr.same_everywhere:
+            return np.nan
+        return math.log(self.margin) / lr.sd
+
     def equivalence_repeats(self, power: float = POWER, alpha: float = ALPHA) -> int | None:
         """The repeats at which the ratio's two one-sided tests at ``alpha`` would have about
         ``power``, if the log ratios keep the mean and spread seen
@@ -368,7 +378,8 @@ class Compared:
     def row(self) -> dict:
         """The comparison as a table's columns: what :func:`verdict_of` needs at any
         threshold, the difference and the ratio with their intervals, and the standardised
-        sizes its power at any level follows from (``effect``, ``room``; ``repeats_needed``
+        sizes its power at any level follows from (``effect``, ``room``, ``margin_sds``;
+        ``repeats_needed``
         is left to the page, which computes it at the level the claim faces,
         :func:`claim_repeats`)."""
         d = self.difference
@@ -377,7 +388,7 @@ class Compared:
                 "ratio_high": self.ratio_high, "identical": d.identical,
                 "p_difference": d.p_value, "p_equivalent": self.p_equivalent,
                 "p_value": self.p_value, "effect": d.effect, "room": self.room,
-                "repeats_needed": np.nan}
+                "margin_sds": self.margin_sds, "repeats_needed": np.nan}
 
     def ratio_text(self) -> str:
         """The ratio with its interval, or the ratio alone."""

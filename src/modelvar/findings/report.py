@@ -34,6 +34,7 @@ from modelvar.findings.paired import (
     with_ci,
 )
 from modelvar.findings.sources import YARDSTICK, alone, no_effect, strength_summaries
+from modelvar.study import stopping
 
 STYLE = """<style>
 .modelvar-findings { font-family: sans-serif; max-width: 1300px; }
@@ -689,43 +690,19 @@ def sources_table(sources: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def block_lines(blocks: pd.DataFrame) -> list[str]:
-    """A sequential study's repeats per dataset × classifier and why each stopped (or that it
-    gets more repeats), one line each (statuses: :mod:`modelvar.study.rounds`)."""
-    from modelvar.study.rounds import AT_MAX, DECIDED, FUTILE, OVER_BUDGET
-
-    out = []
-    for _, b in blocks.iterrows():
-        n, still = int(b["claims"]), int(b["open_claims"])
-        why = {
-            DECIDED: f"all {n} of its claims hold",
-            FUTILE: f"{n - still} of its {n} claims hold; the {still} still open could not "
-                    f"be decided by {int(b['last_look'])} repeats at the differences and spreads "
-                    "seen",
-            AT_MAX: f"{still} of its {n} claims still open at the last look",
-            OVER_BUDGET: f"{still} of its {n} claims still open when the next round would "
-                         "have passed the CPU budget",
-        }.get(b["status"], f"{still} of its {n} claims still open")
-        state = "open, more repeats in the next round" if b["status"] == "open" else \
-            f"stopped, {b['status']}"
-        out.append(f"{b['dataset']}, {b['classifier']}: {b['repeats']} repeats (looks at "
-                   f"{b['looks']}); {state}: {why}")
-    return out
-
-
 def blocks_html(blocks: pd.DataFrame) -> str:
     """The Findings page's account of a sequential study's rounds: one line, the blocks'
     lines folded under it."""
     low, high = int(blocks["repeats"].min()), int(blocks["repeats"].max())
     used = f"{low}" if low == high else f"{low} to {high}"
-    still = int((blocks["status"] == "open").sum())
+    still = int((blocks["status"] == stopping.OPEN).sum())
     return ('<details class="modelvar-blocks"><summary><b>A sequential study:</b> '
             f"{used} repeats per dataset × classifier, added in rounds while its claims were "
             "open (config <code>sequential</code>); "
             + (f"{len(blocks) - still} of {len(blocks)} stopped, {still} still open"
                if still else f"all {len(blocks)} stopped")
             + ". Per dataset × classifier, why:</summary><ul>"
-            + "".join(f"<li>{html.escape(t)}</li>" for t in block_lines(blocks))
+            + "".join(f"<li>{html.escape(t)}</li>" for t in stopping.block_lines(blocks))
             + "</ul></details>")
 
 

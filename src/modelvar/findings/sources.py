@@ -287,7 +287,7 @@ COMBINED_COLUMNS = ["dataset", "classifier", "source", "level", "cell", "combine
                     "measure", "alone", "combined", "repeats", "difference", "difference_low",
                     "difference_high", "ratio", "ratio_low", "ratio_high", "identical",
                     "p_difference", "p_equivalent", "p_value", "effect", "room",
-                    "repeats_needed", "verdict"]
+                    "margin_sds", "repeats_needed", "verdict"]
 
 
 def study_sources(sources: pd.DataFrame) -> pd.DataFrame:

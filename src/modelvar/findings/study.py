@@ -40,16 +40,16 @@ from modelvar.findings.report import (
     multiplicity_line,
 )
 from modelvar.findings.sequential import (
-    BLOCK_COLUMNS,
     at_look,
-    block_status,
     method_line,
+    sequential_status,
     sequential_verdicts,
 )
 from modelvar.findings.sources import sources_of_variance, study_sources
 from modelvar.pipeline.result_tables import read_tables, study_table_path
 from modelvar.study import families
-from modelvar.study.rounds import Rounds, Schedule, read_state
+from modelvar.study.rounds import Rounds
+from modelvar.study.stopping import BLOCK_COLUMNS
 
 SUMMARY_METRICS = ("accuracy", "churn", "ec_global", "ec_local", "kappa", "pa")
 AGREEMENT_COLUMNS = ["cell", "repeat", "all_runs_identical", "unstable_frac", "n", "bias_01",
@@ -203,42 +203,26 @@ def judge_study(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFra
     return Judged({"sources": sources, **judged}, control, notes, context)
 
 
-@dataclass(frozen=True)
-class Sequential:
-    """A sequential study's looks, its state and which claims decide a block
-    (:mod:`modelvar.study.rounds`, :mod:`modelvar.findings.sequential`)."""
-
-    schedule: Schedule
-    rounds: Rounds
-    decide: str = "all"
-
-    @classmethod
-    def from_json(cls, text: str) -> Sequential:
-        """From what the findings job gets (``--sequential``,
-        :func:`modelvar.study.rounds.state_json`)."""
-        schedule, rounds, decide = read_state(text)
-        return cls(schedule, rounds, decide)
-
-
 def judge_sequential(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd.DataFrame,
-                     roles: dict[tuple[str, str], dict[str, tuple]], sequential: Sequential,
+                     roles: dict[tuple[str, str], dict[str, tuple]], rounds: Rounds,
                      *, weak_below: float, margin: float = EQUIVALENCE_RATIO) -> Judged:
     """:func:`judge_study` of a sequential study: the claims judged at every look each block
     had (its first n repeats), then on all its repeats, each claim on its sequential p-value
     (:func:`modelvar.findings.sequential.sequential_verdicts`); the ``blocks`` table says
-    which blocks stay open (:func:`~modelvar.findings.sequential.block_status`)."""
+    which blocks stay open (:func:`~modelvar.findings.sequential.sequential_status`);
+    ``rounds``: the study's state as the round began (:meth:`~modelvar.study.rounds.Rounds.
+    for_findings`)."""
     tables = {"summary": summary, "agreement": agreement, "runs": runs}
     looks = {}
-    for n in sorted({n for b in sequential.rounds.blocks.values() for n in b.looks}):
-        part = at_look(tables, sequential.rounds, n)
+    for n in sorted({n for b in rounds.blocks.values() for n in b.looks}):
+        part = at_look(tables, rounds, n)
         looks[n] = judge_study(part["summary"], part["agreement"], part["runs"], roles,
                                weak_below=weak_below, margin=margin).tables
     final = judge_study(summary, agreement, runs, roles, weak_below=weak_below, margin=margin)
     t = final.tables
-    t["verdicts"] = sequential_verdicts(looks, t, sequential.schedule, final.context)
-    t["blocks"] = block_status(t["verdicts"], sequential.rounds, sequential.schedule,
-                               sequential.decide)
-    control = Multiplicity.of(t["verdicts"], note=method_line(sequential.schedule))
+    t["verdicts"] = sequential_verdicts(looks, t, rounds.schedule, final.context)
+    t["blocks"] = sequential_status(t["verdicts"], rounds)
+    control = Multiplicity.of(t["verdicts"], note=method_line(rounds.schedule))
     return Judged(t, control, final.notes, final.context)
 
 
@@ -246,7 +230,7 @@ def compute_findings(*, summary_paths, agreement_paths, runs_paths, metas: dict[
                      roles: dict[tuple[str, str], dict[str, tuple]],
                      collapsed: dict[tuple[str, str], list[str]], weak_below: float,
                      margin: float = EQUIVALENCE_RATIO,
-                     sequential: Sequential | None = None) -> Findings:
+                     sequential: Rounds | None = None) -> Findings:
     """The study tables (module docstring) from the aggregated tables' files and the study's
     design (``roles``: per dataset × classifier, cell id → its parts of the design;
     ``collapsed``: the families collapsed for each, :class:`~modelvar.study.design.

@@ -11,7 +11,7 @@ from modelvar.jobs.common import job_manifest, read_json
 
 
 def run(args: argparse.Namespace) -> int:
-    from modelvar.findings.study import Sequential, compute_findings, write_findings
+    from modelvar.findings.study import compute_findings, write_findings
     from modelvar.plots.common import set_colours, set_width
     from modelvar.plots.findings import (
         accuracy_vs_reproducibility,
@@ -21,6 +21,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from modelvar.study.design import read_designs, study_roles
     from modelvar.study.figures import findings_figures
+    from modelvar.study.rounds import Rounds
 
     set_width(args.width)
     set_colours(json.loads(args.colours))
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         summary_paths=args.summary, agreement_paths=args.agreement, runs_paths=args.runs,
         metas=metas, roles=roles, collapsed=collapsed, weak_below=args.warn_changed_below,
         margin=args.equivalence_ratio,
-        sequential=Sequential.from_json(args.sequential) if args.sequential else None)
+        sequential=Rounds.from_json(args.sequential) if args.sequential else None)
     tables = findings.tables
     # each figure of study.figures.findings_figures (what the workflow's rule declares): its caption
     # on the Findings page and how it is drawn

@@ -257,19 +257,29 @@ def run_summary(results: str | Path, plan: StudyPlan,
     runs = [p for ds in plan.datasets for p in dataset_tables(results, plan, ds, "runs")]
     summary = result_tables.study_summary(runs, results, estimates)
     if plan.schedule is not None:
-        summary += "".join(f"\n  sequential: {line}" for line in _block_lines(results))
+        summary += "".join(f"\n  sequential: {line}" for line in sequential_lines(results))
     restarts = restarts_line(log_files)
     return summary if restarts is None else f"{summary}\n  note: {restarts}"
 
 
-def _block_lines(results: str | Path) -> list[str]:
-    """A sequential study's repeats per block and why each stopped, from its findings."""
+def sequential_lines(results: str | Path) -> list[str]:
+    """A sequential study's repeats per block and why each stopped, from its findings
+    (:func:`modelvar.study.stopping.block_lines`); where blocks are still open, what runs the
+    next round (a run of Snakemake alone is one round)."""
     import pandas as pd
 
-    from modelvar.findings.report import block_lines
+    from modelvar.study.stopping import OPEN, block_lines
 
     path = Path(results) / "aggregated" / "study" / "blocks.parquet"
-    return block_lines(pd.read_parquet(path)) if path.is_file() else []
+    if not path.is_file():
+        return []
+    blocks = pd.read_parquet(path)
+    lines = block_lines(blocks)
+    if (blocks["status"] == OPEN).any():
+        lines.append("this round is done and blocks are still open: scripts/run.sh runs the "
+                     "rounds to the end (by hand: python -m modelvar sequential next -- ARGS, "
+                     "then Snakemake with the same ARGS, until it exits with 0)")
+    return lines
 
 
 def report_landing(results: str | Path, guide: Path) -> str:

@@ -242,6 +242,10 @@ class StudyPlan:
     schedule: Schedule | None = None
     rounds: Rounds | None = None
 
+    def blocks(self) -> list[tuple[str, str]]:
+        """Every (dataset, classifier) the study fits: a sequential study's blocks."""
+        return [(ds, clf) for ds, dp in self.datasets.items() for clf in dp.classifiers]
+
     def repeats_of(self, dataset: str, classifier: str) -> int:
         """A dataset × classifier's repeats: the study's, or in a sequential study its block's
         in the current round (the first look before the first round is recorded)."""

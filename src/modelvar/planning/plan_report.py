@@ -173,7 +173,7 @@ def sequential_lines(plan: StudyPlan, config: dict) -> list[str]:
         return []
     from modelvar.planning.rounds import price_lines
 
-    return ["  " + line for line in price_lines(plan, Path(config["results_dir"]))]
+    return ["  " + line for line in price_lines(plan, config)]
 
 
 def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:

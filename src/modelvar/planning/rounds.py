@@ -1,20 +1,20 @@
-"""Between the rounds of a sequential study: which blocks get more repeats, and what the study
-costs (:mod:`modelvar.study.rounds`, :mod:`modelvar.findings.sequential`).
+"""Between the rounds of a sequential study: reading a round's findings, writing the next
+round's state, and what the study costs (the decisions: :mod:`modelvar.study.stopping`).
 
 ``modelvar sequential next`` (``scripts/run.sh`` calls it after every Snakemake run) reads the
-round's findings (``aggregated/study/blocks.parquet``: each block's status), gives every open
-block ``sequential.step`` more repeats, stops those the CPU budget cannot pay for, and writes
-the state (``RESULTS/sequential/rounds.json``). It says whether another round is needed: then
-``run.sh`` runs Snakemake again, which fits the new repeats only (one job per repeat). A block
-that stops keeps why in the state, whatever later rounds of other blocks find.
+round's findings (``aggregated/study/blocks.parquet``: each block's status), lets
+:func:`modelvar.study.stopping.advance` record the stops, stop what the CPU budget cannot pay
+for and give every open block ``sequential.step`` more repeats, and writes the state
+(``RESULTS/sequential/rounds.json``). It says whether another round is needed: then
+``run.sh`` runs Snakemake again, which fits the new repeats only (one job per repeat).
 
 **Prices** (:func:`price_lines`, in ``modelvar plan``): this round's CPU, the most the study can
 take (every block to ``max_repeats``), and, once a round has findings, what the open blocks
 are expected to take: each open claim's repeats for 80 % power at its seen difference and
 spread, at the bound it faces on the page (the verdicts table's ``needed``), rounded up to a
-look, the most of a block's claims, at most
-``max_repeats``; before a round has findings, a prior: the repeats per block the stopping rule
-takes on simulated comparisons (:func:`modelvar.calibration.sequential.prior_repeats`).
+look, the most of a block's claims, at most ``max_repeats``; before a round has findings, a
+prior: the repeats per block the stopping rule takes on simulated comparisons like real
+pages' (:func:`modelvar.study.claim_paths.prior_repeats`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from modelvar.study.rounds import (
-    OVER_BUDGET,
-    ROUNDS_FILE,
-    Rounds,
-    Schedule,
-    block_id,
-)
+from modelvar.study import stopping
+from modelvar.study.claim_paths import prior_repeats
+from modelvar.study.rounds import ROUNDS_FILE, Rounds, Schedule, block_id, futility_of
 
 #: ``modelvar sequential next``'s exit status when another round is needed
 ANOTHER_ROUND = 10
@@ -76,10 +72,8 @@ def per_repeat_seconds(plan, dataset: str, classifier: str) -> float:
 def next_round(plan, config: dict, results: Path) -> Decision:
     """Decide the next round of a sequential study (module docstring) and write its state."""
     schedule: Schedule = plan.schedule
-    blocks = [(ds, clf) for ds, dp in plan.datasets.items() for clf in dp.classifiers]
-    rounds = plan.rounds or Rounds.first(schedule, blocks)
-    if rounds.schedule is None:  # a state written before schedules were recorded
-        rounds.schedule = (schedule.start, schedule.step, schedule.max)
+    rounds = (plan.rounds or Rounds.first(schedule, plan.blocks())).with_rule(
+        config["sequential"]["decide"], futility_of(config))
     table = _blocks_table(results)
     status = {block_id(r["dataset"], r["classifier"]): r for _, r in table.iterrows()}
     for name, block in rounds.blocks.items():
@@ -89,36 +83,18 @@ def next_round(plan, config: dict, results: Path) -> Decision:
                              f"this round's: {name} has {block.repeats} repeats in the state, "
                              f"{None if row is None else int(row['repeats'])} in the findings; "
                              "run the workflow to finish the round first")
-    for name, block in rounds.blocks.items():
-        if not block.stopped and status[name]["status"] != "open":
-            block.stopped = str(status[name]["status"])  # why, recorded once
-    opens = [name for name, block in rounds.blocks.items() if not block.stopped]
-    lines = [f"{name.replace('|', ', ')}: {block.repeats} repeats, "
-             f"{block.stopped or 'open'}" for name, block in rounds.blocks.items()]
-    if not opens:
-        write_rounds(results, rounds)
-        return Decision(False, [f"round {rounds.round}: every block has stopped", *lines])
     budget = config["sequential"].get("budget_cpu_hours")
-    if budget is not None:
-        cost = sum(per_repeat_seconds(plan, *name.split("|", 1)) * schedule.step
+
+    def cost(opens: list[str]) -> float:
+        return sum(per_repeat_seconds(plan, *name.split("|", 1)) * schedule.step
                    for name in opens)
-        spent = spent_cpu_seconds(results)
-        if spent + cost > budget * 3600:
-            for name in opens:
-                rounds.blocks[name].stopped = OVER_BUDGET
-            write_rounds(results, rounds)
-            return Decision(True, [f"round {rounds.round}: the next round's ≈ "
-                                   f"{cost / 3600:.2f} CPU h would take the study's "
-                                   f"{spent / 3600:.2f} h past the budget of {budget:g} h: "
-                                   f"{len(opens)} open block(s) stop", *lines])
-    for name in opens:
-        block = rounds.blocks[name]
-        block.repeats = schedule.next(block.repeats)
-        block.looks.append(block.repeats)
-    rounds.round += 1
+
+    decided = stopping.advance(
+        rounds, {name: str(row["status"]) for name, row in status.items()},
+        cost_of_round=cost, budget_seconds=None if budget is None else budget * 3600,
+        spent_seconds=spent_cpu_seconds(results) if budget is not None else 0.0)
     write_rounds(results, rounds)
-    return Decision(True, [f"round {rounds.round}: {len(opens)} of {len(rounds.blocks)} "
-                           f"block(s) get {schedule.step} more repeats", *lines])
+    return Decision(decided.another, decided.lines)
 
 
 def write_rounds(results: Path, rounds: Rounds) -> None:
@@ -139,8 +115,9 @@ def _to_look(schedule: Schedule, n: float) -> int:
     return next((k for k in schedule.looks() if k >= n), schedule.max)
 
 
-def price_lines(plan, results: Path) -> list[str]:
+def price_lines(plan, config: dict) -> list[str]:
     """The sequential study's prices (module docstring), as lines of ``modelvar plan``."""
+    results = Path(config["results_dir"])
     schedule: Schedule = plan.schedule
     looks = schedule.looks()
     now = max_cost = 0.0
@@ -158,12 +135,10 @@ def price_lines(plan, results: Path) -> list[str]:
         out.append(f"  expected from round {plan.rounds.round if plan.rounds else 1}'s "
                    f"findings (open claims' repeats for 80 % power): {_time(expected)}")
     else:
-        from modelvar.calibration.sequential import prior_repeats
-
-        prior = prior_repeats(schedule)
+        prior = prior_repeats(schedule, futility_of(config))
         out.append(f"  expected before any findings: {_time(max_cost * prior / schedule.max)} "
-                   f"(a prior of {prior:.1f} repeats per block: the stopping rule on a mix "
-                   "of strong, moderate and tied comparisons like a 10-repeat study's, "
+                   f"(a prior of {prior:.1f} repeats per block: the stopping rule on "
+                   "comparisons like real pages', effects of 0 to 1.5 SDs, "
                    "docs/measurements/sequential.md)")
     return out
 

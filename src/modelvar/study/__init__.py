@@ -6,10 +6,15 @@
 * :mod:`~modelvar.study.design`: which cells a dataset × classifier gets (factorial,
   one-at-a-time, both; families a dataset cannot be perturbed by collapse, a seedless
   classifier's model seed too) and the role of each cell, decided once for the whole study;
-* :mod:`~modelvar.study.figures`: the dataset figures, each declared once.
+* :mod:`~modelvar.study.figures`: the dataset figures, each declared once;
+* a sequential study: :mod:`~modelvar.study.rounds` (its schedule and state, one record),
+  :mod:`~modelvar.study.looks` (the level each look spends: exact group-sequential boundaries),
+  :mod:`~modelvar.study.stopping` (when a block stops, the next round) and
+  :mod:`~modelvar.study.claim_paths` (the stopping rule on simulated claims: the plan's prior),
+  which the findings and the planner both call.
 
 Nothing here imports a machine-learning or plotting library: the workflow reads it while it
-loads.
+loads (the sequential modules import SciPy only inside the functions that compute).
 """
 
 # The public face, loaded on first use (as modelvar.data's): importing one of these modules does
