@@ -55,12 +55,13 @@ bench-cost-model: setup
 bench-cost-realistic: setup
 	$(PY) benchmarks/bench_cost_realistic.py
 # the Findings' verdicts calibrated on simulated pages with a known truth: false-claim rates and
-# power at 3-20 repeats (issue 53; about an hour on two cores; --write updates
-# docs/measurements/verdicts.md)
+# power at 3-20 repeats, over datasets, and twins through the workflow (issues 53, 64; about
+# four hours on two cores at the default sizes; --write updates docs/measurements/verdicts.md)
 bench-verdicts: setup
 	$(PY) benchmarks/bench_verdicts.py $(ARGS)
 # sequential studies calibrated: false claims under optional stopping, repeats against the fixed
-# design of equal power (issue 56; ~15 minutes on two cores; --write updates
+# design of equal power, futility's cost (issues 56, 68; 20 minutes on two cores at ARGS="--paths
+# 10000 --pages 400 --findings-pages 20", more at the defaults; --write updates
 # docs/measurements/sequential.md)
 bench-sequential: setup
 	$(PY) benchmarks/bench_sequential.py $(ARGS)
