@@ -159,6 +159,7 @@ def test_the_readmes_plans_read_no_cached_probe(monkeypatch):
     import os
 
     from conftest import REPO
+    from modelvar.planning.config_check import read_schema
     from modelvar.planning.plan_report import plan_of_command_line
 
     def looked_up(*args, **kwargs):
@@ -168,7 +169,9 @@ def test_the_readmes_plans_read_no_cached_probe(monkeypatch):
     monkeypatch.chdir(REPO)
     argv = ["--configfile", "config/config.yaml"]
     plan, config = plan_of_command_line(argv, probe_data=False, cached_probes=False)
-    assert config["jobs"]["data_probe_seconds"] > 0  # the config shown is the user's
+    # the config shown is the user's (the schema's default), not the plan's copy without probes
+    default = read_schema(SCHEMA_PATH)["properties"]["jobs"]["properties"]["data_probe_seconds"]
+    assert config["jobs"]["data_probe_seconds"] == default["default"]
     assert plan.datasets
     with pytest.raises(AssertionError, match="probe cache was read"):
         plan_of_command_line(argv, probe_data=False)
