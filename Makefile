@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-cost-realistic bench-verdicts bench-sequential bench-edits calibrate \
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-cost-realistic bench-verdicts bench-sequential bench-sequential-replay bench-edits calibrate \
 	first-hour
 setup:
 	bash scripts/setup-venv.sh
@@ -60,11 +60,15 @@ bench-cost-realistic: setup
 bench-verdicts: setup
 	$(PY) benchmarks/bench_verdicts.py $(ARGS)
 # sequential studies calibrated: false claims under optional stopping, repeats against the fixed
-# design of equal power, futility's cost (issues 56, 68; 20 minutes on two cores at ARGS="--paths
+# design of equal power, futility's cost (issues 56, 68; 10-20 minutes on two cores at ARGS="--paths
 # 10000 --pages 400 --findings-pages 20", more at the defaults; --write updates
 # docs/measurements/sequential.md)
 bench-sequential: setup
 	$(PY) benchmarks/bench_sequential.py $(ARGS)
+# a sequential study replayed on a fixed study's folder: its stops, claims and fitting CPU beside
+# the fixed study's (issue 68; ARGS="RESULTS [--decide all]"; ~3 minutes on the default study)
+bench-sequential-replay: setup
+	$(PY) benchmarks/bench_sequential_replay.py $(ARGS)
 # the edit catalogue (tests/edit_catalogue.py) on the default study: the dry run's jobs per rule
 # after each edit (issue 54; ARGS="--tree OTHER_CHECKOUT" for another tree; ~8 minutes)
 bench-edits: setup

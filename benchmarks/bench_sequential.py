@@ -47,11 +47,16 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "measurements" / "sequentia
 EFFECTS = (0.0, 0.3, 0.5, 0.7, 1.0, 1.5)
 MARGINS = (0.5, 0.3)
 SCHEDULE = (3, 3, 30)
+#: a schedule whose last look has 80 % power at δ = 0.5 (level 0.05): the design a group-
+#: sequential study is planned as for that effect
+PLANNED = (3, 3, 36)
 DESIGNS = ("exact + futility", "exact, no futility", "union bound (issue 56)")
 BLOCKS = (1, 5, 20)
 REALISTIC = (0.0, 0.0, 0.3, 0.5, 0.7, 1.0, 1.5)
 PAGE_SCENARIOS = ("null", "tie", "planted")
 PAGE_SCHEDULE = (3, 3, 9)
+#: Findings pages whose blocks wait for their leading sources only (``decide: leaders``)
+LEADERS_SCHEDULE = (3, 3, 15)
 
 
 def union_levels(p, n: int, looks: tuple[int, ...], spending: str = "") -> np.ndarray:
@@ -62,16 +67,23 @@ def union_levels(p, n: int, looks: tuple[int, ...], spending: str = "") -> np.nd
     return np.where(np.isfinite(p), np.minimum(1.0, p / share), np.nan)
 
 
+def _looks(schedule: tuple[int, int, int]) -> str:
+    from modelvar.study.rounds import Schedule
+
+    at = Schedule(*schedule).looks()
+    return ", ".join(map(str, at)) if len(at) <= 3 else f"{at[0]}, {at[1]}, …, {at[-1]}"
+
+
 def _per_claim(task):
     from modelvar.calibration.sequential import equal_power_repeats, per_claim
     from modelvar.study.rounds import Schedule
 
-    effect, margin, paths = task
-    schedule = Schedule(*SCHEDULE)
-    kw = {"schedule": schedule, "paths": paths, "seed": 68, "margin": margin}
-    runs = {DESIGNS[0]: per_claim(effect, **kw),
-            DESIGNS[1]: per_claim(effect, stop="no futility", **kw),
-            DESIGNS[2]: per_claim(effect, stop="no futility", levels=union_levels, **kw)}
+    effect, margin, paths, looks = task
+    kw = {"schedule": Schedule(*looks), "paths": paths, "seed": 68, "margin": margin}
+    runs = {DESIGNS[0]: per_claim(effect, **kw)}
+    if looks == SCHEDULE:
+        runs[DESIGNS[1]] = per_claim(effect, stop="no futility", **kw)
+        runs[DESIGNS[2]] = per_claim(effect, stop="no futility", levels=union_levels, **kw)
     rows = {}
     for design, (power, repeats) in runs.items():
         same = equal_power_repeats(effect, power, paths=max(paths, 20_000), seed=68,
@@ -104,12 +116,12 @@ def _findings_pages(task):
     from modelvar.calibration.sequential import run_sequential_pages
     from modelvar.study.rounds import Schedule
 
-    name, pages, seed = task
+    name, pages, seed, looks, decide = task
     start = time.process_time()
-    scored = run_sequential_pages(name, pages=pages, schedule=Schedule(*PAGE_SCHEDULE),
-                                  seed=seed)
+    scored = run_sequential_pages(name, pages=pages, schedule=Schedule(*looks), seed=seed,
+                                  decide=decide)
     scored["page"] += seed * 1_000_000
-    return name, scored, time.process_time() - start
+    return (name, decide), scored, time.process_time() - start
 
 
 def main() -> None:
@@ -126,11 +138,13 @@ def main() -> None:
     started = time.time()
     out: list[str] = []
     with ProcessPoolExecutor(args.workers) as pool:
-        per = list(pool.map(_per_claim, [(e, m, args.paths) for m in MARGINS for e in EFFECTS]))
-        for margin in MARGINS:
+        tasks = [(e, m, args.paths, SCHEDULE) for m in MARGINS for e in EFFECTS] + \
+            [(e, MARGINS[0], args.paths, PLANNED) for e in EFFECTS]
+        per = list(pool.map(_per_claim, tasks))
+        for margin, looks in [(m, SCHEDULE) for m in MARGINS] + [(MARGINS[0], PLANNED)]:
             rows = {}
-            for effect, m, result in per:
-                if m != margin:
+            for (_, m, _, at), (effect, _, result) in zip(tasks, per, strict=True):
+                if (m, at) != (margin, looks):
                     continue
                 row = {}
                 for design, r in result.items():
@@ -139,13 +153,16 @@ def main() -> None:
                     row[f"{design}: ÷ equal-power fixed"] = r["ratio"]
                 row["fixed repeats of equal power (exact + futility)"] = \
                     result[DESIGNS[0]]["fixed repeats of equal power"]
-                row["futility keeps of the power"] = (
-                    result[DESIGNS[0]]["power"] / result[DESIGNS[1]]["power"]
-                    if result[DESIGNS[1]]["power"] > 0 else np.nan)
+                if DESIGNS[1] in result:
+                    row["futility keeps of the power"] = (
+                        result[DESIGNS[0]]["power"] / result[DESIGNS[1]]["power"]
+                        if result[DESIGNS[1]]["power"] > 0 else np.nan)
                 rows[f"δ = {effect:g}"] = row
             table = pd.DataFrame(rows).astype(float)
-            out += [f"## Per claim, margin {margin} SD (looks at 3, 6, …, 30; level 0.05; "
-                    f"{args.paths:,} claims each)", "", markdown(table), ""]
+            planned = " (the last look planned for 80 % power at δ = 0.5)" \
+                if looks == PLANNED else ""
+            out += [f"## Per claim, margin {margin} SD (looks at {_looks(looks)}{planned}; "
+                    f"level 0.05; {args.paths:,} claims each)", "", markdown(table), ""]
             print("\n".join(out[-4:]), flush=True)
         cases = [(mix, blocks, tier, tails, stop, args.pages)
                  for mix in ("ties", "realistic") for tier in ("headline", "exploratory")
@@ -163,8 +180,12 @@ def main() -> None:
         print("\n".join(out[-4:]), flush=True)
         if args.findings_pages:
             halves = max(1, args.workers)
+            runs = [(name, PAGE_SCHEDULE, "all") for name in PAGE_SCENARIOS] + \
+                [("planted", LEADERS_SCHEDULE, "leaders")]
             tasks = [(name, args.findings_pages // halves + (i < args.findings_pages % halves),
-                      1 + i) for name in PAGE_SCENARIOS for i in range(halves)]
+                      1 + i, looks, decide) for name, looks, decide in runs
+                     for i in range(halves)]
+            tasks = [task for task in tasks if task[1]]
             parts: dict[str, list] = {}
             cpu = 0.0
             for name, scored, seconds in pool.map(_findings_pages, tasks):
@@ -174,20 +195,23 @@ def main() -> None:
         from modelvar.calibration.pages import rates
 
         rows = {}
-        for name, frames in parts.items():
+        for (name, decide), frames in parts.items():
             scored = pd.concat(frames, ignore_index=True)
-            rows[name] = {**rates(scored), "mean repeats per block":
-                          scored.groupby("page")["repeats"].first().mean()}
+            label = name if decide == "all" else \
+                f"{name}, decide: {decide}, looks at {_looks(LEADERS_SCHEDULE)}"
+            rows[label] = {**rates(scored), "mean repeats per block":
+                           scored.groupby("page")["repeats"].first().mean()}
         table = pd.DataFrame(rows).dropna(how="all").astype(float)
-        out += [f"## Pages run by the Findings' code (looks at 3, 6, 9 repeats; "
-                f"{args.findings_pages} pages each, {cpu / 60:.0f} CPU minutes)", "",
-                markdown(table), ""]
+        out += [f"## Pages run by the Findings' code (looks at {_looks(PAGE_SCHEDULE)} "
+                f"repeats, decide: all, unless said; {args.findings_pages} pages each, "
+                f"{cpu / 60:.0f} CPU minutes)", "", markdown(table), ""]
         print("\n".join(out[-4:]), flush=True)
     from modelvar.study.claim_paths import prior_repeats
     from modelvar.study.rounds import Schedule
 
     prior = prior_repeats(Schedule(*SCHEDULE))
-    out += [f"The plan's prior for looks at 3, 6, …, 30: {prior:.1f} repeats per block.", ""]
+    out += [f"The plan's prior for looks at {_looks(SCHEDULE)}: {prior:.1f} repeats per block.",
+            ""]
     took = (f"{args.paths:,} claims per effect and design, {args.pages:,} pages per adversarial "
             f"case, {args.findings_pages} Findings pages per scenario; "
             f"{(time.time() - started) / 60:.0f} minutes on {args.workers} workers.")

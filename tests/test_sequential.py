@@ -425,6 +425,31 @@ def test_comparisons_over_datasets_are_made_once_at_the_stop():
     assert (study.loc[study["source"] == "control", "verdict"] == "not tested").all()
 
 
+def test_a_block_with_a_strong_planted_effect_stops_early_and_decided():
+    """Rounds run by the Findings' own code on a planted page (the training fraction leads
+    every block, by 1-11 SDs of its per-repeat differences), looks at 3, 6, …, 15, ``decide:
+    leaders``: every block stops before its last look because its leading sources hold, and
+    each one it states is the planted leader. Under ``all`` the blocks also wait for claims
+    a planted leader says nothing about; the largest variance share, a test over few clusters,
+    keeps no block open under ``leaders`` (before issue 68's close it did: blocks ran to 15).
+    """
+    from modelvar.findings.sequential import deciding_claims
+
+    tables, truth = calibration.simulate_page(calibration.SCENARIOS["planted"], repeats=15,
+                                              rng=np.random.default_rng(3))
+    rounds = Rounds.first(Schedule(3, 3, 15), tables["roles"], "leaders")
+    judged = sequential_calibration.play_rounds(tables, rounds)
+    blocks = judged.tables["blocks"]
+    assert set(blocks["status"]) == {DECIDED}
+    assert (blocks["repeats"] < 15).all()
+    verdicts = judged.tables["verdicts"]
+    assert set(deciding_claims(verdicts, "leaders")["kind"]) == {"leader"}
+    assert {"largest share", "classifiers"} <= set(deciding_claims(verdicts, "all")["kind"])
+    scored = calibration.score(judged.tables, verdicts, truth)
+    leaders = scored[scored["kind"] == "leader"]
+    assert leaders["made"].sum() == len(leaders) and not leaders["false"].any()
+
+
 # ------------------------------------------------------------------ the workflow
 def _run_sh(*args, cwd, **kw):
     env = dict(os.environ, MODELVAR_VENV=str(Path(sys.executable).parents[1]))

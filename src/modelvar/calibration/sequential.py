@@ -19,8 +19,9 @@ page's comparisons), one effect per block.
 
 **Pages** (:func:`run_sequential_pages`): the verdicts issue's simulated pages
 (:mod:`modelvar.calibration.pages`) run round after round by the Findings' code
-(:func:`modelvar.findings.study.judge_sequential`), every stated claim of the last round scored
-against the truth.
+(:func:`play_rounds`), every stated claim of the last round scored against the truth. The same
+rounds played on a fixed study's own tables say what a sequential study of its config would
+have decided and spent (``benchmarks/bench_sequential_replay.py``).
 """
 
 from __future__ import annotations
@@ -188,17 +189,43 @@ def equal_power_repeats(effect: float, power: float, *, paths: int, seed: int,
         else float(high)
 
 
+def play_rounds(tables: dict[str, pd.DataFrame], rounds, *, weak_below: float = 0.5):
+    """A sequential study's rounds played on tables that hold every block's repeats up to the
+    last look (``summary``, ``agreement``, ``runs`` and ``roles``): each round judged by the
+    page's own code (:func:`modelvar.findings.study.judge_sequential`) on the repeats its
+    blocks have, stopped by :func:`modelvar.study.stopping.block_status`, until every block has
+    stopped. A repeat's tables do not depend on the schedule, so on a fixed study's tables this
+    is what a sequential study of the same config decides and spends. Returns the last round's
+    judged page; ``rounds`` is left as the study ends."""
+    from modelvar.findings.study import judge_sequential
+    from modelvar.study.stopping import OPEN, advance
+
+    while True:
+        part = {}
+        for key, t in tables.items():
+            if key == "roles":
+                continue
+            limit = (t["dataset"].astype(str) + "|" + t["classifier"].astype(str)).map(
+                {b: block.repeats for b, block in rounds.blocks.items()})
+            part[key] = t[(t["repeat"] < limit).to_numpy()]
+        judged = judge_sequential(part["summary"], part["agreement"], part["runs"],
+                                  tables["roles"], rounds.for_findings(),
+                                  weak_below=weak_below)
+        statuses = {f"{b['dataset']}|{b['classifier']}": b["status"]
+                    for _, b in judged.tables["blocks"].iterrows()}
+        if OPEN not in statuses.values():
+            return judged
+        advance(rounds, statuses)
+
+
 def run_sequential_pages(name: str, *, pages: int, schedule: Schedule, seed: int,
                          decide: str = "all", datasets: int = 2,
                          weak_below: float = 0.5) -> pd.DataFrame:
-    """Simulated pages of a sequential study judged by the page's own code: each page's
-    blocks run round after round (:func:`modelvar.findings.study.judge_sequential`, stopping
-    by :func:`modelvar.study.stopping.block_status`) until every block has stopped; the last
-    round's claims scored against the truth (:func:`score`), one row per claim with its page
-    and the page's mean repeats per block (``repeats``)."""
-    from modelvar.findings.study import judge_sequential
+    """Simulated pages of a sequential study judged by the page's own code (:func:`play_rounds`)
+    until every block has stopped; the last round's claims scored against the truth
+    (:func:`score`), one row per claim with its page and the page's mean repeats per block
+    (``repeats``)."""
     from modelvar.study.rounds import Rounds
-    from modelvar.study.stopping import OPEN, advance
 
     rng = np.random.default_rng([seed, schedule.max, list(SCENARIOS).index(name), 56])
     out = []
@@ -206,23 +233,7 @@ def run_sequential_pages(name: str, *, pages: int, schedule: Schedule, seed: int
         tables, truth = simulate_page(SCENARIOS[name], repeats=schedule.max,
                                       datasets=datasets, rng=rng)
         rounds = Rounds.first(schedule, tables["roles"], decide)
-        while True:
-            part = {}
-            for key, t in tables.items():
-                if key == "roles":
-                    continue
-                limit = (t["dataset"].astype(str) + "|" + t["classifier"].astype(str)).map(
-                    {b: block.repeats for b, block in rounds.blocks.items()})
-                part[key] = t[t["repeat"] < limit]
-            judged = judge_sequential(part["summary"], part["agreement"], part["runs"],
-                                      tables["roles"], rounds.for_findings(),
-                                      weak_below=weak_below)
-            blocks = judged.tables["blocks"]
-            statuses = {f"{b['dataset']}|{b['classifier']}": b["status"]
-                        for _, b in blocks.iterrows()}
-            if OPEN not in statuses.values():
-                break
-            advance(rounds, statuses)
+        judged = play_rounds(tables, rounds, weak_below=weak_below)
         scored = score(judged.tables, judged.tables["verdicts"], truth)
         scored["page"] = page
         scored["repeats"] = np.mean([b.repeats for b in rounds.blocks.values()])

@@ -108,6 +108,9 @@ class ClaimKind:
     margin: str | None = "margin_sds"
     unit: str = REPEATS
     once: bool = False
+    #: a block of a sequential study waits for it under ``sequential.decide: leaders``: a
+    #: claim a planted effect decides within a few looks (the leading sources); a variance
+    #: share's lead, tested over few clusters, held back every block to its last look
     leading: bool = False
 
     def tier_of(self, context: Context) -> str:
@@ -532,7 +535,7 @@ BUILT_IN: tuple[ClaimKind, ...] = (
         test=_share_test, hypotheses=("lead_p",), verdict=_share_verdict,
         about=lambda r: f"{r['response']}: {r['component']}", says=_share_says,
         score=_score_share, scenario="planted", rows=_leaders_only, write=_write_lead_held,
-        effect="lead_effect", room=None, leading=True),
+        effect="lead_effect", room=None),
     ClaimKind(
         "classifiers", title="classifiers compared per dataset", table="comparison",
         test=_comparison_test, hypotheses=("p_difference", "p_equivalent"),
