@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     draw = {
         "sources_of_variance": (
             "Sources of variance, each alone against the control",
-            lambda paths: sources_figure(tables["sources"], paths)),
+            lambda paths: sources_figure(tables["sources"], paths,
+                                         leaders=tables["margins"])),
         "accuracy_vs_reproducibility": (
             "Accuracy and reproducibility, per dataset and classifier",
             lambda paths: accuracy_vs_reproducibility(findings.summary, findings.roles, paths)),

@@ -1,13 +1,11 @@
 """The study's headline figures (the report's Findings page), at the figure set's width
 (:func:`modelvar.plots.common.figure_width`).
 
-``sources_of_variance``: for each classifier and measure (the run-to-run SD of accuracy within a
-repeat, the disagreement between two runs), one line per source alone — the control first, then
-all sources combined and the test-set yardstick —, each dataset a small grey dot and the mean
-over datasets a point in the classifier's colour and marker with its 95 % interval over datasets
-(one dataset: over repeats; none over fewer than 3). Every classifier's panel of a measure has the
-same x-scale, sized by the points; an interval beyond it is cut with an arrow head; a row a
-classifier has no value for says why. ``accuracy_vs_reproducibility``: each dataset × classifier
+``sources_of_variance``: per measure (the run-to-run SD of accuracy within a repeat, the
+disagreement between two runs), one row per source alone, largest effect first, each
+classifier × dataset its own mark with its interval over repeats, read against its test-set
+yardstick (a band behind it), leaders told apart ringed; the axis holds every interval
+(:func:`sources_figure`). ``accuracy_vs_reproducibility``: each dataset × classifier
 as one point, its mean run accuracy against its mean percent agreement over the factorial grid.
 ``classifier_comparison``: per measure, each pair of classifiers' mean difference under each
 source alone with its interval. ``dose_response``: each source against its strength.
@@ -19,6 +17,7 @@ import math
 import textwrap
 from pathlib import Path
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -37,9 +36,14 @@ from modelvar.plots.common import (
 
 MEASURES = {"accuracy_sd": "run-to-run SD of accuracy",
             "disagreement": "disagreement between two runs"}
-#: an interval end beyond the axis (which is sized by the points, not the intervals) is cut there
-#: and marked with an arrow head
-HEADROOM = 1.15
+#: the height of one mark's line in the headline, inches (at most; many marks a row share
+#: :data:`ROW_INCHES`)
+MARK_INCHES = 0.065
+ROW_INCHES = 0.4
+#: a value this close to 0, with no interval wider, is no effect (every run identical)
+NO_EFFECT = 1e-12
+#: the yardstick's band and the leaders' ring
+BAND_GREY, RING = "#e3e3e3", "black"
 
 
 def _level_order(sources: pd.DataFrame) -> list[str]:
@@ -47,6 +51,18 @@ def _level_order(sources: pd.DataFrame) -> list[str]:
     levels = sources[["source", "level"]].drop_duplicates()
     levels = levels.assign(o=levels["source"].map(order)).sort_values(["o", "level"])
     return list(levels["level"])
+
+
+def _by_effect(sources: pd.DataFrame) -> list[str]:
+    """The levels drawn, largest effect first: the mean run-to-run SD of accuracy over
+    classifiers and datasets (then the disagreement), the control last as the reference."""
+    levels = [lv for lv in _level_order(sources) if lv != "control"]
+    means = sources.groupby("level")[list(MEASURES)].mean()
+    ranked = sorted(levels, key=lambda lv: (-np.nan_to_num(means.loc[lv, "accuracy_sd"],
+                                                           nan=-1.0),
+                                            -np.nan_to_num(means.loc[lv, "disagreement"],
+                                                           nan=-1.0)))
+    return ranked + (["control"] if "control" in set(sources["level"]) else [])
 
 
 def _why_missing(source: str) -> str:
@@ -67,92 +83,179 @@ def _as_drawn(sources: pd.DataFrame) -> pd.DataFrame:
                                          sources["level"]))
 
 
-def _interval(ax, x, y, low, high, hi, colour, marker, label=None):
-    """A point with its interval; ends beyond ``hi`` cut there with an arrow head; no bar
-    where there is no interval."""
-    ax.plot([x], [y], marker=marker, color=colour, markeredgecolor="black",
-            markeredgewidth=0.5, markersize=4.5, linestyle="none", zorder=3, label=label)
-    if not (np.isfinite(low) and np.isfinite(high)) or high - low <= 0:
-        return
-    ax.plot([max(low, 0), min(high, hi)], [y, y], color="black", linewidth=0.8, zorder=2)
-    if high > hi:
-        ax.plot([hi], [y], marker=">", color="black", markersize=3.5, zorder=2)
+def _told_apart(leaders: pd.DataFrame | None) -> set[tuple[str, str, str, str]]:
+    """(dataset, classifier, measure, level) of each leading source the page tells apart."""
+    if leaders is None or leaders.empty:
+        return set()
+    held = leaders[leaders["verdict"] == "supported"]
+    return set(zip(held["dataset"], held["classifier"], held["measure"], held["leader"],
+                   strict=True))
 
 
 def sources_figure(sources: pd.DataFrame, out_paths: list[Path], *,
-                   title: str | None = None) -> None:
-    """The headline figure (module docstring); one dataset's with ``title``. Every classifier's
-    panel of a measure has the same x-scale, sized by the points (an interval beyond it is cut
-    with an arrow head); a source that cannot act on a classifier has its row labelled with
-    the reason; a mean over fewer datasets than an interval needs is a point alone."""
+                   leaders: pd.DataFrame | None = None,
+                   title: str | None = None) -> pd.DataFrame:
+    """The headline figure: per measure (the run-to-run SD of accuracy within a repeat, the
+    disagreement between two runs) a panel with one row per source alone, largest effect
+    first and the control last. In each row, one mark per classifier × dataset (classifier
+    by colour and marker, datasets in the same order in every row, named in the legend), each
+    its mean over repeats with its 95 % interval over repeats; behind each accuracy mark its
+    dataset × classifier's test-set yardstick (the SD of accuracy between repeats) as a grey
+    band from its interval's low to high end with a line at its value; a ring around a
+    leading source the page tells apart (``leaders``: the margins table); a hollow mark where
+    every run was identical (no effect). From :data:`~modelvar.findings.over_datasets.
+    MIN_DATASETS` datasets on, where the page states claims over datasets, each classifier's
+    mean over datasets with its interval over datasets is one more mark (a diamond). The
+    axis holds every interval end; nothing is cut. A source that cannot act on a classifier
+    says why in its row. Returns the drawn marks (one row each: panel, kind, classifier,
+    dataset, level, value, interval ends, the panel's axis limits)."""
+    from modelvar.findings.over_datasets import MIN_DATASETS
     from modelvar.findings.sources import study_sources
 
     sources = _as_drawn(sources)
-    n_datasets = sources["dataset"].nunique()
-    study = study_sources(sources) if n_datasets > 1 else sources
-    classifiers = list(dict.fromkeys(sources["classifier"]))
-    levels = _level_order(sources)
-    counts = sources.groupby("level")["dataset"].nunique()
-    ticks = [wrap_label(f"{lv} ({counts[lv]} of {n_datasets})" if n_datasets > 1 and
-                        counts[lv] < n_datasets else lv, 0.4) for lv in levels]
-    source_of = dict(zip(sources["level"], sources["source"], strict=False))
+    yard = sources[sources["source"] == YARDSTICK]
+    shown = sources[sources["source"] != YARDSTICK]
+    datasets = list(dict.fromkeys(sorted(shown["dataset"])))
+    classifiers = sorted(set(shown["classifier"]))
+    summary = len(datasets) >= MIN_DATASETS
+    study = study_sources(shown) if summary else pd.DataFrame()
+    levels = _by_effect(shown)
+    counts = shown.groupby("level")["dataset"].nunique()
+    ticks = [wrap_label(f"{lv} ({counts[lv]} of {len(datasets)})" if counts[lv] < len(datasets)
+                        else lv, 0.35) for lv in levels]
+    # each row: per classifier its datasets (then its mean over datasets), top to bottom
+    slots = [(clf, d) for clf in classifiers for d in [*datasets, *(["mean"] if summary
+                                                                    else [])]]
+    mark = min(MARK_INCHES, ROW_INCHES / len(slots))
+    row = max(row_inches(ticks), mark * len(slots) + 0.06)
+    offsets = {slot: (i - (len(slots) - 1) / 2) * mark / row for i, slot in enumerate(slots)}
+    size = min(4.5, 72 * mark * 0.9)
+    colours, markers = classifier_colours(classifiers), classifier_markers(classifiers)
+    told = _told_apart(leaders)
     measures = list(MEASURES)
-    side_by_side = columns_that_fit(2.0, 2, margin=1.6) == 2
-    n_rows = len(classifiers) * (1 if side_by_side else len(measures))
-    n_cols = len(measures) if side_by_side else 1
+    side_by_side = columns_that_fit(1.9, 2, margin=1.5) == 2
+    n_rows, n_cols = (1, 2) if side_by_side else (2, 1)
     fig, axes = plt.subplots(n_rows, n_cols, squeeze=False, sharey=True,
                              figsize=(figure_width(),
-                                      0.7 + n_rows * (row_inches(ticks) * len(levels) + 0.42)))
+                                      0.95 + n_rows * (row * len(levels) + 0.45)))
     y_of = {level: i for i, level in enumerate(levels)}
-    colours, markers = classifier_colours(classifiers), classifier_markers(classifiers)
-    shown_points = pd.concat([sources, study]) if n_datasets > 1 else sources
-    hi = {m: max(float(np.nanmax(shown_points[m])) * HEADROOM, 1e-3) for m in measures}
-    for r, clf in enumerate(classifiers):
-        mine = sources[sources["classifier"] == clf]
-        means = study[study["classifier"] == clf]
-        for k, measure in enumerate(measures):
-            ax = axes[r][k] if side_by_side else axes[r * len(measures) + k][0]
-            if n_datasets > 1:
-                dots = mine.dropna(subset=[measure])
-                jitter = np.random.default_rng(r * 7 + k).uniform(-0.15, 0.15, len(dots))
-                ax.scatter(np.minimum(dots[measure], hi[measure]), dots["level"].map(y_of)
-                           + jitter, s=6, color="#999999", alpha=0.8, label="one dataset",
-                           zorder=1, linewidths=0)
-            first = True
-            for _, row in means.dropna(subset=[measure]).iterrows():
-                _interval(ax, row[measure], y_of[row["level"]], row[f"{measure}_low"],
-                          row[f"{measure}_high"], hi[measure], colours[clf], markers[clf],
-                          label=clf if first else None)
-                first = False
-            drawn = set(mine.dropna(subset=[measure])["level"])
-            for level in levels:
-                if level in drawn:
-                    continue
-                why = "accuracy only" if source_of[level] == YARDSTICK else \
-                    _why_missing(source_of[level])
-                ax.text(0.02 * hi[measure], y_of[level], f"– {why}", va="center", ha="left",
-                        fontsize=7, color="#555555")
-            ax.set_yticks(range(len(levels)), ticks)
-            ax.set_ylim(len(levels) - 0.5, -0.5)
-            ax.set_xlim(0, hi[measure])
-            ax.xaxis.set_major_locator(plt.MaxNLocator(5))  # room between 4-decimal labels
-            ax.grid(axis="x", alpha=0.3)
-            ax.set_title(f"{clf}: {MEASURES[measure]}", fontsize=7.5, color=colours[clf],
-                         loc="left")
+    source_of = dict(zip(shown["level"], shown["source"], strict=False))
+    marks = []
+    for k, measure in enumerate(measures):
+        ax = axes.flat[k]
+        panel = MEASURES[measure]
+        ends = [shown[measure], shown[f"{measure}_low"], shown[f"{measure}_high"]]
+        if measure == "accuracy_sd":
+            ends += [yard[measure], yard[f"{measure}_low"], yard[f"{measure}_high"]]
+        if summary:
+            ends += [study[measure], study[f"{measure}_low"], study[f"{measure}_high"]]
+        values = pd.concat(ends).astype(float)
+        values = values[np.isfinite(values)]
+        top = max(float(values.max()) if len(values) else 0.0, 1e-3) * 1.06
+        # a little room left of the lowest end, so that a mark at 0 is drawn whole
+        bottom = min(float(values.min()) if len(values) else 0.0, 0.0)
+        bottom -= 0.03 * (top - bottom)
+        drawn_levels: dict[tuple[str, str], bool] = {}
+        for clf in classifiers:
+            for d in datasets:
+                mine = shown[(shown["classifier"] == clf) & (shown["dataset"] == d)]
+                stick = yard[(yard["classifier"] == clf) & (yard["dataset"] == d)]
+                for _, r in mine.iterrows():
+                    if not np.isfinite(r[measure]):
+                        continue
+                    y = y_of[r["level"]] + offsets[(clf, d)]
+                    drawn_levels[(clf, r["level"])] = True
+                    if measure == "accuracy_sd" and len(stick):
+                        s = stick.iloc[0]
+                        if np.isfinite(s[f"{measure}_low"]) and np.isfinite(s[f"{measure}_high"]):
+                            ax.add_patch(plt.Rectangle(
+                                (s[f"{measure}_low"], y - 0.3 * mark / row),
+                                s[f"{measure}_high"] - s[f"{measure}_low"], 0.6 * mark / row,
+                                color=BAND_GREY, linewidth=0, zorder=0))
+                        ax.plot([s[measure]] * 2, [y - 0.3 * mark / row, y + 0.3 * mark / row],
+                                color="#9a9a9a", linewidth=0.8, zorder=0.5)
+                        marks.append(_mark(panel, "yardstick", clf, d, r["level"], s,
+                                           measure, bottom, top))
+                    low, high = r[f"{measure}_low"], r[f"{measure}_high"]
+                    hollow = abs(r[measure]) < NO_EFFECT and not (
+                        np.isfinite(low) and high - low > NO_EFFECT)
+                    ring = (d, clf, measure, r["level"]) in told
+                    _point(ax, r[measure], y, low, high, colours[clf], markers[clf], size,
+                           hollow=hollow, ring=ring)
+                    marks.append(_mark(panel, "point", clf, d, r["level"], r, measure, bottom,
+                                       top, hollow=hollow, leader=ring))
+            if summary:
+                for _, r in study[study["classifier"] == clf].iterrows():
+                    if np.isfinite(r[measure]):
+                        _point(ax, r[measure], y_of[r["level"]] + offsets[(clf, "mean")],
+                               r[f"{measure}_low"], r[f"{measure}_high"], colours[clf], "D",
+                               size)
+                        marks.append(_mark(panel, "mean over datasets", clf, "", r["level"], r,
+                                           measure, bottom, top))
+        for level in levels:
+            for clf in classifiers:
+                if (clf, level) not in drawn_levels:
+                    ax.text(bottom + 0.02 * (top - bottom), y_of[level] + offsets[
+                        (clf, datasets[0])], f"{clf}: – {_why_missing(source_of[level])}",
+                        va="center", ha="left", fontsize=7, color="#555555")
+        ax.set_yticks(range(len(levels)), ticks)
+        ax.set_ylim(len(levels) - 0.5, -0.5)
+        ax.set_xlim(bottom, top)
+        for i in range(1, len(levels)):
+            ax.axhline(i - 0.5, color="#eeeeee", linewidth=0.6, zorder=0)
+        ax.xaxis.set_major_locator(plt.MaxNLocator(4))
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(panel, fontsize=7.5, loc="left")
     handles = [plt.Line2D([], [], marker=markers[c], color=colours[c], markeredgecolor="black",
                           markeredgewidth=0.5, linestyle="none", label=c) for c in classifiers]
-    if n_datasets > 1:
-        handles.append(plt.Line2D([], [], marker="o", color="#999999", linestyle="none",
-                                  markersize=3, label="one dataset"))
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4 if side_by_side
-                                                             else 3), frameon=False,
-               bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(title or ("Sources of variance, each alone against the control"
-                           if side_by_side else "Sources of variance, each alone"))
-    # the legend's own band at the bottom: a fixed height, whatever the figure's
-    fig.tight_layout(rect=(0, legend_band(fig, 1 + (len(handles) > (4 if side_by_side else 3))),
-                           1, 1))
+    drew = {m["kind"] for m in marks} | {"hollow" for m in marks if m["hollow"]} | {
+        "ring" for m in marks if m["leader"]}
+    handles += [h for want, h in (
+        ("hollow", plt.Line2D([], [], marker="o", markerfacecolor="white", color="black",
+                              markeredgewidth=0.6, linestyle="none", markersize=4,
+                              label="every run identical")),
+        ("ring", plt.Line2D([], [], marker="o", markerfacecolor="none", color=RING,
+                            markersize=7, linestyle="none", label="leading source, told apart")),
+        ("yardstick", mpl.patches.Patch(color=BAND_GREY,
+                                        label="test-set yardstick (accuracy)"))) if want in drew]
+    if summary:
+        handles.append(plt.Line2D([], [], marker="D", color="#777777", linestyle="none",
+                                  markersize=4, label=f"mean of {len(datasets)} datasets"))
+    ncol = 3 if side_by_side else 2
+    within = f"per classifier top to bottom: {', '.join(datasets)}" + (
+        " and their mean" if summary else "") if len(datasets) > 1 else \
+        f"top to bottom: {', '.join(classifiers)}"
+    key = textwrap.fill(f"in each row, {within}; bars: 95 % intervals over repeats"
+                        f"{' (the mean: over datasets)' if summary else ''}",
+                        95 if side_by_side else 58)
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False,
+               bbox_to_anchor=(0.5, 0.0), title=key, title_fontsize=7)
+    fig.suptitle(title or "Sources of variance, each alone against the control")
+    rows_of_legend = math.ceil(len(handles) / ncol) + key.count("\n") + 1
+    fig.tight_layout(rect=(0, legend_band(fig, rows_of_legend), 1, 1))
     save_figure(fig, out_paths)
+    return pd.DataFrame(marks)
+
+
+def _point(ax, x, y, low, high, colour, marker, size, *, hollow=False, ring=False):
+    """A mark with its interval (none where there is none); hollow where every run was
+    identical; ringed where it is a leading source told apart."""
+    if np.isfinite(low) and np.isfinite(high) and high > low:
+        ax.plot([low, high], [y, y], color="black", linewidth=0.7, zorder=2)
+    ax.plot([x], [y], marker=marker, color=colour, markerfacecolor="white" if hollow else colour,
+            markeredgecolor="black", markeredgewidth=0.5, markersize=size, linestyle="none",
+            zorder=3)
+    if ring:
+        ax.plot([x], [y], marker="o", markerfacecolor="none", markeredgecolor=RING,
+                markeredgewidth=0.8, markersize=size * 1.7, linestyle="none", zorder=4)
+
+
+def _mark(panel, kind, classifier, dataset, level, row, measure, bottom, top, *,
+          hollow=False, leader=False) -> dict:
+    return {"panel": panel, "kind": kind, "classifier": classifier, "dataset": dataset,
+            "level": level, "value": float(row[measure]), "low": float(row[f"{measure}_low"]),
+            "high": float(row[f"{measure}_high"]), "hollow": hollow, "leader": leader,
+            "axis_low": bottom, "axis_high": top}
 
 
 def accuracy_vs_reproducibility(summary: pd.DataFrame,

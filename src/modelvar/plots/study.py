@@ -8,8 +8,10 @@ cell_label`), metrics their names, classifiers one fixed colour and marker each.
 drawn at the figure set's width (:func:`modelvar.plots.common.figure_width`: a journal's single or
 double column), panels wrapping where they do not fit, and no panel holds more than
 :data:`MAX_PER_PANEL` violins or rows. A distribution of fewer than
-:data:`MIN_VALUES_FOR_DENSITY` values is drawn as its values (a strip), not as a density that
-would invent its shape; violins never pool training fractions (they split by them).
+:data:`MIN_VALUES_FOR_DENSITY` *distinct* values is drawn as its values (a strip), not as a
+density that would invent its shape (50 runs of a small test set's accuracy take 4-5 distinct
+values); violins never pool training fractions (they split by them, in shades of grey: colour
+means a classifier).
 
 Each figure takes the dataset's tables and ``roles`` (classifier → cell → its parts of the
 design, :meth:`modelvar.study.design.DatasetDesign.roles`, as the plan fitted them): the seed's
@@ -133,8 +135,9 @@ def _palette(classifiers) -> dict[str, str]:
     return classifier_colours(classifiers)
 
 
-#: the colours of a split family's levels (training fractions), light to dark
-SPLIT_COLOURS = ("#9ecae1", "#4292c6", "#08519c", "#08306b")
+#: the colours of a split family's levels (training fractions), light to dark: greys, since a
+#: hue means a classifier in every figure of the set
+SPLIT_COLOURS = ("#bdbdbd", "#878787", "#525252", "#1a1a1a")
 
 
 def _split(data: pd.DataFrame, shown: list[str]) -> str | None:
@@ -175,13 +178,16 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
         picks = np.linspace(0, len(SPLIT_COLOURS) - 1, len(hue_order)).round().astype(int)
         palette = dict(zip(hue_order, [SPLIT_COLOURS[i] for i in picks], strict=True))
     groups = list(dict.fromkeys(c for c in (cat, hue, row, col) if c))
-    smallest = int(data.groupby(groups, observed=True).size().min())
+    # a density needs enough distinct values, not rows: many runs may share a few accuracies
+    smallest = int(data.groupby(groups, observed=True)[y if not horizontal else x].nunique()
+                   .min())
     if smallest < MIN_VALUES_FOR_DENSITY:
         drawn = {"kind": "strip", "dodge": len(hue_order) > 1 and cat != hue,
                  "jitter": 0.2, "size": 2.6, "alpha": 0.8, "linewidth": 0}
         note = (f"{note}; " if note else "").replace("per violin", "a group").replace(
             "a violin", "a group").replace("each violin", "each group") + (
-            f"each dot one value (as few as {smallest} a group: no density drawn)")
+            f"each dot one value (as few as {smallest} distinct values a group: no density "
+            "drawn)")
     else:
         drawn = {"kind": "violin", "cut": 0, "inner": "quart", "density_norm": "width",
                  "linewidth": 0.5}

@@ -1,0 +1,112 @@
+"""The headline figure (issue 65, item 1; modelvar.plots.findings.sources_figure): every
+dataset's evidence drawn with its own interval, nothing cut by the axis, the yardstick behind
+each accuracy mark, leaders told apart ringed, identical runs hollow, the mean over datasets
+only where the page states claims over datasets, and a page's height at single width."""
+
+from __future__ import annotations
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+
+from modelvar.calibration import pages as calibration
+from modelvar.findings.over_datasets import MIN_DATASETS
+from modelvar.findings.study import judge_study
+from modelvar.plots import common
+from modelvar.plots.findings import sources_figure
+
+#: the tallest a figure may be at single width (a journal page's text height), inches
+PAGE_INCHES = 8.5
+DPI = 150
+
+
+def _page(datasets: int, seed: int):
+    tables, _ = calibration.simulate_page(calibration.SCENARIOS["planted"], repeats=5,
+                                          datasets=datasets,
+                                          rng=np.random.default_rng(seed))
+    return judge_study(tables["summary"], tables["agreement"], tables["runs"],
+                       tables["roles"], weak_below=0.5).tables
+
+
+@pytest.fixture
+def width():
+    before = common.figure_width()
+    yield common.set_width
+    common.set_width(before)
+
+
+@pytest.mark.parametrize("datasets", [1, 3, MIN_DATASETS])
+@pytest.mark.parametrize("at", ["single", "double"])
+def test_every_interval_is_drawn_whole_and_the_figure_fits_a_page(tmp_path, width, datasets,
+                                                                  at):
+    width(at)
+    tables = _page(max(datasets, 2), seed=datasets)
+    sources = tables["sources"]
+    if datasets == 1:
+        sources = sources[sources["dataset"] == sources["dataset"].iloc[0]]
+    out = tmp_path / "headline.png"
+    marks = sources_figure(sources, [out], leaders=tables["margins"])
+    height, wide = (n / DPI for n in mpimg.imread(out).shape[:2])
+    assert wide <= common.figure_width() + 0.05 and height <= PAGE_INCHES
+    drawn = marks[np.isfinite(marks["low"]) & np.isfinite(marks["high"])]
+    assert len(drawn)
+    # nothing cut: every end of every interval drawn lies inside its panel's axis
+    assert (drawn["low"] >= drawn["axis_low"]).all()
+    assert (drawn["high"] <= drawn["axis_high"]).all()
+    assert (marks["value"].between(marks["axis_low"], marks["axis_high"])).all()
+    # one mark per dataset × classifier × source alone, each its own (not a pooled mean)
+    points = marks[marks["kind"] == "point"]
+    shown = sources[sources["source"] != "test set"]
+    assert len(points) == int(shown["accuracy_sd"].notna().sum()
+                              + shown["disagreement"].notna().sum())
+    assert set(points["dataset"]) == set(sources["dataset"])
+    # the yardstick behind every accuracy mark of its dataset × classifier
+    sticks = marks[marks["kind"] == "yardstick"]
+    accuracy = points[points["panel"] == "run-to-run SD of accuracy"]
+    assert len(sticks) == len(accuracy) and sticks["panel"].eq(accuracy["panel"].iloc[0]).all()
+    # the mean over datasets only where the page states claims over datasets
+    means = marks[marks["kind"] == "mean over datasets"]
+    assert means.empty == (datasets < MIN_DATASETS)
+
+
+def test_leaders_told_apart_are_ringed_and_identical_runs_hollow(tmp_path):
+    tables = _page(3, seed=11)
+    marks = sources_figure(tables["sources"], [tmp_path / "h.png"], leaders=tables["margins"])
+    held = tables["margins"][tables["margins"]["verdict"] == "supported"]
+    assert len(held)
+    ringed = marks[marks["leader"]]
+    assert sorted(zip(ringed["dataset"], ringed["classifier"], ringed["level"], strict=True)) == \
+        sorted(zip(held["dataset"], held["classifier"], held["leader"], strict=True))
+    # the control's runs within a repeat are identical: no effect, drawn hollow
+    control = marks[(marks["kind"] == "point") & (marks["level"] == "control")]
+    assert len(control) and control["hollow"].all()
+    assert not marks.loc[marks["kind"] == "point", "hollow"].all()
+
+
+@pytest.mark.parametrize(("distinct", "violins"), [(5, False), (50, True)])
+def test_a_density_needs_enough_distinct_values_not_rows(distinct, violins):
+    """Fifty runs that take five accuracies are drawn as their values; fifty distinct values
+    as violins (issue 65, item 3)."""
+    import matplotlib.collections as mc
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from modelvar.plots.study import MIN_VALUES_FOR_DENSITY, _violin_grid
+
+    assert (distinct < MIN_VALUES_FOR_DENSITY) != violins and MIN_VALUES_FOR_DENSITY <= 50
+    rng = np.random.default_rng(0)
+    levels = np.linspace(0.70, 0.74, distinct)
+    data = pd.DataFrame({"cell": np.repeat(["control", "data rel 0.2"], 50),
+                         "classifier": "lr-sgd",
+                         "accuracy": np.concatenate([rng.permutation(np.resize(levels, 50))
+                                                     for _ in range(2)])})
+    fig = _violin_grid(data, x="cell", y="accuracy", row=None, col=None, xlabel="",
+                       ylabel="accuracy", title="t", note="50 runs a violin")
+    bodies = [c for ax in fig.axes for c in ax.collections
+              if isinstance(c, mc.PolyCollection)]
+    dots = [c for ax in fig.axes for c in ax.collections
+            if isinstance(c, mc.PathCollection) and len(c.get_offsets())]
+    assert bool(bodies) == violins and bool(dots) != violins
+    said = " ".join(t.get_text() for t in fig.texts).replace("\n", " ")
+    assert ("as few as 5 distinct values a group" in said) == (not violins)
+    plt.close(fig)
