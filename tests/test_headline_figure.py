@@ -110,3 +110,71 @@ def test_a_density_needs_enough_distinct_values_not_rows(distinct, violins):
     said = " ".join(t.get_text() for t in fig.texts).replace("\n", " ")
     assert ("as few as 5 distinct values a group" in said) == (not violins)
     plt.close(fig)
+
+
+def test_the_findings_page_shows_each_figure_with_its_caption_before_the_per_dataset_sentences(
+        tmp_path):
+    """Item 9: every headline figure the workflow can draw has a caption saying what is drawn,
+    over how many datasets and repeats, and which interval; the page shows each under its
+    title with its caption, after the sentences over datasets and before the per-dataset
+    ones; the report's first screen shows the headline's caption under it."""
+    import pandas as pd
+
+    from modelvar.findings.report import answer_rst, findings_html
+    from modelvar.findings.sources import study_sources
+    from modelvar.plots.findings import caption
+    from modelvar.study.figures import findings_figures
+
+    tables = _page(3, seed=4)
+    names = findings_figures("both", ["a", "b"], {"data": [{"rel": 0.1}, {"rel": 0.2}],
+                                                  "model_seed": ["fixed"]})
+    assert "sources_of_variance" in names
+    for name in names:
+        said = caption(name, tables["sources"])
+        assert "3 datasets" in said and "5 repeats each" in said, name
+    with pytest.raises(ValueError, match="no caption"):
+        caption("unknown", tables["sources"])
+    out = tmp_path / "h.png"
+    sources_figure(tables["sources"], [out], leaders=tables["margins"])
+    title = "Sources of variance, each alone against the control"
+    words = caption("sources_of_variance", tables["sources"])
+    page = findings_html(tables["sources"], study_sources(tables["sources"]),
+                         tables["components"], tables["study_components"], tables["claims"],
+                         notes=[], strength=pd.DataFrame(), figures={title: out},
+                         margins=tables["margins"], captions={title: words})
+    figure = page.index("<figure><h3>Sources of variance")
+    assert page.index("<h3>Over the 3 datasets</h3>") < figure < page.index(
+        "<h3>Per dataset</h3>")
+    assert f"<figcaption>{words}</figcaption>" in page.replace("&#x27;", "'")
+    first = answer_rst(tables["sources"], tables["components"], out, tables["margins"],
+                       caption=words)
+    assert first.index(".. image::") < first.index("*Each source alone")
+
+
+def test_metrics_of_different_ranges_each_get_their_own_axis():
+    """Item 5: where metrics of different ranges meet (EC distributions), the panels of one
+    metric share its axis and the narrow one (global EC, 0.18-0.26) fills at least 60 % of
+    its panel, instead of a sliver of an axis shared with local EC (0.4-1.0)."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from modelvar.plots.study import _violin_grid
+
+    rng = np.random.default_rng(1)
+    frames = []
+    for metric, centre, sd in (("global EC", 0.22, 0.015), ("local EC", 0.7, 0.12)):
+        for clf in ("lr-sgd", "xgb"):
+            frames.append(pd.DataFrame({"metric": metric, "classifier": clf,
+                                        "data": np.repeat(["none", "rel 0.2"], 40),
+                                        "mean": np.clip(rng.normal(centre, sd, 80), 0, 1)}))
+    data = pd.concat(frames, ignore_index=True)
+    fig = _violin_grid(data, x="data", y="mean", row="metric", col="classifier", xlabel="",
+                       ylabel="repeat mean", title="t", note="", axis_per="metric")
+    assert len(fig.axes) == 4  # rows: global EC, local EC; columns: the classifiers
+    for i, ax in enumerate(fig.axes):
+        metric = ("global EC", "local EC")[i // 2]
+        values = data.loc[data["metric"] == metric, "mean"]
+        low, high = ax.get_ylim()
+        assert low <= values.min() and values.max() <= high
+        assert (values.max() - values.min()) / (high - low) >= 0.6, metric
+    plt.close(fig)

@@ -43,6 +43,8 @@ STYLE = """<style>
   text-align: left; }
 .modelvar-findings td:first-child, .modelvar-findings th:first-child { text-align: left; }
 .modelvar-findings img { max-width: 100%; }
+.modelvar-findings figure { margin: 0.5em 0 1.5em; }
+.modelvar-findings figcaption { font-size: 0.9em; color: #333; max-width: 1080px; }
 .modelvar-findings .supported { color: #1a7f37; } .modelvar-findings .contradicted {
   color: #b3261e; } .modelvar-findings .inconclusive { color: #8a6d00; }
 .modelvar-findings .not-tested { color: #777; }
@@ -490,25 +492,29 @@ ESTIMAND = ("What the verdicts are about: a dataset's verdicts are about test se
 def _sentences_html(sources: pd.DataFrame, components: pd.DataFrame,
                     margins: pd.DataFrame | None = None, open_up_to: int = 5, *,
                     combined: pd.DataFrame | None = None, adequacy: list[str] | None = None,
-                    multiplicity=None, leaders: pd.DataFrame | None = None) -> str:
+                    multiplicity=None, leaders: pd.DataFrame | None = None,
+                    shown_figures: str = "") -> str:
     """The study's adequacy (where it limits what can be said) and multiplicity, its sentences
-    over datasets (when there are several), then each dataset's in a ``<details>`` block: open
-    when there are at most ``open_up_to`` datasets, folded (one line each) for a study of
-    many."""
+    over datasets (when there are several), its figures (``shown_figures``: HTML), then each
+    dataset's sentences in a ``<details>`` block: open when there are at most ``open_up_to``
+    datasets, folded (one line each) for a study of many."""
     def listed(items: list[str]) -> str:
         return "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in items) + "</ul>"
 
     per_dataset = sentences_by_question(sources, components, margins, combined)
     if not per_dataset:
         return ("<p>No one-at-a-time cells: set <code>design: both</code> or "
-                "<code>one-at-a-time</code> to measure each source against the control.</p>")
+                "<code>one-at-a-time</code> to measure each source against the control.</p>"
+                + shown_figures)
     parts = [f"<p><b>{html.escape(line)}</b></p>" for line in adequacy or []]
     parts.append(f"<p>{html.escape(multiplicity_line(multiplicity))}</p>")
     parts.append(f"<p>{html.escape(ESTIMAND)}</p>")
     if len(per_dataset) > 1:
         parts.append(f"<h3>Over the {len(per_dataset)} datasets</h3>"
-                     + listed(study_sentences(sources, margins, leaders))
-                     + "<h3>Per dataset</h3>")
+                     + listed(study_sentences(sources, margins, leaders)))
+    parts.append(shown_figures)
+    if len(per_dataset) > 1:
+        parts.append("<h3>Per dataset</h3>")
     state = " open" if len(per_dataset) <= open_up_to else ""
     for dataset, by_question in per_dataset.items():
         body = "".join(f"<p><i>{html.escape(q)}</i></p>{listed(said)}"
@@ -541,7 +547,7 @@ def _rst_text(text: str) -> str:
 def answer_rst(sources: pd.DataFrame, components: pd.DataFrame, figure: Path | None,
                margins: pd.DataFrame | None = None, combined: pd.DataFrame | None = None,
                adequacy: list[str] | None = None, leaders: pd.DataFrame | None = None,
-               promise: str | None = None) -> str:
+               promise: str | None = None, caption: str | None = None) -> str:
     """The report's first screen (the top of Snakemake's global description, rendered with
     Jinja2 and docutils): the study's headline sentences and the headline figure embedded,
     wrapped in Jinja's ``raw`` so that no sentence can be taken for a template. The workflow
@@ -560,6 +566,8 @@ def answer_rst(sources: pd.DataFrame, components: pd.DataFrame, figure: Path | N
         data = "data:image/png;base64," + base64.b64encode(Path(figure).read_bytes()).decode()
         lines += ["", ".. image::", *(f"   {data[i:i + 76]}" for i in range(0, len(data), 76)),
                   "   :width: 100%", "   :alt: the study's headline figure"]
+        if caption:
+            lines += ["", f"*{_rst_text(caption)}*"]
     return "{% raw %}\n" + "\n".join(lines) + "\n{% endraw %}\n"
 
 
@@ -715,8 +723,11 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
                   dose: pd.DataFrame | None = None, combined: pd.DataFrame | None = None,
                   adequacy: list[str] | None = None, multiplicity=None,
                   blocks: pd.DataFrame | None = None, leaders: pd.DataFrame | None = None,
-                  every_claim: pd.DataFrame | None = None) -> str:
-    """The Findings page (module docstring): sentences, the headline figures (embedded), the
+                  every_claim: pd.DataFrame | None = None,
+                  captions: dict[str, str] | None = None) -> str:
+    """The Findings page (module docstring): sentences, the headline figures (embedded, each
+    under its title with its caption, ``captions``: title → text, above the per-dataset
+    sentences), the
     sources, variance-components and claims tables, and notes; a sequential study's repeats
     per dataset × classifier and why each stopped (``blocks``); every claim with a test, each
     in a sentence of its own with its tier and adjusted p (``every_claim``,
@@ -724,11 +735,14 @@ def findings_html(sources: pd.DataFrame, study: pd.DataFrame, components: pd.Dat
     parts = [STYLE, '<div class="modelvar-findings"><h2 id="findings">Findings</h2>']
     if blocks is not None and not blocks.empty:
         parts.append(blocks_html(blocks))
+    shown = "".join(
+        f"<figure><h3>{html.escape(title)}</h3>{_image(path, title)}"
+        + (f"<figcaption>{html.escape(captions[title])}</figcaption>"
+           if title in (captions or {}) else "") + "</figure>"
+        for title, path in figures.items())
     parts.append(_sentences_html(sources, components, margins, combined=combined,
                                  adequacy=adequacy, multiplicity=multiplicity,
-                                 leaders=leaders))
-    for title, path in figures.items():
-        parts.append(f"<h3>{html.escape(title)}</h3>{_image(path, title)}")
+                                 leaders=leaders, shown_figures=shown))
     if comparison is not None and not comparison[0].empty:
         parts.append(comparison_html(*comparison))
     if dose is not None and not dose.empty:

@@ -358,16 +358,19 @@ def adequacy_notes(components: pd.DataFrame) -> list[str]:
 
 
 def write_findings(findings: Findings, results: str | Path, figures: dict[str, Path],
-                   manifest) -> None:
-    """The study tables, the Findings page (with the given figures embedded), every dataset's
-    summary page, and the top of the report's first screen (``findings/answer.rst``:
-    :func:`~modelvar.findings.report.answer_rst`, the first of ``figures`` as the headline)."""
+                   manifest, captions: dict[str, str] | None = None) -> None:
+    """The study tables, the Findings page (with the given figures embedded, title → path,
+    each with its caption), every dataset's summary page, and the top of the report's first
+    screen (``findings/answer.rst``: :func:`~modelvar.findings.report.answer_rst`, the first
+    of ``figures`` as the headline)."""
+    captions = captions or {}
     results = Path(results)
     t = findings.tables
     manifest.write_text(answer_rst(t["sources"], t["components"],
                                    next(iter(figures.values()), None), t["margins"],
                                    t["combined"], findings.adequacy, t["study_leaders"],
-                                   multiplicity_line(findings.multiplicity)),
+                                   multiplicity_line(findings.multiplicity),
+                                   captions.get(next(iter(figures), ""))),
                         results / "findings" / "answer.rst")
     for name, table in t.items():
         manifest.write_parquet(table, study_table_path(results, name))
@@ -380,7 +383,7 @@ def write_findings(findings: Findings, results: str | Path, figures: dict[str, P
                                       combined=t["combined"], adequacy=findings.adequacy,
                                       multiplicity=findings.multiplicity, blocks=t["blocks"],
                                       leaders=t["study_leaders"],
-                                      every_claim=claim_sentences(t)),
+                                      every_claim=claim_sentences(t), captions=captions),
                         results / "findings" / "findings.html")
     for name in dict.fromkeys(dataset for dataset, _ in findings.roles):
         summary = findings.summary[findings.summary["dataset"] == name]

@@ -15,6 +15,7 @@ def run(args: argparse.Namespace) -> int:
     from modelvar.plots.common import set_colours, set_width
     from modelvar.plots.findings import (
         accuracy_vs_reproducibility,
+        caption,
         comparison_figure,
         dose_response_figure,
         sources_figure,
@@ -41,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
         margin=args.equivalence_ratio,
         sequential=Rounds.from_json(args.sequential) if args.sequential else None)
     tables = findings.tables
-    # each figure of study.figures.findings_figures (what the workflow's rule declares): its caption
-    # on the Findings page and how it is drawn
+    # each figure of study.figures.findings_figures (what the workflow's rule declares): its title
+    # on the Findings page and how it is drawn (its caption: plots.findings.caption)
     draw = {
         "sources_of_variance": (
             "Sources of variance, each alone against the control",
@@ -61,16 +62,17 @@ def run(args: argparse.Namespace) -> int:
     }
     classifiers = [clf for clf in designs[next(iter(designs))].classifiers]
     out = Path(args.results) / "findings"
-    figures = {}
+    figures, captions = {}, {}
     with job_manifest(args, "findings") as manifest:
         for name in findings_figures(args.design, classifiers, perturbation):
-            caption, function = draw[name]
+            title, function = draw[name]
             paths = [out / f"{name}.{ext}" for ext in ("png", "pdf")]
             function(paths)
-            figures[caption] = paths[0]
+            figures[title] = paths[0]
+            captions[title] = caption(name, tables["sources"])
             for path in paths:
                 manifest.record(path)
-        write_findings(findings, args.results, figures, manifest)
+        write_findings(findings, args.results, figures, manifest, captions)
     logging.getLogger("modelvar.findings").info(
         "%s", ", ".join(f"{name}: {len(t)} rows" for name, t in findings.tables.items()))
     return 0

@@ -237,6 +237,43 @@ def sources_figure(sources: pd.DataFrame, out_paths: list[Path], *,
     return pd.DataFrame(marks)
 
 
+def caption(name: str, sources: pd.DataFrame) -> str:
+    """What a headline figure (by its name in :func:`modelvar.study.figures.findings_figures`)
+    draws, over how many datasets and repeats, with which interval: its caption where it is
+    shown (the Findings page, the report's first screen)."""
+    from modelvar.findings.over_datasets import MIN_DATASETS
+
+    datasets = sources["dataset"].nunique()
+    repeats = sources["repeats"].dropna().astype(int) if "repeats" in sources else pd.Series()
+    span = "" if repeats.empty else (f", {repeats.min()} repeats each" if repeats.min() ==
+                                     repeats.max() else f", {repeats.min()}-{repeats.max()} "
+                                     "repeats")
+    over = f"{datasets} dataset{'s' if datasets != 1 else ''}{span}"
+    if name == "sources_of_variance":
+        return (f"Each source alone against the control ({over}), largest effect first. Each "
+                "mark is one classifier on one dataset: its mean over repeats with a 95 % "
+                "t-interval over repeats; the grey band behind an accuracy mark is that "
+                "dataset × classifier's test-set yardstick (the SD of accuracy between "
+                "repeats, its interval, a line at its value). Ringed: a leading source told "
+                "apart under the page's control; hollow: every run identical."
+                + (" Diamonds: each classifier's mean over datasets, t-interval over datasets."
+                   if datasets >= MIN_DATASETS else ""))
+    if name == "accuracy_vs_reproducibility":
+        return (f"Each dataset × classifier ({over}) as one point: its mean run accuracy "
+                "against its mean percent agreement between two runs over the factorial "
+                "grid; no intervals (a summary of the grid, not a comparison).")
+    if name == "classifier_comparison":
+        return (f"Each pair of classifiers compared under each source alone ({over}): the "
+                "mean difference a − b of the measure, left of 0 where a is the more "
+                "reproducible, with its 95 % interval "
+                + ("over datasets." if datasets >= MIN_DATASETS else
+                   "over repeats, one mark per dataset."))
+    if name == "dose_response":
+        return (f"Each source against its strength ({over}): the run-to-run SD of accuracy "
+                "and the disagreement between two runs, one line per dataset × classifier.")
+    raise ValueError(f"no caption for figure {name!r}")
+
+
 def _point(ax, x, y, low, high, colour, marker, size, *, hollow=False, ring=False):
     """A mark with its interval (none where there is none); hollow where every run was
     identical; ringed where it is a leading source told apart."""
@@ -307,46 +344,64 @@ def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
                       out_paths: list[Path]) -> None:
     """Classifiers compared per source (:mod:`modelvar.findings.comparison`): for each measure
     (a panel), one line per source level alone (and all combined), one marker per pair of
-    classifiers "a − b" at its mean difference with its 95 % interval (over datasets when there
-    are several, else over repeats; none over fewer than 3); left of 0, a is the more
-    reproducible."""
-    several = comparison["dataset"].nunique() > 1
-    shown = _as_drawn(study if several else comparison)
+    classifiers "a − b" at its mean difference with its 95 % interval: from
+    :data:`~modelvar.findings.over_datasets.MIN_DATASETS` datasets its mean over datasets
+    (interval over datasets, as the page compares them), else one mark per dataset with its
+    interval over repeats (paired within repeats), datasets in the same order in every row;
+    left of 0, a is the more reproducible."""
+    from modelvar.findings.over_datasets import MIN_DATASETS
+
+    over = comparison["dataset"].nunique() >= MIN_DATASETS
+    shown = _as_drawn(study if over else comparison)
     shown = shown[shown["source"] != YARDSTICK]
     levels = _level_order(shown) if len(shown) else []
     pairs = list(dict.fromkeys(zip(shown["classifier_a"], shown["classifier_b"], strict=True)))
+    datasets = [None] if over or shown.empty else sorted(shown["dataset"].unique())
+    slots = [(pair, d) for pair in pairs for d in datasets]
+    step = min(0.8 / max(len(slots), 1), 0.2)
     n_cols = columns_that_fit(2.6, len(COMPARED), margin=1.4)
     n_rows = math.ceil(len(COMPARED) / n_cols)
+    ticks = [wrap_label(lv, 0.35) for lv in levels]
+    row = max(row_inches(ticks), 0.06 * len(slots) + 0.06)
     fig, axes = plt.subplots(n_rows, n_cols, squeeze=False, sharey=True,
-                             figsize=(figure_width(), 0.6 + n_rows * (
-                                 0.45 + 0.16 * max(len(levels), 1) * max(1, len(pairs) / 3))))
+                             figsize=(figure_width(),
+                                      0.9 + n_rows * (0.45 + row * max(len(levels), 1))))
     y_of = {level: i for i, level in enumerate(levels)}
     markers = "osD^vPX*"
     for c, (measure, heading) in enumerate(COMPARED.items()):
         ax = axes[c // n_cols][c % n_cols]
-        for k, (a, b) in enumerate(pairs):
+        for i, ((a, b), dataset) in enumerate(slots):
+            k = pairs.index((a, b))
             part = shown[(shown["classifier_a"] == a) & (shown["classifier_b"] == b)
                          & (shown["measure"] == measure)].dropna(subset=["difference"])
-            offset = (k - (len(pairs) - 1) / 2) * min(0.6 / max(len(pairs), 1), 0.2)
-            ys = part["level"].map(y_of) + offset
+            if dataset is not None:
+                part = part[part["dataset"] == dataset]
+            ys = part["level"].map(y_of) + (i - (len(slots) - 1) / 2) * step
             low = (part["difference"] - part["difference_low"]).fillna(0).clip(lower=0)
             high = (part["difference_high"] - part["difference"]).fillna(0).clip(lower=0)
             ax.errorbar(part["difference"], ys, xerr=[low, high], fmt=markers[k % 8],
                         color=PAIR_COLOURS[k % len(PAIR_COLOURS)], elinewidth=0.8, capsize=1.5,
-                        markersize=4, label=f"{a} − {b}")
+                        markersize=4 if len(slots) <= 4 else 3,
+                        label=f"{a} − {b}" if dataset in (None, datasets[0]) else None)
         ax.axvline(0, color="black", linewidth=0.6)
         ax.xaxis.set_major_locator(plt.MaxNLocator(5))
-        ax.set_yticks(range(len(levels)), levels)
+        ax.set_yticks(range(len(levels)), ticks)
         ax.set_ylim(len(levels) - 0.5, -0.5)
+        for j in range(1, len(levels)):
+            ax.axhline(j - 0.5, color="#eeeeee", linewidth=0.6, zorder=0)
         ax.grid(axis="x", alpha=0.3)
         ax.set_title(heading, loc="left")
     for c in range(len(COMPARED), n_rows * n_cols):
         axes[c // n_cols][c % n_cols].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
+    key = "bars: 95 % intervals over datasets" if over else textwrap.fill(
+        f"in each row, per pair top to bottom: {', '.join(map(str, datasets))}; bars: 95 % "
+        "intervals over repeats", 95 if n_cols > 1 else 58)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(pairs), 3) or 1,
-               frameon=False, bbox_to_anchor=(0.5, 0.0))
+               frameon=False, bbox_to_anchor=(0.5, 0.0), title=key, title_fontsize=7)
     fig.suptitle("Classifiers compared, each source alone")
-    fig.tight_layout(rect=(0, legend_band(fig, math.ceil(max(len(pairs), 1) / 3)), 1, 1))
+    fig.tight_layout(rect=(0, legend_band(fig, math.ceil(max(len(pairs), 1) / 3)
+                                          + key.count("\n") + 1), 1, 1))
     save_figure(fig, out_paths)
 
 

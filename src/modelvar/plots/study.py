@@ -147,14 +147,34 @@ def _split(data: pd.DataFrame, shown: list[str]) -> str | None:
         else None
 
 
+def _axis_per_level(grid, data: pd.DataFrame, facet: str, value: str, horizontal: bool, *,
+                    row: str | None, col: str | None) -> None:
+    """Every panel of one level of ``facet`` gets the value axis of that level's values
+    (5 % room either side); panels of other levels keep their own."""
+    for key, ax in grid.axes_dict.items():
+        keys = key if isinstance(key, tuple) else (key,)
+        names = [f for f in (row, col) if f]
+        level = dict(zip(names, keys, strict=True))[facet]
+        values = data.loc[data[facet] == level, value].astype(float)
+        values = values[np.isfinite(values)]
+        if values.empty:
+            continue
+        low, high = float(values.min()), float(values.max())
+        room = 0.05 * (high - low) or 0.01 * max(abs(high), 1e-3)
+        (ax.set_xlim if horizontal else ax.set_ylim)(low - room, high + room)
+
+
 def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: str | None,
                  xlabel: str, ylabel: str, title: str, note: str, horizontal: bool = False,
-                 order: list[str] | None = None, hue: str = "classifier"):
+                 order: list[str] | None = None, hue: str = "classifier",
+                 axis_per: str | None = None):
     """Distributions of y by x, faceted by row/col, panels sized to the figure width (columns
     wrap where there is no row facet): violins, or the values themselves where a group holds
     fewer than :data:`MIN_VALUES_FOR_DENSITY`. Coloured by classifier (its colour), or by the
     levels of ``hue`` (a family that would be pooled, :func:`_split`; rows then name the
-    classifier)."""
+    classifier). ``axis_per``: the facet (``row`` or ``col``'s column) whose levels are
+    measures of different ranges: the panels of one level share its value axis, sized by its
+    values, so that no measure is drawn flat on another's scale."""
     rows = _order(data, row) if row else [None]
     cols = _order(data, col) if col else [None]
     cat = y if horizontal else x
@@ -191,13 +211,27 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
     else:
         drawn = {"kind": "violin", "cut": 0, "inner": "quart", "density_norm": "width",
                  "linewidth": 0.5}
+    # one value axis per level of axis_per: shared along that level's row or column only
+    share = "col" if axis_per is not None and axis_per == col else "row"
     grid = sns.catplot(data=data, x=x, y=y, hue=hue, order=order,
                        hue_order=hue_order, palette=palette, height=panel_h,
                        aspect=panel_w / panel_h, margin_titles=True, legend_out=True,
-                       sharex=True, sharey=True, **drawn, **kw)
+                       sharex=share if axis_per and horizontal else True,
+                       sharey=share if axis_per and not horizontal else True,
+                       **drawn, **kw)
+    if axis_per is not None:
+        _axis_per_level(grid, data, axis_per, x if horizontal else y, horizontal,
+                        row=row, col=col)
     grid.set_axis_labels(xlabel, ylabel)
+    if panel_w < 1.6:  # narrow panels: the shared axis label once, not run together
+        bottom = [ax for ax in grid.axes.flat if ax.get_xlabel()]
+        for ax in bottom[1:]:
+            ax.set_xlabel("")
+    # a classifier's name needs no "classifier:" before it (its colour says it too), and a
+    # narrow panel has no room for it
+    col_name = "{col_name}" if col == "classifier" else f"{_facet_title(col)}: {{col_name}}"
     grid.set_titles(row_template=f"{_facet_title(row)}: {{row_name}}" if row else "",
-                    col_template=f"{_facet_title(col)}: {{col_name}}" if col else "")
+                    col_template=col_name if col else "")
     for ax in grid.axes.flat:
         ax.grid(axis="x" if horizontal else "y", alpha=0.3)
         ax.tick_params(labelsize=7)
@@ -403,7 +437,7 @@ def ec_distributions(summary: pd.DataFrame, roles: Roles, dataset: str,
     fig = _violin_grid(data, x="data", y="mean", row=row, col=col,
                        xlabel="data perturbation", ylabel="repeat mean",
                        title=f"{dataset}: error consistency, repeat means",
-                       hue=split or "classifier",
+                       hue=split or "classifier", axis_per="metric",
                        note=pooling_note(grid, ["data", *([split] if split else [])],
                                          f"{n} repeat means per violin"))
     for ax in np.ravel(fig.axes):
