@@ -178,3 +178,40 @@ def test_metrics_of_different_ranges_each_get_their_own_axis():
         assert low <= values.min() and values.max() <= high
         assert (values.max() - values.min()) / (high - low) >= 0.6, metric
     plt.close(fig)
+
+
+def test_group_disparities_take_accuracy_intervals_over_repeats_and_a_marker_per_classifier(
+        tmp_path, monkeypatch):
+    """Item 6 and the small defects: the runs of a repeat share its test set, so accuracy's
+    interval is over the repeats' means (not over every run as if independent), and each
+    classifier has its own marker beside its colour."""
+    import pandas as pd
+
+    from modelvar.findings.sources import mean_ci
+    from modelvar.plots import study
+
+    control = "dnone_cnone_hnone_down100_seedfix"
+    rng = np.random.default_rng(2)
+    rows = []
+    for clf in ("lr-sgd", "xgb"):
+        for repeat in range(6):
+            level = rng.normal(0.2, 0.05)  # a repeat's test set sets the level
+            for run in range(10):
+                rows.append({"classifier": clf, "cell": control, "repeat": repeat,
+                             "run": run, "grouping": "sex", "metric": "accuracy",
+                             "aggregate": "difference_minmax",
+                             "value": level + rng.normal(0, 0.002)})
+    disparities = pd.DataFrame(rows)
+    drawn = []
+    monkeypatch.setattr(study, "save_figure", lambda fig, paths: drawn.append(fig))
+    roles = {clf: {control: ("one-at-a-time", "factorial")} for clf in ("lr-sgd", "xgb")}
+    points = study.group_disparities(disparities, roles, "d", [tmp_path / "g.png"])
+    for clf, part in disparities.groupby("classifier"):
+        expect = mean_ci(part.groupby("repeat")["value"].mean(), (0, 2))
+        got = points[points["classifier"] == clf].iloc[0]
+        assert (got["low"], got["high"]) == pytest.approx(expect[1:], rel=1e-9)
+        naive = mean_ci(part["value"], (0, 2))
+        assert got["high"] - got["low"] > 2 * (naive[2] - naive[1])
+    markers = {line.get_marker() for ax in drawn[0].axes for line in ax.get_lines()
+               if line.get_marker() not in (None, "None", "", "|")}
+    assert len(markers) == 2

@@ -540,10 +540,12 @@ def repeat_ec_ranges(summary: pd.DataFrame, roles: Roles, dataset: str,
 
 
 def group_disparities(disparities: pd.DataFrame, roles: Roles, dataset: str,
-                      out_paths: list[Path]) -> None:
-    """Largest difference between groups (max − min) of per-run accuracy and per-repeat
-    reproducibility, for the control and each source alone: mean over runs or repeats with a
-    95 % interval; one panel per grouping and metric."""
+                      out_paths: list[Path]) -> pd.DataFrame:
+    """Largest difference between groups (max − min) of accuracy and per-repeat
+    reproducibility, for the control and each source alone: the mean over repeats (accuracy:
+    of each repeat's runs' mean, the runs sharing its test set) with a 95 % interval over
+    repeats; one panel per grouping and metric, each classifier its colour and marker.
+    Returns the drawn points and their intervals."""
     from modelvar.findings.sources import mean_ci, source_of
 
     data = disparities[disparities["aggregate"] == "difference_minmax"]
@@ -556,10 +558,14 @@ def group_disparities(disparities: pd.DataFrame, roles: Roles, dataset: str,
             ["grouping", "metric", "classifier", "cell"], observed=True):
         label = source_of(str(cell))[1] if not oat.empty else cell_label(str(cell),
                                                                           varying(data))
-        mean, low, high = mean_ci(part["value"], (0, 2))
+        # the runs of a repeat share its test set: their mean is one value, and the interval
+        # is over repeats (runs are not independent draws of a test set)
+        values = part.groupby("repeat")["value"].mean() if metric == "accuracy" else \
+            part["value"]
+        mean, low, high = mean_ci(values, (0, 2))
         rows.append({"grouping": grouping, "classifier": clf, "label": label, "mean": mean,
                      "low": low, "high": high,
-                     "metric": "accuracy, per run" if metric == "accuracy" else
+                     "metric": "accuracy, runs' mean per repeat" if metric == "accuracy" else
                      f"{metric_name(metric)}, per repeat"})
     points = pd.DataFrame(rows)
     if points.empty:
@@ -582,8 +588,9 @@ def group_disparities(disparities: pd.DataFrame, roles: Roles, dataset: str,
                 ax.errorbar(p["mean"], np.arange(len(order)) + off,
                             xerr=[(p["mean"] - p["low"]).clip(lower=0),
                                   (p["high"] - p["mean"]).clip(lower=0)],
-                            fmt="o", markersize=3.5, capsize=1.5, elinewidth=0.8,
-                            color=_palette(classifiers)[clf], label=clf)
+                            fmt=classifier_markers(classifiers)[clf], markersize=3.5,
+                            capsize=1.5, elinewidth=0.8, color=_palette(classifiers)[clf],
+                            label=clf)
             ax.set_yticks(range(len(order)), order, fontsize=7)
             ax.set_ylim(len(order) - 0.5, -0.5)
             ax.grid(axis="x", alpha=0.3)
@@ -599,3 +606,4 @@ def group_disparities(disparities: pd.DataFrame, roles: Roles, dataset: str,
     _title(fig, f"{dataset}: differences between groups (max − min)")
     fig.tight_layout(rect=(0, legend_band(fig), 1, 1))
     save_figure(fig, out_paths)
+    return points
