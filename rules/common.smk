@@ -382,6 +382,7 @@ def get_dirichlet_cases():
 # ------------------------------------------------------------------ figures, findings, report
 # the registry, not the plotting stack: loading the workflow imports no matplotlib
 FIGURES = figure_registry.figures_of_design(DESIGN)
+FIGURE_FORMATS = figure_registry.FORMATS
 FIGURE_TABLES = figure_registry.tables_of(FIGURES)
 GROUPED_FIGURES = [
     f.name for f in figure_registry.DATASET_FIGURES if f.part == "grouped"

@@ -13,7 +13,11 @@ rule figures:
             )
             for fig in FIGURES
         },
-        **{f"{fig}_pdf": f"{RESULTS}/{{dataset}}/figures/{fig}.pdf" for fig in FIGURES},
+        **{
+            f"{fig}_{ext}": f"{RESULTS}/{{dataset}}/figures/{fig}.{ext}"
+            for fig in FIGURES
+            for ext in FIGURE_FORMATS[1:]
+        },
         manifest=manifest_path("figures"),
     log:
         f"{RESULTS}/logs/figures/{{dataset}}.log",
@@ -60,8 +64,9 @@ rule group_disparities_figure:
             for fig in GROUPED_FIGURES
         },
         **{
-            f"{fig}_pdf": f"{RESULTS}/{{dataset}}/figures/{fig}.pdf"
+            f"{fig}_{ext}": f"{RESULTS}/{{dataset}}/figures/{fig}.{ext}"
             for fig in GROUPED_FIGURES
+            for ext in FIGURE_FORMATS[1:]
         },
         manifest=manifest_path("group_disparities_figure"),
     log:
@@ -103,7 +108,11 @@ rule findings:
             )
             for i, fig in enumerate(FINDINGS_FIGURES, start=2)
         },
-        **{f"{fig}_pdf": f"{RESULTS}/findings/{fig}.pdf" for fig in FINDINGS_FIGURES},
+        **{
+            f"{fig}_{ext}": f"{RESULTS}/findings/{fig}.{ext}"
+            for fig in FINDINGS_FIGURES
+            for ext in FIGURE_FORMATS[1:]
+        },
         **{t: tables.study_table_path(RESULTS, t) for t in outputs.FINDINGS_TABLES},
         answer=ANSWER,
         html=report(

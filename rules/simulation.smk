@@ -49,8 +49,9 @@ rule evaluate_simulation:
             for fig in SIMULATION_FIGURES["evaluate_simulation"]
         },
         **{
-            f"{fig}_pdf": f"{RESULTS}/simulation/metrics/{fig}.pdf"
+            f"{fig}_{ext}": f"{RESULTS}/simulation/metrics/{fig}.{ext}"
             for fig in SIMULATION_FIGURES["evaluate_simulation"]
+            for ext in FIGURE_FORMATS[1:]
         },
         simulations=f"{RESULTS}/simulation/metrics/simulations.parquet",
         criteria=f"{RESULTS}/simulation/metrics/criteria.parquet",
@@ -96,8 +97,9 @@ rule dirichlet_simulation:
             for fig in SIMULATION_FIGURES["dirichlet_simulation"]
         },
         **{
-            f"{fig}_pdf": f"{RESULTS}/simulation/dirichlet/{fig}.pdf"
+            f"{fig}_{ext}": f"{RESULTS}/simulation/dirichlet/{fig}.{ext}"
             for fig in SIMULATION_FIGURES["dirichlet_simulation"]
+            for ext in FIGURE_FORMATS[1:]
         },
         per_sample=f"{RESULTS}/simulation/dirichlet/per_sample.parquet",
         spearman=f"{RESULTS}/simulation/dirichlet/spearman.parquet",

@@ -215,3 +215,37 @@ def test_group_disparities_take_accuracy_intervals_over_repeats_and_a_marker_per
     markers = {line.get_marker() for ax in drawn[0].axes for line in ax.get_lines()
                if line.get_marker() not in (None, "None", "", "|")}
     assert len(markers) == 2
+
+
+def test_the_source_data_names_every_mark_and_finds_one_the_axis_cuts(tmp_path):
+    """Item 8: a figure's CSV has one row per drawn mark — points, intervals, dots with their
+    distinct values, densities, error bars, bands — with its category and its panel's axis
+    limits; a mark beyond the limits (a cut interval) shows as such."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from modelvar.plots.common import save_figure
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(3.4, 2))
+    left.plot([0.2], [0], marker="o", linestyle="none")
+    left.plot([0.1, 0.3], [0, 0])  # an interval
+    left.plot([0.5, 1.4], [1, 1])  # cut by the axis below
+    left.scatter([0.4, 0.4, 0.5], [2, 2.1, 1.9])
+    left.errorbar([0.3], [3], xerr=[[0.1], [0.2]], fmt="s")
+    left.add_patch(plt.Rectangle((0.1, 3.8), 0.4, 0.4))
+    left.set_yticks(range(5), ["a", "b", "c", "d", "e"])
+    left.set_xlim(0, 1)
+    left.set_title("left")
+    right.violinplot([np.linspace(0, 1, 40)])
+    right.axvline(0.5)  # across the panel: not a mark
+    right.set_title("right")
+    save_figure(fig, [tmp_path / "f.png", tmp_path / "f.csv"])
+    marks = pd.read_csv(tmp_path / "f.csv")
+    mine = marks[marks["panel"] == "left"]
+    assert {"point", "segment", "dots", "bars", "band"} <= set(mine["kind"])
+    dots = mine[mine["kind"] == "dots"].iloc[0]
+    assert (dots["n"], dots["distinct"], dots["category"]) == (3, 2, "c")
+    cut = mine[mine["x_max"] > mine["x_high"]]
+    assert len(cut) == 1 and cut.iloc[0]["category"] == "b"
+    assert "density" in set(marks.loc[marks["panel"] == "right", "kind"])
+    assert (tmp_path / "f.png").stat().st_size > 0

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from modelvar import __version__
 from modelvar.planning.job_commands import ARGS_FROM, arguments_from_file
+from modelvar.study.figures import FORMATS as FIGURE_FORMATS
 
 
 def _setup_logging(log_file: str | None) -> None:
@@ -534,7 +535,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--figures", nargs="+", metavar="NAME",
                    help="draw only these (default: every figure the design has cells for)")
     p.add_argument("--out-dir", required=True, help="where the figures go")
-    p.add_argument("--formats", nargs="+", default=["png", "pdf"], help="file formats")
+    p.add_argument("--formats", nargs="+", default=list(FIGURE_FORMATS),
+                   help="file formats (the picture first)")
 
     p = _command(sub, "findings", "(job) the study's findings from its aggregated tables",
                  _job("findings"), parents=[recorded, drawn],

@@ -20,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
     from modelvar.seeding import stream
     from modelvar.simulation import FIGURES
     from modelvar.simulation.dirichlet import simulate_cases, spearman_table
+    from modelvar.study.figures import FORMATS
 
     set_width(args.width)
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
                  "ci_vs_h": (dirichlet_ci_vs_h, per_sample)}
         for name in FIGURES["dirichlet_simulation"]:
             draw, data = drawn[name]
-            paths = [out / f"{name}.{e}" for e in ("png", "pdf")]
+            paths = [out / f"{name}.{e}" for e in FORMATS]
             draw(data, paths, cases)
             for path in paths:
                 manifest.record(path)

@@ -15,6 +15,7 @@ def run(args: argparse.Namespace) -> int:
     from modelvar.plots.simulation import metric_by_distribution, metric_vs_accuracy
     from modelvar.simulation import FIGURES
     from modelvar.simulation.metric_study import best_per_criterion, evaluate
+    from modelvar.study.figures import FORMATS
 
     set_width(args.width)
 
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
                  "metric_by_distribution": metric_by_distribution}
         for name in FIGURES["evaluate_simulation"]:
             draw = drawn[name]
-            paths = [out / f"{name}.{e}" for e in ("png", "pdf")]
+            paths = [out / f"{name}.{e}" for e in FORMATS]
             draw(sims, metrics, paths)
             for path in paths:
                 manifest.record(path)

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
         sources_figure,
     )
     from modelvar.study.design import read_designs, study_roles
-    from modelvar.study.figures import findings_figures
+    from modelvar.study.figures import FORMATS, findings_figures
     from modelvar.study.rounds import Rounds
 
     set_width(args.width)
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     with job_manifest(args, "findings") as manifest:
         for name in findings_figures(args.design, classifiers, perturbation):
             title, function = draw[name]
-            paths = [out / f"{name}.{ext}" for ext in ("png", "pdf")]
+            paths = [out / f"{name}.{ext}" for ext in FORMATS]
             function(paths)
             figures[title] = paths[0]
             captions[title] = caption(name, tables["sources"])

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
 from modelvar.table_files import write_bytes
 
@@ -29,6 +31,7 @@ WIDTHS = {"single": 3.5, "double": 7.2}
 MIN_FONT_PT = 7.0
 #: how far a saved figure may exceed the figure set's width (inches)
 WIDTH_SLACK_IN = 0.15
+
 #: each classifier's marker, by its place in the study's colour order
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
 STYLE = {
@@ -202,9 +205,113 @@ def legend_band(fig, legend_rows: int = 1) -> float:
     return min((0.08 + 0.17 * legend_rows) / fig.get_figheight(), 0.4)
 
 
+def _panel_name(ax, i: int) -> str:
+    titles = [ax.get_title(loc) for loc in ("left", "center", "right")]
+    margins = [t.get_text() for t in ax.texts if t.get_text().strip()
+               and t.get_transform() != ax.transData]
+    return " · ".join(t for t in [*titles, *margins] if t.strip()) or f"panel {i + 1}"
+
+
+def _category_ticks(axis) -> list[tuple[float, str]]:
+    """A categorical axis's ticks (position, label); none where the labels are numbers."""
+    ticks = [(float(t.get_loc()), t.label1.get_text()) for t in axis.get_major_ticks()
+             if t.label1.get_text().strip()]
+    try:
+        [float(label.replace("−", "-")) for _, label in ticks]
+    except ValueError:
+        return ticks
+    return []
+
+
+def _category_of(ticks: list[tuple[float, str]], low: float, high: float) -> str:
+    if not ticks:
+        return ""
+    centre = (low + high) / 2
+    where, label = min(ticks, key=lambda t: abs(t[0] - centre))
+    return label.replace("\n", " ") if abs(where - centre) <= 0.5 else ""
+
+
+def _mark(rows: list[dict], where: dict, kind: str, xy, **extra) -> None:
+    """One row of :func:`drawn_marks`: the mark's extent over its finite points, and the
+    category it is drawn at on a categorical axis."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    if len(xy):
+        x_min, x_max, y_min, y_max = (xy[:, 0].min(), xy[:, 0].max(), xy[:, 1].min(),
+                                      xy[:, 1].max())
+        rows.append({"kind": kind, "n": len(xy), "x_min": x_min, "x_max": x_max,
+                     "y_min": y_min, "y_max": y_max, **extra,
+                     "category": _category_of(where["x_ticks"], x_min, x_max)
+                     or _category_of(where["y_ticks"], y_min, y_max),
+                     **{k: v for k, v in where.items() if not k.endswith("_ticks")}})
+
+
+def drawn_marks(fig) -> pd.DataFrame:
+    """The source data of ``fig``: one row per mark drawn in data coordinates in each panel —
+    ``point`` (one marker), ``segment`` (an interval or a band's edge: two points), ``line``
+    (more), ``dots`` (a scatter or strip: its ``n`` values and how many ``distinct`` on the value
+    axis), ``density`` (a violin's body), ``bars`` (error bars), ``band`` (a rectangle) — with
+    the category it is drawn at (the nearest tick label of a categorical axis), its extent
+    (``x_min`` … ``y_max``), and the panel's axis limits (``x_low`` … ``y_high``).
+    Reference lines drawn across a panel (axis coordinates) are not marks."""
+    import matplotlib.collections as mc
+    import matplotlib.patches as mp
+
+    rows: list[dict] = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.get_visible() or not ax.axison:
+            continue
+        (x_low, x_high), (y_low, y_high) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+        where = {"panel": _panel_name(ax, i), "x_low": x_low, "x_high": x_high,
+                 "y_low": y_low, "y_high": y_high, "x_ticks": _category_ticks(ax.xaxis),
+                 "y_ticks": _category_ticks(ax.yaxis)}
+
+        def add(kind, xy, where=where, **extra):
+            _mark(rows, where, kind, xy, **extra)
+
+        for line in ax.get_lines():
+            if not line.get_visible() or line.get_transform() != ax.transData:
+                continue
+            xy = line.get_xydata()
+            marker = line.get_marker() not in (None, "None", "", " ")
+            add("point" if len(xy) == 1 and marker else "segment" if len(xy) == 2 else "line",
+                xy)
+        for collection in ax.collections:
+            if not collection.get_visible():
+                continue
+            if isinstance(collection, mc.PolyCollection) and \
+                    collection.get_transform() == ax.transData:
+                for path in collection.get_paths():
+                    add("density", path.vertices)
+            elif isinstance(collection, mc.LineCollection) and \
+                    collection.get_transform() == ax.transData:
+                segments = [np.asarray(seg, dtype=float).reshape(-1, 2)
+                            for seg in collection.get_segments()]
+                if segments:
+                    add("bars", np.concatenate(segments))
+            elif isinstance(collection, mc.PathCollection) and \
+                    collection.get_offset_transform() == ax.transData:
+                offsets = np.asarray(collection.get_offsets(), dtype=float)
+                if len(offsets):  # distinct values on the value axis (not the categories')
+                    values = offsets[:, 0] if where["y_ticks"] else offsets[:, 1] \
+                        if where["x_ticks"] else offsets
+                    add("dots", offsets,
+                        distinct=len(np.unique(np.round(values, 12), axis=0)))
+        for patch in ax.patches:
+            if isinstance(patch, mp.Rectangle) and patch.get_visible() and \
+                    patch.get_transform().contains_branch(ax.transData):
+                x, y, w, h = patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()
+                if w or h:  # a legend's stand-in patch has no size and no place
+                    add("band", [[x, y], [x + w, y + h]])
+    return pd.DataFrame(rows, columns=["panel", "category", "kind", "n", "x_min", "x_max",
+                                       "y_min", "y_max", "distinct", "x_low", "x_high",
+                                       "y_low", "y_high"])
+
+
 def save_figure(fig, out_paths: list[Path]) -> None:
     """Save ``fig`` to every path, each all or nothing (PNG at 150 dpi; PDFs without a
-    creation date, so they are byte-stable, with TrueType fonts), then close it. Numeric axes
+    creation date, so they are byte-stable, with TrueType fonts; CSV: its source data,
+    :func:`drawn_marks`), then close it. Numeric axes
     whose tick labels would overlap get fewer ticks first; labels that still overlap, and text
     below :data:`MIN_FONT_PT`, are logged as a warning (``modelvar.plots``)."""
     import logging
@@ -223,6 +330,10 @@ def save_figure(fig, out_paths: list[Path]) -> None:
                     Path(out_paths[0]).name, drawn, figure_width())
     for path in out_paths:  # drawn in memory, written atomically (modelvar.table_files)
         path = Path(path)
+        if path.suffix == ".csv":
+            write_bytes(drawn_marks(fig).to_csv(index=False, float_format="%.6g").encode(),
+                        path)
+            continue
         buffer = io.BytesIO()
         fig.savefig(buffer, dpi=150, bbox_inches="tight", format=path.suffix[1:],
                     metadata={"CreationDate": None} if path.suffix == ".pdf" else {})

@@ -21,13 +21,18 @@ from modelvar.study import families
 
 #: the parts of the design a figure can need (:mod:`modelvar.study.design`)
 PARTS = ("one-at-a-time", "factorial", "grouped")
+#: the files of every figure (dataset, Findings and simulation figures alike): the picture
+#: (the report shows it), its print version, and its source data, one row per drawn mark
+#: (journals ask for it; :func:`modelvar.plots.common.drawn_marks`); the picture first
+FORMATS = ("png", "pdf", "csv")
 #: the tables a dataset figure can read (``RESULTS/aggregated/<table>/dataset=D/…``)
 TABLES = ("summary", "agreement", "runs", "disparities")
 
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """One dataset figure: its ``name`` (file ``RESULTS/<dataset>/figures/<name>.{png,pdf}``,
+    """One dataset figure: its ``name`` (files ``RESULTS/<dataset>/figures/<name>.<format>``,
+    :data:`FORMATS`;
     caption ``workflow/report/<name>.rst``), its ``title`` in the report's menu, the
     ``tables`` its function takes (in order), the part of the design whose cells it shows
     (``one-at-a-time``, ``factorial``, or ``grouped``: drawn for datasets with groups, by its
