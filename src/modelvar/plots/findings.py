@@ -155,7 +155,7 @@ def sources_figure(sources: pd.DataFrame, out_paths: list[Path], *,
         # a little room left of the lowest end, so that a mark at 0 is drawn whole
         bottom = min(float(values.min()) if len(values) else 0.0, 0.0)
         bottom -= 0.03 * (top - bottom)
-        drawn_levels: dict[tuple[str, str], bool] = {}
+        drawn_levels: set[tuple[str, str]] = set()
         for clf in classifiers:
             for d in datasets:
                 mine = shown[(shown["classifier"] == clf) & (shown["dataset"] == d)]
@@ -164,7 +164,7 @@ def sources_figure(sources: pd.DataFrame, out_paths: list[Path], *,
                     if not np.isfinite(r[measure]):
                         continue
                     y = y_of[r["level"]] + offsets[(clf, d)]
-                    drawn_levels[(clf, r["level"])] = True
+                    drawn_levels.add((clf, r["level"]))
                     if measure == "accuracy_sd" and len(stick):
                         s = stick.iloc[0]
                         if np.isfinite(s[f"{measure}_low"]) and np.isfinite(s[f"{measure}_high"]):

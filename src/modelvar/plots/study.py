@@ -151,9 +151,9 @@ def _axis_per_level(grid, data: pd.DataFrame, facet: str, value: str, horizontal
                     row: str | None, col: str | None) -> None:
     """Every panel of one level of ``facet`` gets the value axis of that level's values
     (5 % room either side); panels of other levels keep their own."""
+    names = [f for f in (row, col) if f]
     for key, ax in grid.axes_dict.items():
         keys = key if isinstance(key, tuple) else (key,)
-        names = [f for f in (row, col) if f]
         level = dict(zip(names, keys, strict=True))[facet]
         values = data.loc[data[facet] == level, value].astype(float)
         values = values[np.isfinite(values)]
