@@ -52,6 +52,7 @@ from modelvar.planning.workflow_config import (
     executes_jobs,
 )
 from modelvar.simulation import FIGURES as SIMULATION_FIGURES
+from modelvar.findings import figures as findings_figures
 from modelvar.study import figures as figure_registry
 from modelvar.study.rounds import design_problem, findings_state
 
@@ -387,8 +388,8 @@ FIGURE_TABLES = figure_registry.tables_of(FIGURES)
 GROUPED_FIGURES = [
     f.name for f in figure_registry.DATASET_FIGURES if f.part == "grouped"
 ]
-FINDINGS_FIGURES = figure_registry.findings_figures(
-    DESIGN, CLASSIFIERS, config["perturbation"]
+FINDINGS_FIGURES = findings_figures.findings_figures(
+    DESIGN, CLASSIFIERS, config["perturbation"], datasets=len(DATASETS)
 )
 # a sequential study's looks and state, for the findings job ("" for fixed repeats): its
 # rounds file (modelvar.study.rounds) changes between rounds, never within one

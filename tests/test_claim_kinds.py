@@ -35,7 +35,9 @@ def _shift_test(ctx: registry.Context, tables) -> pd.DataFrame:
                               control["cell"].iloc[0], "accuracy", "alone − control")
             rows.append({"dataset": dataset, "classifier": classifier,
                          "source": single["source"], "level": single["level"],
-                         "cell": single["cell"], "difference": c.difference.mean,
+                         "cell": single["cell"], "measure": "accuracy",
+                         "difference": c.difference.mean, "difference_low": c.difference.low,
+                         "difference_high": c.difference.high,
                          "p_difference": c.difference.p_value, "effect": c.difference.effect,
                          "verdict": INCONCLUSIVE})
     return pd.DataFrame(rows)
@@ -65,7 +67,10 @@ def accuracy_shift():
         says=lambda r, v, bound: f"On {r['dataset']}, {r['level']} shifted {r['classifier']}'s "
                                  f"mean accuracy: {v}.",
         score=_shift_score(calibration.SCENARIOS["planted"]), scenario="planted",
-        tier=registry.EXPLORATORY, room=None))
+        tier=registry.EXPLORATORY, room=None,
+        drawn=registry.Drawing("difference", "difference_low", "difference_high",
+                               panel="measure", row="level", axis="accuracy, alone − control",
+                               part="one-at-a-time")))
     yield kind
     registry.unregister(kind.name)
     assert kind.name not in [k.name for k in registry.kinds()]
@@ -76,7 +81,7 @@ def _page(seed: int = 1, repeats: int = 6):
                                      rng=np.random.default_rng(seed))
 
 
-def test_a_new_kind_is_followed_through_the_page(accuracy_shift):
+def test_a_new_kind_is_followed_through_the_page(accuracy_shift, tmp_path):
     from modelvar.findings.report import claim_sentences, findings_html, multiplicity_line
     from modelvar.findings.sources import study_sources
     from modelvar.findings.study import judge_study
@@ -107,6 +112,22 @@ def test_a_new_kind_is_followed_through_the_page(accuracy_shift):
                          strength=pd.DataFrame(), figures={}, every_claim=said,
                          multiplicity=judged.multiplicity)
     assert "50 % train shifted a" in page and "Every claim with a test" in page
+    # its figure: declared for a design with the cells its table needs, each claim one mark
+    # with its interval, ringed where it holds
+    from modelvar.findings.figures import findings_figures, verdict_figures
+    from modelvar.plots.verdicts import verdict_caption, verdict_figure
+
+    assert "verdicts_accuracy_shift" in verdict_figures("one-at-a-time", 1)
+    assert "verdicts_accuracy_shift" not in verdict_figures("factorial", 1)
+    assert "verdicts_accuracy_shift" in findings_figures("both", ["a", "b"], {}, datasets=1)
+    marks = verdict_figure(accuracy_shift, shifts, t["verdicts"],
+                           [tmp_path / "shift.png", tmp_path / "shift.csv"])
+    assert len(marks) == len(mine)
+    holding = mine.set_index("row")["holds"]
+    assert marks["holds"].tolist() == [bool(holding[i]) for i in marks["table_row"]]
+    assert marks["holds"].any() and (marks["low"] >= marks["axis_low"]).all() \
+        and (marks["high"] <= marks["axis_high"]).all()
+    assert "ringed" in verdict_caption(accuracy_shift, shifts, t["verdicts"]).lower()
 
 
 def test_a_new_kind_is_scored_by_the_calibration(accuracy_shift):

@@ -783,14 +783,14 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
 def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
     """For every shipped config, the findings job's figures as the rule declares them (its
     outputs) are what the job draws from the arguments the rule gives it
-    (modelvar.study.figures.findings_figures, asked by both), and the job gets the config's
+    (modelvar.findings.figures.findings_figures, asked by both), and the job gets the config's
     warn_changed_below and equivalence margin."""
     import shlex
 
     from conftest import REPO, completed
+    from modelvar.findings.figures import findings_figures
     from modelvar.models.registry import classifier_names
     from modelvar.planning.workflow_config import resolve
-    from modelvar.study.figures import findings_figures
 
     paths = [str(REPO / f) for f in files]
     config = completed(resolve(["--configfile", *paths]).config)
@@ -812,7 +812,9 @@ def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
         return words[words.index(name) + 1]
 
     drawn = findings_figures(arg("--design"), classifier_names(config),
-                             json.loads(arg("--perturbation")))
+                             json.loads(arg("--perturbation")),
+                             datasets=sum(w.endswith(".json") and "/datasets/" in w
+                                          for w in words))
     assert declared == sorted(drawn)
     assert float(arg("--warn-changed-below")) == config["perturbation"]["warn_changed_below"]
     assert float(arg("--equivalence-ratio")) == config["findings"]["equivalence_ratio"]

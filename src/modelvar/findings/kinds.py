@@ -33,7 +33,7 @@ everywhere (:func:`kind`), never skipped.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,43 @@ from modelvar.findings.truth import Truth
 REPEATS, DATASETS = "repeats", "datasets"
 #: one row of a kind's table, as the kind's functions read it (a dict or a pandas Series)
 Row = Mapping
+
+
+#: the part of a study's design a drawn kind's table needs (:mod:`modelvar.study.design`):
+#: the sources alone, the factorial grid, or both (all combined is a factorial cell)
+PARTS = ("one-at-a-time", "factorial", "both")
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """How a kind's claims are drawn (:mod:`modelvar.plots.verdicts`, the figure
+    ``findings/verdicts_<kind>``): a panel per value of ``panel``, a row per value of ``row``,
+    and each row of the kind's table one mark — its ``estimate`` with its 95 % interval
+    (``low``, ``high``), classifier by colour and marker, datasets in a fixed order — against
+    a ``reference`` line (the estimate of no effect; none where None). ``band``: where the
+    table row's estimate is practically equivalent to the reference (its ``low``, ``high`` in
+    the estimate's units), a grey band behind its mark. ``every_row``: every row of the table,
+    not only those the kind claims about (the variance shares: each component's share with
+    its interval, the claim is about the largest). ``part``: the part of the design its table
+    needs (:data:`PARTS`); a kind in datasets (``unit``) is drawn only where the page states
+    claims over datasets."""
+
+    estimate: str
+    low: str
+    high: str
+    panel: str
+    row: str
+    axis: str
+    part: str
+    #: what its interval is ("95 % interval over repeats"), for the figure's key and caption
+    interval: str = "95 % interval over repeats"
+    reference: float | None = 0.0
+    band: Callable[[Row], tuple[float, float]] | None = None
+    every_row: bool = False
+
+    def __post_init__(self) -> None:
+        if self.part not in PARTS:
+            raise ValueError(f"drawing: part {self.part!r} is none of {PARTS}")
 
 
 @dataclass
@@ -112,12 +149,19 @@ class ClaimKind:
     #: claim a planted effect decides within a few looks (the leading sources); a variance
     #: share's lead, tested over few clusters, held back every block to its last look
     leading: bool = False
+    #: how its claims are drawn (a figure of the Findings page); None: stated, not drawn
+    drawn: Drawing | None = None
 
     def tier_of(self, context: Context) -> str:
         tier = self.tier(context) if callable(self.tier) else self.tier
         if tier not in TIERS:
             raise ValueError(f"claim kind {self.name!r}: tier {tier!r} is none of {TIERS}")
         return tier
+
+    @property
+    def figure(self) -> str:
+        """The name of its figure's files (``findings/<figure>.<format>``) where it is drawn."""
+        return "verdicts_" + self.name.replace(" ", "_")
 
     @property
     def needed_column(self) -> str:
@@ -524,18 +568,31 @@ def _seed_finish(ctx: Context, tables: dict[str, pd.DataFrame]) -> None:
                                                       float(bound))
 
 
+def _equivalent_to_combined(row: Row) -> tuple[float, float]:
+    """alone − combined where alone ÷ combined is within the margin m: [c/m − c, c·m − c]."""
+    m, c = float(row["equivalence_ratio"]), float(row["combined"])
+    return c / m - c, c * m - c
+
+
+_LEADER_DRAWN = Drawing("margin", "margin_low", "margin_high", panel="measure", row="leader",
+                        axis="leader − runner-up", part="one-at-a-time")
+_SHARES_DRAWN = Drawing("share", "share_low", "share_high", panel="response", row="component",
+                        axis="share of the variance", part="factorial", reference=None,
+                        every_row=True, interval="95 % jackknife interval over repeats")
+
+
 BUILT_IN: tuple[ClaimKind, ...] = (
     ClaimKind(
         "leader", title="leading sources", table="margins", test=_leader_test,
         hypotheses=("p_lead", "p_equivalent"), verdict=_leader_verdict,
         about=lambda r: f"{r['measure']}: {r['leader']}", says=_leader_says,
-        score=_score_leader, scenario="planted", leading=True),
+        score=_score_leader, scenario="planted", leading=True, drawn=_LEADER_DRAWN),
     ClaimKind(
         "largest share", title="largest variance shares", table="components",
         test=_share_test, hypotheses=("lead_p",), verdict=_share_verdict,
         about=lambda r: f"{r['response']}: {r['component']}", says=_share_says,
         score=_score_share, scenario="planted", rows=_leaders_only, write=_write_lead_held,
-        effect="lead_effect", room=None),
+        effect="lead_effect", room=None, drawn=_SHARES_DRAWN),
     ClaimKind(
         "classifiers", title="classifiers compared per dataset", table="comparison",
         test=_comparison_test, hypotheses=("p_difference", "p_equivalent"),
@@ -556,19 +613,24 @@ BUILT_IN: tuple[ClaimKind, ...] = (
         test=_study_leaders_test, hypotheses=("p_lead",), verdict=_leader_verdict,
         about=lambda r: f"{r['measure']}: {r['leader']}", says=_study_leader_says,
         score=_score_study_leader, scenario="over datasets",
-        blocks=_every_dataset("classifier"), room=None, unit=DATASETS, once=True),
+        blocks=_every_dataset("classifier"), room=None, unit=DATASETS, once=True,
+        drawn=replace(_LEADER_DRAWN, interval="95 % interval over datasets")),
     ClaimKind(
         "largest share over datasets", title="largest variance shares over datasets",
         table="study_components", test=_study_shares_test, hypotheses=("lead_p",),
         verdict=_share_verdict, about=lambda r: f"{r['response']}: {r['component']}",
         says=_study_share_says, score=_score_study_share, scenario="over datasets",
         blocks=_every_dataset("classifier"), rows=_leaders_only, write=_write_lead_held,
-        effect="lead_effect", room=None, unit=DATASETS, once=True),
+        effect="lead_effect", room=None, unit=DATASETS, once=True,
+        drawn=replace(_SHARES_DRAWN, interval="95 % interval over datasets")),
     ClaimKind(
         "combined", title="each source against all combined", table="combined",
         test=_combined_test, hypotheses=("p_difference", "p_equivalent"),
         verdict=compared_verdict, about=lambda r: f"{r['level']} against all combined",
-        says=_combined_says, score=_score_combined, scenario="tie", tier=EXPLORATORY),
+        says=_combined_says, score=_score_combined, scenario="tie", tier=EXPLORATORY,
+        drawn=Drawing("difference", "difference_low", "difference_high", panel="measure",
+                      row="level", axis="alone − all combined", part="both",
+                      band=_equivalent_to_combined)),
     ClaimKind(
         "seed claim", title="seed 004's claims", table="claims", test=_seed_test,
         hypotheses=("p_supported", "p_contradicted"), verdict=_seed_verdict,

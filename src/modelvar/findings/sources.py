@@ -279,14 +279,15 @@ def single_against_combined(sources: pd.DataFrame, summary: pd.DataFrame,
                          "cell": single["cell"], "combined_cell": together["cell"],
                          "measure": "disagreement", "alone": single["disagreement"],
                          "combined": together["disagreement"], **c.row(),
+                         "equivalence_ratio": margin,
                          "verdict": c.verdict(threshold)})
     return pd.DataFrame(rows, columns=COMBINED_COLUMNS)
 
 
 COMBINED_COLUMNS = ["dataset", "classifier", "source", "level", "cell", "combined_cell",
                     "measure", "alone", "combined", "repeats", "difference", "difference_low",
-                    "difference_high", "ratio", "ratio_low", "ratio_high", "identical",
-                    "p_difference", "p_equivalent", "p_value", "effect", "room",
+                    "difference_high", "ratio", "ratio_low", "ratio_high", "equivalence_ratio",
+                    "identical", "p_difference", "p_equivalent", "p_value", "effect", "room",
                     "margin_sds", "repeats_needed", "verdict"]
 
 

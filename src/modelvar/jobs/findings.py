@@ -11,6 +11,8 @@ from modelvar.jobs.common import job_manifest, read_json
 
 
 def run(args: argparse.Namespace) -> int:
+    from modelvar.findings.figures import findings_figures
+    from modelvar.findings.kinds import kinds
     from modelvar.findings.study import compute_findings, write_findings
     from modelvar.plots.common import set_colours, set_width
     from modelvar.plots.findings import (
@@ -20,8 +22,9 @@ def run(args: argparse.Namespace) -> int:
         dose_response_figure,
         sources_figure,
     )
+    from modelvar.plots.verdicts import verdict_caption, verdict_figure
     from modelvar.study.design import read_designs, study_roles
-    from modelvar.study.figures import FORMATS, findings_figures
+    from modelvar.study.figures import FORMATS
     from modelvar.study.rounds import Rounds
 
     set_width(args.width)
@@ -42,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
         margin=args.equivalence_ratio,
         sequential=Rounds.from_json(args.sequential) if args.sequential else None)
     tables = findings.tables
-    # each figure of study.figures.findings_figures (what the workflow's rule declares): its title
-    # on the Findings page and how it is drawn (its caption: plots.findings.caption)
+    # each figure of findings.figures.findings_figures (what the workflow's rule declares): its
+    # title on the Findings page, how it is drawn and its caption (plots.findings.caption unless
+    # given: a kind of claim's, plots.verdicts.verdict_caption)
     draw = {
         "sources_of_variance": (
             "Sources of variance, each alone against the control",
@@ -55,21 +59,30 @@ def run(args: argparse.Namespace) -> int:
         "classifier_comparison": (
             "Classifiers compared, each source alone",
             lambda paths: comparison_figure(tables["comparison"], tables["study_comparison"],
-                                            paths)),
+                                            paths, verdicts=tables["verdicts"])),
         "dose_response": (
             "Dose-response: each source against its strength",
             lambda paths: dose_response_figure(tables["dose_response"], paths)),
     }
+    for kind in kinds():  # each kind of claim drawn: its table, its claims' verdicts
+        if kind.drawn is not None:
+            draw[kind.figure] = (
+                kind.title[0].upper() + kind.title[1:],
+                lambda paths, kind=kind: verdict_figure(kind, tables[kind.table],
+                                                        tables["verdicts"], paths),
+                lambda kind=kind: verdict_caption(kind, tables[kind.table],
+                                                  tables["verdicts"]))
     classifiers = [clf for clf in designs[next(iter(designs))].classifiers]
     out = Path(args.results) / "findings"
     figures, captions = {}, {}
     with job_manifest(args, "findings") as manifest:
-        for name in findings_figures(args.design, classifiers, perturbation):
-            title, function = draw[name]
+        for name in findings_figures(args.design, classifiers, perturbation,
+                                     datasets=len(metas)):
+            title, function, *said = draw[name]
             paths = [out / f"{name}.{ext}" for ext in FORMATS]
             function(paths)
             figures[title] = paths[0]
-            captions[title] = caption(name, tables["sources"])
+            captions[title] = said[0]() if said else caption(name, tables["sources"])
             for path in paths:
                 manifest.record(path)
         write_findings(findings, args.results, figures, manifest, captions)

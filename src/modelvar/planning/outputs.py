@@ -9,7 +9,7 @@ The rules (``rules/*.smk``) ask this module while the workflow loads; the jobs a
 * :func:`resources`: the threads, memory and time limit of a resource group (the config's
   ``resources.<group>``, else :data:`RESOURCE_DEFAULTS`);
 * :data:`FINDINGS_TABLES`: the tables the findings job writes (its figures:
-  :func:`modelvar.study.figures.findings_figures`);
+  :func:`modelvar.findings.figures.findings_figures`);
 * :func:`planned_tables`, :func:`planned_manifests`: every table the plan's jobs write, and
   every job's manifest (what ``all`` asks for).
 

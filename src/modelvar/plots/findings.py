@@ -238,7 +238,7 @@ def sources_figure(sources: pd.DataFrame, out_paths: list[Path], *,
 
 
 def caption(name: str, sources: pd.DataFrame) -> str:
-    """What a headline figure (by its name in :func:`modelvar.study.figures.findings_figures`)
+    """What a headline figure (by its name in :func:`modelvar.findings.figures.findings_figures`)
     draws, over how many datasets and repeats, with which interval: its caption where it is
     shown (the Findings page, the report's first screen)."""
     from modelvar.findings.over_datasets import MIN_DATASETS
@@ -267,7 +267,8 @@ def caption(name: str, sources: pd.DataFrame) -> str:
                 "mean difference a − b of the measure, left of 0 where a is the more "
                 "reproducible, with its 95 % interval "
                 + ("over datasets." if datasets >= MIN_DATASETS else
-                   "over repeats, one mark per dataset."))
+                   "over repeats, one mark per dataset.")
+                + " Ringed: the claim holds under the page's control.")
     if name == "dose_response":
         return (f"Each source against its strength ({over}): the run-to-run SD of accuracy "
                 "and the disagreement between two runs, one line per dataset × classifier.")
@@ -336,22 +337,27 @@ def accuracy_vs_reproducibility(summary: pd.DataFrame,
 
 
 COMPARED = {"disagreement": "disagreement, a − b", "accuracy_sd": "run-to-run accuracy SD, a − b"}
-#: a colour per pair of classifiers (Okabe–Ito, then black)
-PAIR_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+#: a shade of grey per pair of classifiers (with its marker): a hue means one classifier in
+#: every figure of the set, never a pair
+PAIR_COLOURS = ("#1a1a1a", "#6e6e6e", "#a0a0a0")
 
 
 def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
-                      out_paths: list[Path]) -> None:
+                      out_paths: list[Path], verdicts: pd.DataFrame | None = None) -> None:
     """Classifiers compared per source (:mod:`modelvar.findings.comparison`): for each measure
     (a panel), one line per source level alone (and all combined), one marker per pair of
     classifiers "a − b" at its mean difference with its 95 % interval: from
     :data:`~modelvar.findings.over_datasets.MIN_DATASETS` datasets its mean over datasets
     (interval over datasets, as the page compares them), else one mark per dataset with its
     interval over repeats (paired within repeats), datasets in the same order in every row;
-    left of 0, a is the more reproducible."""
+    left of 0, a is the more reproducible. A comparison whose claim holds under the page's
+    control (``verdicts``) is ringed, as in the headline."""
     from modelvar.findings.over_datasets import MIN_DATASETS
 
     over = comparison["dataset"].nunique() >= MIN_DATASETS
+    kind = "classifiers over datasets" if over else "classifiers"
+    holding = set() if verdicts is None or verdicts.empty else set(verdicts.loc[
+        (verdicts["kind"] == kind) & verdicts["holds"].astype(bool), "row"])
     shown = _as_drawn(study if over else comparison)
     shown = shown[shown["source"] != YARDSTICK]
     levels = _level_order(shown) if len(shown) else []
@@ -368,6 +374,7 @@ def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
                                       0.9 + n_rows * (0.45 + row * max(len(levels), 1))))
     y_of = {level: i for i, level in enumerate(levels)}
     markers = "osD^vPX*"
+    rings = False
     for c, (measure, heading) in enumerate(COMPARED.items()):
         ax = axes[c // n_cols][c % n_cols]
         for i, ((a, b), dataset) in enumerate(slots):
@@ -383,6 +390,11 @@ def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
                         color=PAIR_COLOURS[k % len(PAIR_COLOURS)], elinewidth=0.8, capsize=1.5,
                         markersize=4 if len(slots) <= 4 else 3,
                         label=f"{a} − {b}" if dataset in (None, datasets[0]) else None)
+            ringed = part.index.isin(list(holding))
+            ax.plot(part["difference"][ringed], ys[ringed], marker="o", markerfacecolor="none",
+                    markeredgecolor=RING, markeredgewidth=0.8, linestyle="none",
+                    markersize=(4 if len(slots) <= 4 else 3) * 1.9, zorder=4)
+            rings = rings or bool(ringed.any())
         ax.axvline(0, color="black", linewidth=0.6)
         ax.xaxis.set_major_locator(plt.MaxNLocator(5))
         ax.set_yticks(range(len(levels)), ticks)
@@ -394,13 +406,17 @@ def comparison_figure(comparison: pd.DataFrame, study: pd.DataFrame,
     for c in range(len(COMPARED), n_rows * n_cols):
         axes[c // n_cols][c % n_cols].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
+    if rings:
+        handles.append(plt.Line2D([], [], marker="o", markerfacecolor="none", color=RING,
+                                  markersize=7, linestyle="none"))
+        labels.append("claim holds (page's control)")
     key = "bars: 95 % intervals over datasets" if over else textwrap.fill(
         f"in each row, per pair top to bottom: {', '.join(map(str, datasets))}; bars: 95 % "
         "intervals over repeats", 95 if n_cols > 1 else 58)
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(pairs), 3) or 1,
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3) or 1,
                frameon=False, bbox_to_anchor=(0.5, 0.0), title=key, title_fontsize=7)
     fig.suptitle("Classifiers compared, each source alone")
-    fig.tight_layout(rect=(0, legend_band(fig, math.ceil(max(len(pairs), 1) / 3)
+    fig.tight_layout(rect=(0, legend_band(fig, math.ceil(max(len(labels), 1) / 3)
                                           + key.count("\n") + 1), 1, 1))
     save_figure(fig, out_paths)
 

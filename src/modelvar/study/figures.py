@@ -8,16 +8,13 @@ of its name in :mod:`modelvar.plots.study`. A figure is one :class:`FigureSpec` 
 :data:`DATASET_FIGURES` plus its function ``name(*tables, roles, dataset, out_paths)`` there
 and a caption ``workflow/report/<name>.rst`` (docs/developing.md, "Add a figure").
 
-The Findings page's headline figures are decided here too (:func:`findings_figures`), asked by
-the findings rule (its outputs) and the findings job (what it draws).
+The Findings page's figures are decided in :mod:`modelvar.findings.figures` (they depend on the
+kinds of claim the page states).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-
-from modelvar.study import families
 
 #: the parts of the design a figure can need (:mod:`modelvar.study.design`)
 PARTS = ("one-at-a-time", "factorial", "grouped")
@@ -96,31 +93,3 @@ def tables_of(names) -> tuple[str, ...]:
     """The tables the given figures read, in :data:`TABLES` order."""
     needed = {t for name in names for t in figure(name).tables}
     return tuple(t for t in TABLES if t in needed)
-
-
-# ------------------------------------------------------------ the Findings page's figures
-def strengths_alone(perturbation: dict) -> dict[str, int]:
-    """Per family of the registry, how many of its configured levels are not its control:
-    the strengths a one-at-a-time design runs alone."""
-    out = {}
-    for family in families.families():
-        levels = {family.from_config(entry) for entry in perturbation.get(family.name, [])}
-        out[family.name] = len(levels - {family.none})
-    return out
-
-
-def dose_figure(design: str, perturbation: dict) -> bool:
-    """Whether the findings draw a dose-response figure: some family runs two or more
-    strengths alone (the one-at-a-time cells)."""
-    return design != "factorial" and max(strengths_alone(perturbation).values(), default=0) >= 2
-
-
-def findings_figures(design: str, classifiers: Sequence[str],
-                     perturbation: dict) -> tuple[str, ...]:
-    """The findings' figures, in the report's order: the headline sources figure needs the
-    one-at-a-time cells; the classifiers' comparison those cells and two classifiers; the
-    dose-response figure :func:`dose_figure`."""
-    alone = design != "factorial"
-    return (("sources_of_variance",) if alone else ()) + ("accuracy_vs_reproducibility",) \
-        + (("classifier_comparison",) if alone and len(set(classifiers)) > 1 else ()) \
-        + (("dose_response",) if dose_figure(design, perturbation) else ())
