@@ -101,7 +101,7 @@ rule findings:
         **{
             f"{fig}_png": report(
                 f"{RESULTS}/findings/{fig}.png",
-                caption=f"../workflow/report/findings_{fig}.rst",
+                caption=f"../workflow/report/{findings_figures.caption_file(fig)}",
                 category=FINDINGS_CATEGORY,
                 subcategory="The study's answer",
                 labels={"item": f"{i}. {fig.replace('_', ' ')}"},

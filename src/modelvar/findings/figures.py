@@ -55,3 +55,10 @@ def findings_figures(design: str, classifiers: Sequence[str], perturbation: dict
         + (("classifier_comparison",) if alone and len(set(classifiers)) > 1 else ()) \
         + (("dose_response",) if dose_figure(design, perturbation) else ()) \
         + verdict_figures(design, datasets)
+
+
+def caption_file(name: str) -> str:
+    """The report's caption of a Findings figure (``workflow/report/<file>``): its own, or the
+    one every kind of claim's figure shares (:func:`verdict_figures`)."""
+    drawn = {kind.figure for kind in kinds() if kind.drawn is not None}
+    return "findings_verdicts.rst" if name in drawn else f"findings_{name}.rst"

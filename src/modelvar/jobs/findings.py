@@ -80,11 +80,13 @@ def run(args: argparse.Namespace) -> int:
                                      datasets=len(metas)):
             title, function, *said = draw[name]
             paths = [out / f"{name}.{ext}" for ext in FORMATS]
-            function(paths)
-            figures[title] = paths[0]
-            captions[title] = said[0]() if said else caption(name, tables["sources"])
+            marks = function(paths)
             for path in paths:
                 manifest.record(path)
+            if marks is not None and marks.empty:  # nothing to draw (it says so): not shown
+                continue
+            figures[title] = paths[0]
+            captions[title] = said[0]() if said else caption(name, tables["sources"])
         write_findings(findings, args.results, figures, manifest, captions)
     logging.getLogger("modelvar.findings").info(
         "%s", ", ".join(f"{name}: {len(t)} rows" for name, t in findings.tables.items()))

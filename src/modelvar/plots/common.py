@@ -246,14 +246,17 @@ def _mark(rows: list[dict], where: dict, kind: str, xy, **extra) -> None:
                      **{k: v for k, v in where.items() if not k.endswith("_ticks")}})
 
 
-def drawn_marks(fig) -> pd.DataFrame:
+def drawn_marks(fig, size: tuple[float, float] | None = None) -> pd.DataFrame:
     """The source data of ``fig``: one row per mark drawn in data coordinates in each panel —
     ``point`` (one marker), ``segment`` (an interval or a band's edge: two points), ``line``
     (more), ``dots`` (a scatter or strip: its ``n`` values and how many ``distinct`` on the value
     axis), ``density`` (a violin's body), ``bars`` (error bars), ``band`` (a rectangle) — with
     the category it is drawn at (the nearest tick label of a categorical axis), its extent
-    (``x_min`` … ``y_max``), and the panel's axis limits (``x_low`` … ``y_high``).
-    Reference lines drawn across a panel (axis coordinates) are not marks."""
+    (``x_min`` … ``y_max``), the panel's axis limits (``x_low`` … ``y_high``) and the axis its
+    values are read on (``value_axis``: the other one of a categorical axis); a density
+    how few distinct values it was drawn from (``distinct``, where its drawer says); ``size``:
+    the saved figure's width and height in inches, on every row. Reference lines drawn
+    across a panel (axis coordinates) are not marks."""
     import matplotlib.collections as mc
     import matplotlib.patches as mp
 
@@ -265,6 +268,8 @@ def drawn_marks(fig) -> pd.DataFrame:
         where = {"panel": _panel_name(ax, i), "x_low": x_low, "x_high": x_high,
                  "y_low": y_low, "y_high": y_high, "x_ticks": _category_ticks(ax.xaxis),
                  "y_ticks": _category_ticks(ax.yaxis)}
+        # the axis the values are read on: the other one of a categorical axis
+        where["value_axis"] = "y" if where["x_ticks"] else "x" if where["y_ticks"] else ""
 
         def add(kind, xy, where=where, **extra):
             _mark(rows, where, kind, xy, **extra)
@@ -281,8 +286,12 @@ def drawn_marks(fig) -> pd.DataFrame:
                 continue
             if isinstance(collection, mc.PolyCollection) and \
                     collection.get_transform() == ax.transData:
+                # a density says how few distinct values it was drawn from (its gid,
+                # "distinct=<n>", set by the function that drew it)
+                gid = collection.get_gid() or ""
+                distinct = int(gid.split("=", 1)[1]) if gid.startswith("distinct=") else None
                 for path in collection.get_paths():
-                    add("density", path.vertices)
+                    add("density", path.vertices, distinct=distinct)
             elif isinstance(collection, mc.LineCollection) and \
                     collection.get_transform() == ax.transData:
                 segments = [np.asarray(seg, dtype=float).reshape(-1, 2)
@@ -303,9 +312,11 @@ def drawn_marks(fig) -> pd.DataFrame:
                 x, y, w, h = patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()
                 if w or h:  # a legend's stand-in patch has no size and no place
                     add("band", [[x, y], [x + w, y + h]])
+    width, height = size if size is not None else (np.nan, np.nan)
     return pd.DataFrame(rows, columns=["panel", "category", "kind", "n", "x_min", "x_max",
                                        "y_min", "y_max", "distinct", "x_low", "x_high",
-                                       "y_low", "y_high"])
+                                       "y_low", "y_high", "value_axis"]).assign(
+                                           figure_width=width, figure_height=height)
 
 
 def save_figure(fig, out_paths: list[Path]) -> None:
@@ -324,15 +335,16 @@ def save_figure(fig, out_paths: list[Path]) -> None:
         log.warning("%s: tick labels overlap (%s)", Path(out_paths[0]).name, problem)
     for problem in small_text(fig):
         log.warning("%s: text below %g pt: %s", Path(out_paths[0]).name, MIN_FONT_PT, problem)
-    drawn = fig.get_tightbbox(_renderer(fig)).width
+    box = fig.get_tightbbox(_renderer(fig))  # the saved size (bbox_inches="tight")
+    drawn = box.width
     if drawn > figure_width() + WIDTH_SLACK_IN:
         log.warning("%s: %.2f in wide, wider than the figure set's %.2f in",
                     Path(out_paths[0]).name, drawn, figure_width())
     for path in out_paths:  # drawn in memory, written atomically (modelvar.table_files)
         path = Path(path)
         if path.suffix == ".csv":
-            write_bytes(drawn_marks(fig).to_csv(index=False, float_format="%.6g").encode(),
-                        path)
+            marks = drawn_marks(fig, (box.width, box.height))
+            write_bytes(marks.to_csv(index=False, float_format="%.6g").encode(), path)
             continue
         buffer = io.BytesIO()
         fig.savefig(buffer, dpi=150, bbox_inches="tight", format=path.suffix[1:],

@@ -28,6 +28,8 @@ import re
 import textwrap
 from pathlib import Path
 
+import matplotlib as mpl
+import matplotlib.collections
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -41,7 +43,6 @@ from modelvar.plots.common import (
     figure_width,
     legend_band,
     metric_name,
-    row_inches,
     save_figure,
     wrap_label,
 )
@@ -51,6 +52,11 @@ from modelvar.study.cells import cell_label, level_value
 MAX_PER_PANEL = 20
 #: a group of fewer values is drawn as its values, not as a density
 MIN_VALUES_FOR_DENSITY = 30
+#: accuracy_by_source's two views of a run's accuracy: as measured (seed 004's gross view,
+#: the test sets' spread between repeats in it), and within its repeat
+GROSS, WITHIN = "as measured", "− its repeat's control"
+#: the facet of a figure's views (its levels name themselves)
+VIEW = "view"
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -147,15 +153,17 @@ def _split(data: pd.DataFrame, shown: list[str]) -> str | None:
         else None
 
 
-def _axis_per_level(grid, data: pd.DataFrame, facet: str, value: str, horizontal: bool, *,
+def _axis_per_panel(grid, data: pd.DataFrame, value: str, horizontal: bool, *,
                     row: str | None, col: str | None) -> None:
-    """Every panel of one level of ``facet`` gets the value axis of that level's values
-    (5 % room either side); panels of other levels keep their own."""
+    """Every panel gets the value axis of its own values (5 % room either side): a measure of
+    a narrow range, or a classifier whose values are a fraction of another's, is never drawn
+    flat on another panel's scale."""
     names = [f for f in (row, col) if f]
     for key, ax in grid.axes_dict.items():
         keys = key if isinstance(key, tuple) else (key,)
-        level = dict(zip(names, keys, strict=True))[facet]
-        values = data.loc[data[facet] == level, value].astype(float)
+        mine = np.logical_and.reduce([data[name] == level for name, level in
+                                      zip(names, keys, strict=True)])
+        values = data.loc[mine, value].astype(float)
         values = values[np.isfinite(values)]
         if values.empty:
             continue
@@ -173,8 +181,9 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
     fewer than :data:`MIN_VALUES_FOR_DENSITY`. Coloured by classifier (its colour), or by the
     levels of ``hue`` (a family that would be pooled, :func:`_split`; rows then name the
     classifier). ``axis_per``: the facet (``row`` or ``col``'s column) whose levels are
-    measures of different ranges: the panels of one level share its value axis, sized by its
-    values, so that no measure is drawn flat on another's scale."""
+    measures of different ranges: then every panel has its own value axis, sized by its
+    values, so that no measure (nor a classifier's narrower values) is drawn flat on another
+    panel's scale."""
     rows = _order(data, row) if row else [None]
     cols = _order(data, col) if col else [None]
     cat = y if horizontal else x
@@ -185,7 +194,7 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
     if row is None and col and n_cols > max(1, int((width - 0.6) // 1.4)):
         wrap = max(1, int((width - 0.6) // 1.4))
     per_row = wrap or n_cols
-    panel_w = max(1.2, min(3.0, (width - 0.8) / per_row))
+    panel_w = max(1.2, min(3.0, (width - 0.1) / per_row))
     panel_h = 0.22 * len(order) + 0.8 if horizontal else 1.9
     kw = {"row": row, "row_order": rows} if row else {}
     if col:
@@ -211,17 +220,19 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
     else:
         drawn = {"kind": "violin", "cut": 0, "inner": "quart", "density_norm": "width",
                  "linewidth": 0.5}
-    # one value axis per level of axis_per: shared along that level's row or column only
-    share = "col" if axis_per is not None and axis_per == col else "row"
     grid = sns.catplot(data=data, x=x, y=y, hue=hue, order=order,
                        hue_order=hue_order, palette=palette, height=panel_h,
                        aspect=panel_w / panel_h, margin_titles=True, legend_out=True,
-                       sharex=share if axis_per and horizontal else True,
-                       sharey=share if axis_per and not horizontal else True,
+                       sharex=not (axis_per and horizontal),
+                       sharey=not (axis_per and not horizontal),
                        **drawn, **kw)
+    if drawn["kind"] == "violin":  # each density says the fewest distinct values drawn from
+        for ax in grid.axes.flat:
+            for collection in ax.collections:
+                if isinstance(collection, mpl.collections.PolyCollection):
+                    collection.set_gid(f"distinct={smallest}")
     if axis_per is not None:
-        _axis_per_level(grid, data, axis_per, x if horizontal else y, horizontal,
-                        row=row, col=col)
+        _axis_per_panel(grid, data, x if horizontal else y, horizontal, row=row, col=col)
     grid.set_axis_labels(xlabel, ylabel)
     if panel_w < 1.6:  # narrow panels: the shared axis label once, not run together
         bottom = [ax for ax in grid.axes.flat if ax.get_xlabel()]
@@ -230,7 +241,8 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
     # a classifier's name needs no "classifier:" before it (its colour says it too), and a
     # narrow panel has no room for it
     col_name = "{col_name}" if col == "classifier" else f"{_facet_title(col)}: {{col_name}}"
-    grid.set_titles(row_template=f"{_facet_title(row)}: {{row_name}}" if row else "",
+    grid.set_titles(row_template="{row_name}" if row == VIEW else
+                    f"{_facet_title(row)}: {{row_name}}" if row else "",
                     col_template=col_name if col else "")
     for ax in grid.axes.flat:
         ax.grid(axis="x" if horizontal else "y", alpha=0.3)
@@ -290,9 +302,23 @@ def sources_of_variance(summary: pd.DataFrame, agreement: pd.DataFrame, runs: pd
     sources_figure(sources, out_paths, title=f"{dataset}: each source alone")
 
 
+def within_repeat(data: pd.DataFrame, control: str) -> pd.Series:
+    """Each run's accuracy minus the mean accuracy of its repeat's control runs (same
+    classifier): the effect within a repeat, whose runs share its test set and training pool
+    (NaN where the repeat has no control run)."""
+    base = data[data["cell"].astype(str) == control].groupby(
+        ["classifier", "repeat"], observed=True)["accuracy"].mean()
+    keys = pd.MultiIndex.from_arrays([data["classifier"], data["repeat"]])
+    return data["accuracy"] - base.reindex(keys).to_numpy()
+
+
 def accuracy_by_source(runs: pd.DataFrame, roles: Roles, dataset: str,
                        out_paths: list[Path]) -> None:
-    """Run accuracies of the control and of each source alone, one panel per classifier."""
+    """Run accuracies of the control and of each source alone, one column of panels per
+    classifier, in two views (one row each, each panel its own axis): every run's accuracy
+    as measured (seed 004's view: the spread between the repeats' test sets is in it), and
+    every run minus its repeat's control (:func:`within_repeat`: the source's effect within
+    a repeat, where the runs share a test set)."""
     data = cells_of(runs, roles, "one-at-a-time").copy()
     if data.empty:
         raise ValueError(f"{dataset}: no one-at-a-time cells to draw")
@@ -302,13 +328,18 @@ def accuracy_by_source(runs: pd.DataFrame, roles: Roles, dataset: str,
     order = [label for _, label in ordered]
     per = data.groupby(["classifier", "source"]).size()
     repeats = data["repeat"].nunique()
+    control = next((c for c, label in ordered if label == "control"), None)
+    views = [data.assign(**{VIEW: GROSS, "value": data["accuracy"]})]
+    if control is not None:
+        views.append(data.assign(**{VIEW: WITHIN, "value": within_repeat(data, control)}))
+    both = pd.concat(views, ignore_index=True).dropna(subset=["value"])
     fig = _violin_grid(
-        data, x="accuracy", y="source", order=order,
-        row=None, col="classifier", xlabel="run accuracy", ylabel="", horizontal=True,
+        both, x="value", y="source", order=order, row=VIEW, col="classifier",
+        xlabel="run accuracy", ylabel="", horizontal=True, axis_per=VIEW,
         title=f"{dataset}: run accuracy, each source alone",
         note=f"each violin: every run of one cell, {repeats} repeats × "
              f"{int(per.max() / repeats)} runs = {int(per.max())} runs (test sets differ "
-             "between repeats)")
+             "between repeats; the lower row takes each repeat's control out)")
     save_figure(fig, out_paths)
 
 
@@ -457,78 +488,161 @@ def per_sample_instability(agreement: pd.DataFrame, roles: Roles, dataset: str,
     save_figure(fig, out_paths)
 
 
+#: a row of the factorial figures, inches (one line of 7 pt text; the design matrix's dots)
+CELL_ROW_INCHES = 0.105
+
+
+def _reference_cell(cells: list[str]) -> str:
+    """The cell the others are read against: every family at its none (the grid's control),
+    else the first in order."""
+    from modelvar.study.cells import Cell
+
+    def control(cell: str) -> bool:
+        return all(level == families.family(name).none_id
+                   for name, level in Cell.parse(cell).levels().items())
+
+    return next((c for c in cells if control(c)), cells[0])
+
+
+def _matrix_key(cell_id: str, fams) -> tuple:
+    """A design matrix's order: per family in the registry's order, its none first, then
+    its levels in order (the control is the first row)."""
+    from modelvar.study.cells import Cell
+
+    levels = Cell.parse(cell_id).levels()
+    return tuple((levels[f] != families.family(f).none_id, _level_key(level_value(levels[f])))
+                 for f in fams)
+
+
+def _matrix_columns(cells: list[str], fams: list[str]) -> list[tuple[str, list[str], bool, str]]:
+    """Per family that varies: its level id in each cell, whether it has two levels (its
+    none and one other: drawn as dots) and the column's header (that other level, or the
+    family's title)."""
+    from modelvar.study.cells import Cell
+
+    out = []
+    for name in fams:
+        family = families.family(name)
+        ids = [Cell.parse(c).levels()[name] for c in cells]
+        levels = sorted(set(ids), key=lambda v: _level_key(level_value(v)))
+        two = len(levels) == 2 and family.none_id in levels
+        on = next((v for v in levels if v != family.none_id), levels[-1])
+        out.append((name, ids, two, family.level_label(on) if two else family.title))
+    return out
+
+
+def _design_matrix(ax, columns) -> None:
+    """The factorial cells as rows of a design matrix (:func:`_matrix_columns`): a filled
+    dot where the cell has the column's perturbation, a grey one where not; a family of more
+    levels has each cell's level in words ("·" for none)."""
+    for j, (name, ids, two, header) in enumerate(columns):
+        family = families.family(name)
+        for i, level in enumerate(ids):
+            if two:
+                ax.plot([j], [i], marker="o", markersize=3.2, linestyle="none",
+                        color="black" if level != family.none_id else "#d0d0d0")
+            else:
+                ax.text(j, i, "·" if level == family.none_id else family.words(level),
+                        ha="center", va="center", fontsize=7)
+        ax.text(j, -0.9, header, rotation=90, ha="center", va="bottom", fontsize=7)
+    ax.set_xlim(-0.6, len(columns) - 0.4)
+    ax.axis("off")
+
+
 def reproducibility_by_cell(summary: pd.DataFrame, roles: Roles, dataset: str,
                             out_paths: list[Path], stat: str = "mean",
-                            metrics=("accuracy", "ec_global", "ec_local", "pa")) -> None:
-    """One row per factorial cell: the repeats' ``stat`` (mean over runs or run pairs, or
-    ``range``) of each metric, as the mean over repeats with a 95 % t-interval, one point per
-    classifier; two metrics side by side. With more than one family varying, the cells are
-    grouped by their data level (then hparam level … while a group would exceed
-    :data:`MAX_PER_PANEL` rows)."""
+                            metrics=("accuracy", "ec_global", "ec_local", "pa")
+                            ) -> pd.DataFrame:
+    """Every factorial cell, one row each as a design matrix (a column per family that
+    varies), a panel per metric (its own axis, shared by every cell), one mark per
+    classifier. ``stat="mean"`` (the repeats' mean over runs or run pairs): each cell's
+    difference from the grid's control, paired within repeats — per repeat the cell minus
+    the control of that repeat (they share its test set and training pool), mean over
+    repeats with a 95 % t-interval, a line at 0: the within-repeat effect, not hidden in the
+    test sets' spread. ``stat="range"`` (seed 004's range among a repeat's run pairs, a
+    within-repeat quantity): its mean over repeats with a 95 % t-interval. Returns the drawn
+    points (classifier, metric, cell, mean, interval ends, repeats)."""
     from modelvar.findings.sources import mean_ci
 
     grid = cells_of(summary, roles, "factorial")
     grid = grid[(grid["subset"] == "all") & grid["metric"].isin(metrics)]
-    fams = varying(grid)
-    facets, labelled = _panel_families(grid)
-    if not facets and len(fams) > 1:
-        facets, labelled = fams[:1], fams[1:]
+    if grid.empty:
+        raise ValueError(f"{dataset}: no factorial cells to draw")
+    fams = varying(grid) or [families.names()[0]]
+    cells = sorted({str(c) for c in grid["cell"]}, key=lambda c: _matrix_key(c, fams))
+    reference = _reference_cell(cells)
+    paired = stat == "mean"
+    values = grid.pivot_table(index=["classifier", "metric", "repeat"], columns="cell",
+                              values=stat, aggfunc="first", observed=True)
+    values.columns = values.columns.astype(str)
     rows = []
-    for (clf, cell, metric), part in grid.groupby(["classifier", "cell", "metric"],
-                                                  observed=True):
-        mean, low, high = mean_ci(part[stat], (0, 1) if metric != "kappa" else (-1, 1))
-        rows.append({"classifier": clf, "metric": metric, "mean": mean, "low": low,
-                     "high": high, "facet": cell_label(str(cell), facets) if facets else "",
-                     "row": wrap_label(cell_label(str(cell), labelled)) if labelled
-                     else "all cells",
-                     "key": _cell_key(str(cell), labelled),
-                     "facet_key": _cell_key(str(cell), facets)})
+    for (clf, metric), part in values.groupby(level=["classifier", "metric"]):
+        for cell in cells:
+            if cell not in part:
+                continue
+            v = part[cell] - part[reference] if paired else part[cell]
+            mean, low, high = mean_ci(v, None if paired else (0, 1))
+            rows.append({"classifier": clf, "metric": metric, "cell": cell, "mean": mean,
+                         "low": low, "high": high, "repeats": int(v.notna().sum())})
     points = pd.DataFrame(rows)
-    key_of = dict(zip(points["row"], points["key"], strict=True))
-    panel_key = dict(zip(points["facet"], points["facet_key"], strict=True))
-    panels = sorted(points["facet"].unique(), key=panel_key.get)
     classifiers = sorted(points["classifier"].unique())
     metric_list = [m for m in metrics if m in set(points["metric"])]
-    per_row = columns_that_fit(2.2, 2, margin=1.6)
-    groups = [metric_list[i:i + per_row] for i in range(0, len(metric_list), per_row)]
-    n_rows = points.groupby("facet")["row"].nunique().max()
-    blocks = [(panel, group) for panel in panels for group in groups]
-    fig, axes = plt.subplots(len(blocks), per_row, squeeze=False, figsize=(
-        figure_width(), len(blocks) * (row_inches(points["row"]) * n_rows + 0.85) + 0.4))
-    offsets = np.linspace(-0.25, 0.25, len(classifiers)) if len(classifiers) > 1 else [0.0]
+    # laid out in inches: the matrix (a column per family), then a panel per metric
+    side, gap, column = 0.1, 0.14, 0.15
+    matrix_w = column * len(fams) + 0.05
+    panel_w = (figure_width() - 2 * side - matrix_w - gap * len(metric_list)) / len(
+        metric_list)
+    narrow = panel_w < 1.0
+    columns = _matrix_columns(cells, fams)
+    # the matrix's headers stand above it, rotated: ~0.055 in a character at 7 pt
+    top = max(0.055 * max(len(c[3]) for c in columns), 0.45) + 0.1
+    bottom = 1.0 if narrow else 0.8
+    height = CELL_ROW_INCHES * len(cells) + top + bottom
+    fig, axes = plt.subplots(1, len(metric_list) + 1, squeeze=False, sharey=True,
+                             figsize=(figure_width(), height),
+                             gridspec_kw={"width_ratios": [matrix_w] + [panel_w] *
+                                          len(metric_list)})
+    average = (matrix_w + panel_w * len(metric_list)) / (len(metric_list) + 1)
+    fig.subplots_adjust(left=side / figure_width(), right=1 - side / figure_width(),
+                        top=1 - top / height, bottom=bottom / height, wspace=gap / average)
+    axes = axes[0]
+    _design_matrix(axes[0], columns)
+    offsets = np.linspace(-0.2, 0.2, len(classifiers)) if len(classifiers) > 1 else [0.0]
     colours, markers = _palette(classifiers), classifier_markers(classifiers)
-    for r, (panel, group) in enumerate(blocks):
-        part = points[points["facet"] == panel]
-        order = sorted(part["row"].unique(), key=key_of.get)
-        for c in range(per_row):
-            ax = axes[r][c]
-            if c >= len(group):
-                ax.axis("off")
-                continue
-            metric = group[c]
-            for off, clf in zip(offsets, classifiers, strict=True):
-                p = part[(part["metric"] == metric) & (part["classifier"] == clf)].set_index(
-                    "row").reindex(order)
-                y = np.arange(len(order)) + off
-                ax.errorbar(p["mean"], y, xerr=[(p["mean"] - p["low"]).clip(lower=0).fillna(0),
-                                                (p["high"] - p["mean"]).clip(lower=0).fillna(0)],
-                            fmt=markers[clf], markersize=3, capsize=1.2, elinewidth=0.6,
-                            color=colours[clf], label=clf)
-            ax.set_yticks(range(len(order)), order if c == 0 else [])
-            ax.set_ylim(len(order) - 0.5, -0.5)
-            ax.grid(axis="x", alpha=0.3)
-            ax.xaxis.set_major_locator(MaxNLocator(5))
-            name = metric_name(metric)
-            ax.set_xlabel(name if stat == "mean" else f"range of {name}")
-            if panel and c == 0:
-                ax.set_title(panel, loc="left", fontweight="bold")
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    y_of = {cell: i for i, cell in enumerate(cells)}
+    for ax, metric in zip(axes[1:], metric_list, strict=True):
+        for off, clf in zip(offsets, classifiers, strict=True):
+            p = points[(points["metric"] == metric) & (points["classifier"] == clf)]
+            y = p["cell"].map(y_of) + off
+            ax.errorbar(p["mean"], y, xerr=[(p["mean"] - p["low"]).clip(lower=0).fillna(0),
+                                            (p["high"] - p["mean"]).clip(lower=0).fillna(0)],
+                        fmt=markers[clf], markersize=2.6, capsize=0, elinewidth=0.6,
+                        color=colours[clf], label=clf)
+        if paired:
+            ax.axvline(0, color="black", linewidth=0.6, zorder=0)
+        ax.set_ylim(len(cells) - 0.5, -0.5)
+        ax.grid(axis="x", alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(2 if narrow else 4))
+        ax.tick_params(axis="y", left=False, labelleft=False)
+        ax.tick_params(axis="x", labelrotation=90 if narrow else 0)
+        name = metric_name(metric)
+        ax.set_title(wrap_label(name, max(panel_w / figure_width(), 0.2)), fontsize=7)
+    # under every panel once, between their tick labels and the legend
+    fig.text(0.5, 0.3 / height, "cell − control, paired within repeats" if paired else
+             "range within a repeat", ha="center", va="bottom", fontsize=7.5)
+    handles, labels = axes[1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(classifiers), frameon=False,
                bbox_to_anchor=(0.5, 0.0))
-    _title(fig, f"{dataset}: every cell, mean over {grid['repeat'].nunique()} repeats"
-           if stat == "mean" else f"{dataset}: ranges within a repeat, every cell")
-    fig.tight_layout(rect=(0, legend_band(fig), 1, 1))
+    repeats = int(points["repeats"].max()) if len(points) else 0
+    note = ("each row one cell of the factorial grid (a dot: that perturbation on); "
+            + (f"each mark the cell's difference from the control in the same repeat, mean "
+               f"over {repeats} repeats with a 95 % t-interval" if paired else
+               f"each mark the range among a repeat's run pairs, mean over {repeats} "
+               "repeats with a 95 % t-interval"))
+    _title(fig, f"{dataset}: every cell against the control" if paired else
+           f"{dataset}: ranges within a repeat, every cell", note)
     save_figure(fig, out_paths)
+    return points
 
 
 def repeat_ec_ranges(summary: pd.DataFrame, roles: Roles, dataset: str,
@@ -576,6 +690,7 @@ def group_disparities(disparities: pd.DataFrame, roles: Roles, dataset: str,
              else sorted(points["label"].unique()))[:MAX_PER_PANEL]
     classifiers = sorted(points["classifier"].unique())
     offsets = np.linspace(-0.2, 0.2, len(classifiers)) if len(classifiers) > 1 else [0.0]
+    narrow = (figure_width() - 1.6) / len(metrics) < 1.2
     fig, axes = plt.subplots(len(groupings), len(metrics), squeeze=False, sharey=True,
                              figsize=(figure_width(), len(groupings) * (0.18 * len(order) + 0.8)
                                       + 0.5))
@@ -595,15 +710,19 @@ def group_disparities(disparities: pd.DataFrame, roles: Roles, dataset: str,
             ax.set_ylim(len(order) - 0.5, -0.5)
             ax.grid(axis="x", alpha=0.3)
             ax.tick_params(axis="x", labelsize=7)
-            ax.xaxis.set_major_locator(MaxNLocator(5))
+            # a narrow panel (a single column's third) has room for two ticks and the
+            # metric's name; what it is a mean of goes under the figure
+            ax.xaxis.set_major_locator(MaxNLocator(2 if narrow else 5))
             if r == 0:
-                ax.set_title(metric, fontsize=8)
+                ax.set_title(wrap_label(metric.split(",")[0] if narrow else metric, 0.25),
+                             fontsize=7.5)
             if c == 0:
                 ax.set_ylabel(f"grouped by {grouping}", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(classifiers), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, -0.01))
-    _title(fig, f"{dataset}: differences between groups (max − min)")
+    _title(fig, f"{dataset}: differences between groups (max − min)",
+           "accuracy: each repeat's runs' mean; the others: per repeat" if narrow else "")
     fig.tight_layout(rect=(0, legend_band(fig), 1, 1))
     save_figure(fig, out_paths)
     return points

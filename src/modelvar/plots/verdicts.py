@@ -84,7 +84,8 @@ def verdict_figure(kind, table: pd.DataFrame, verdicts: pd.DataFrame,
     """Draw the claims of ``kind`` (a :class:`~modelvar.findings.kinds.ClaimKind` with a
     ``drawn``) from its table and the page's verdicts (module docstring). Returns the drawn
     marks (panel, row, classifier, dataset, estimate, interval ends, band ends, whether the
-    claim holds, the panel's axis limits; ``table_row``: its row's label in the kind's table); with no claim to draw, a figure that says so."""
+    claim holds, the panel's axis limits; ``table_row``: its row's label in the kind's
+    table); with no claim to draw, a figure that says so."""
     drawing = kind.drawn
     rows = _drawn_rows(kind, table, verdicts)
     holds = held(verdicts, kind.name)
@@ -168,9 +169,9 @@ def verdict_figure(kind, table: pd.DataFrame, verdicts: pd.DataFrame,
     legend_rows = math.ceil(len(handles) / ncol) + key.count("\n") + 1
     fig.tight_layout(rect=(0, legend_band(fig, legend_rows), 1, 1))
     save_figure(fig, out_paths)
-    return pd.DataFrame(marks, columns=["table_row", "panel", "row", "classifier", "dataset", "estimate",
-                                        "low", "high", "band_low", "band_high", "holds",
-                                        "axis_low", "axis_high"])
+    return pd.DataFrame(marks, columns=["table_row", "panel", "row", "classifier", "dataset",
+                                        "estimate", "low", "high", "band_low", "band_high",
+                                        "holds", "axis_low", "axis_high"])
 
 
 def verdict_caption(kind, table: pd.DataFrame, verdicts: pd.DataFrame) -> str:
