@@ -158,6 +158,8 @@ def overlapping_tick_labels(fig) -> list[str]:
     renderer = _renderer(fig)
     out = []
     for ax in fig.axes:
+        if not ax.axison:  # an axis turned off draws no tick labels
+            continue
         for axis in (ax.xaxis, ax.yaxis):
             pairs = _crowded(axis, renderer)
             if pairs:
