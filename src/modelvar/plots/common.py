@@ -257,8 +257,8 @@ def drawn_marks(fig, size: tuple[float, float] | None = None) -> pd.DataFrame:
     (``x_min`` … ``y_max``), the panel's axis limits (``x_low`` … ``y_high``) and the axis its
     values are read on (``value_axis``: the other one of a categorical axis); a density
     how few distinct values it was drawn from (``distinct``, where its drawer says); ``size``:
-    the saved figure's width and height in inches, on every row. Reference lines drawn
-    across a panel (axis coordinates) are not marks."""
+    the saved image's width and height in inches (with its margin), on every row. Reference
+    lines drawn across a panel (axis coordinates) are not marks."""
     import matplotlib.collections as mc
     import matplotlib.patches as mp
 
@@ -345,7 +345,9 @@ def save_figure(fig, out_paths: list[Path]) -> None:
     for path in out_paths:  # drawn in memory, written atomically (modelvar.table_files)
         path = Path(path)
         if path.suffix == ".csv":
-            marks = drawn_marks(fig, (box.width, box.height))
+            # the saved image's size: its tight box and the margin savefig adds around it
+            pad = 2 * float(mpl.rcParams["savefig.pad_inches"])
+            marks = drawn_marks(fig, (box.width + pad, box.height + pad))
             write_bytes(marks.to_csv(index=False, float_format="%.6g").encode(), path)
             continue
         buffer = io.BytesIO()

@@ -8,8 +8,8 @@ into a paper (issue 65; ``../shared/reference/figure-conventions.md``).
   dots.
 * **A measure on its own scale**: in a panel of global EC (the seed's recommended measure),
   the marks span at least :data:`MIN_FILL` of the value axis.
-* **A page's size**: at most the figure set's width (with
-  :data:`~modelvar.plots.common.WIDTH_SLACK_IN`) wide and :data:`PAGE_INCHES` tall.
+* **A page's size**: the saved image (with its margin) at most the figure set's width (and
+  :data:`SLACK_INCHES`) wide and :data:`PAGE_INCHES` tall.
 
 :func:`breaches` lists what one figure breaks; :func:`check_results` every figure of a results
 folder (``scripts/check_figures.py``, the workflow test of the tiny study).
@@ -24,6 +24,8 @@ import pandas as pd
 
 #: the tallest a figure may be (a journal page's text height), inches
 PAGE_INCHES = 8.5
+#: how far past the figure set's width a saved image may reach (rounding of its pixels)
+SLACK_INCHES = 0.05
 #: the least share of its value axis a global-EC panel's marks span
 MIN_FILL = 0.6
 #: the panels whose measure must fill its axis, by a word of their name
@@ -54,7 +56,6 @@ def breaches(marks: pd.DataFrame, *, width: float, name: str = "") -> list[str]:
     """What the figure whose source data is ``marks`` breaks (module docstring), drawn for a
     figure set ``width`` inches wide; each breach one line naming the figure, its panel and
     mark."""
-    from modelvar.plots.common import WIDTH_SLACK_IN
     from modelvar.plots.study import MIN_VALUES_FOR_DENSITY
 
     out = [f"{name}: {r.panel} {r.category} {r.kind}: cut by the axis"
@@ -72,7 +73,7 @@ def breaches(marks: pd.DataFrame, *, width: float, name: str = "") -> list[str]:
                            f"(at least {MIN_FILL:.0%})")
     if len(marks) and "figure_width" in marks:
         wide, tall = float(marks["figure_width"].iloc[0]), float(marks["figure_height"].iloc[0])
-        if wide > width + WIDTH_SLACK_IN:
+        if wide > width + SLACK_INCHES:
             out.append(f"{name}: {wide:.2f} in wide, wider than {width:.2f} in")
         if tall > PAGE_INCHES:
             out.append(f"{name}: {tall:.2f} in tall, taller than a page's {PAGE_INCHES} in")

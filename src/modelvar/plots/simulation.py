@@ -9,6 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 
 from modelvar.plots.common import columns_that_fit, figure_width, metric_name, save_figure
 
@@ -30,9 +31,22 @@ def thinned(frame: pd.DataFrame, by: str, at_most: int = MAX_POINTS) -> tuple[pd
     return frame.iloc[np.sort(np.concatenate(keep))], largest
 
 
+#: the most the panels of a simulation figure may take, inches tall (a page, less its title,
+#: legend and axis labels)
+PANELS_INCHES = 7.0
+#: what a row of panels needs beside its plotting area: a title of up to three lines and the
+#: tick labels, inches
+DECOR_INCHES = 0.7
+
+
 def _panels(n: int) -> tuple[int, float]:
-    """(panels a row, panel height in inches) for ``n`` panels at the figure width."""
+    """(panels a row, panel height in inches) for ``n`` square panels at the figure width:
+    as many a row as fit at 1.6 in, more (smaller) where their rows would be taller than
+    :data:`PANELS_INCHES`."""
     wrap = columns_that_fit(1.6, n, margin=0.4)
+    while wrap < n and -(-n // wrap) * ((figure_width() - 0.4) / wrap * 0.95 + DECOR_INCHES) \
+            > PANELS_INCHES:
+        wrap += 1
     return wrap, (figure_width() - 0.4) / wrap * 0.95
 
 
@@ -41,18 +55,46 @@ def _process(sims: pd.DataFrame) -> pd.Series:
     return sims["error_set"] + " error set, " + dep
 
 
-def _tidy(grid, xlabel: str, ylabel: str) -> None:
-    """Panel titles that fit their panel (wrapped, small), the legend under the panels, so that
-    the figure stays within the report's width."""
+def _tidy(grid, xlabel: str, ylabel: str, title: str, panel: float, note: str = "", *,
+          numeric_x: bool = True) -> None:
+    """Panel titles wrapped to their panel's width, the axis labels once for the figure, the
+    legend under the panels (one column in a narrow figure), the title and a note above: the
+    figure stays within the set's width, nothing drawn over anything else; ``panel``: a
+    panel's height, inches (:func:`_panels`); ``numeric_x``: whether the x axis is numeric
+    (its ticks thinned in a narrow panel; category names are turned upright instead)."""
+    import math
     import textwrap
 
+    fig = grid.figure
+    wide = figure_width() > 5.0
+    chars = max(12, int(figure_width() / grid._ncol * 13))
     grid.set_titles("{col_name}")
-    grid.set_axis_labels(xlabel, ylabel)
+    grid.set_axis_labels("", "")
     for ax in grid.axes.flat:
-        ax.set_title(textwrap.fill(ax.get_title(), 24), fontsize=7)
+        ax.set_title(textwrap.fill(ax.get_title(), chars), fontsize=7)
         ax.tick_params(labelsize=7)
-    sns.move_legend(grid, "lower center", bbox_to_anchor=(0.5, -0.02), ncol=2, frameon=False,
-                    fontsize=7, title_fontsize=7)
+        ax.yaxis.set_major_locator(MaxNLocator(3 if not wide else 5))
+        if numeric_x:
+            ax.xaxis.set_major_locator(MaxNLocator(3 if not wide else 5))
+        else:
+            ax.tick_params(axis="x", labelrotation=30 if wide else 90)
+    ncol = 2 if wide else 1
+    entries = len(grid.legend.texts) if grid.legend is not None else 0
+    sns.move_legend(grid, "lower center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
+                    frameon=False, fontsize=7, title_fontsize=7)
+    # room for every row's titles and ticks, the legend, the axis label and the heading
+    rows = math.ceil(len(grid.axes.flat) / grid._ncol)
+    heading = title + (f"\n{note}" if note else "")
+    legend_in = 0.1 + 0.17 * (math.ceil(entries / ncol) + 1)
+    top_in = 0.3 + 0.14 * heading.count("\n")
+    height = rows * (panel + DECOR_INCHES) + legend_in + 0.25 + top_in
+    # the saved image adds a 0.1 in margin each side: the figure is that much narrower
+    fig.set_size_inches(figure_width() - 0.25, height)
+    legend = legend_in / height
+    fig.text(0.5, legend + 0.02 / height, xlabel, ha="center", va="bottom", fontsize=7.5)
+    fig.text(0.0, 0.5, ylabel, rotation=90, ha="left", va="center", fontsize=7.5)
+    fig.suptitle(heading, fontsize=8.5)
+    fig.tight_layout(rect=(0.04, legend + 0.25 / height, 1, 1 - top_in / height))
 
 
 def metric_vs_accuracy(sims: pd.DataFrame, metrics: list[str], out_paths: list[Path]) -> None:
@@ -66,11 +108,9 @@ def metric_vs_accuracy(sims: pd.DataFrame, metrics: list[str], out_paths: list[P
     grid = sns.relplot(data=data, x="mean_accuracy", y="value", hue="process", col="metric",
                        col_wrap=wrap, kind="scatter", s=4, alpha=0.5, linewidth=0,
                        height=height, aspect=1.0, facet_kws={"sharey": False})
-    _tidy(grid, "mean accuracy of the runs", "mean over pairs")
-    if largest > MAX_POINTS:
-        grid.figure.text(0.5, 1.0, f"{MAX_POINTS} of {largest} simulations a panel shown",
-                         ha="center", va="top", fontsize=7, color="#444444")
-    grid.figure.suptitle("Each metric against accuracy", y=1.0, va="bottom", fontsize=8.5)
+    _tidy(grid, "mean accuracy of the runs", "mean over pairs", "Each metric against accuracy",
+          height, f"{MAX_POINTS} of {largest} simulations a panel shown"
+          if largest > MAX_POINTS else "")
     save_figure(grid.figure, out_paths)
 
 
@@ -84,10 +124,8 @@ def metric_by_distribution(sims: pd.DataFrame, metrics: list[str], out_paths: li
     grid = sns.catplot(data=data, x="distribution", y="value", hue="classes", col="metric",
                        col_wrap=wrap, kind="box", fliersize=1, linewidth=0.6, height=height,
                        aspect=1.0, sharey=False)
-    _tidy(grid, "class distribution", "mean over pairs")
-    for ax in grid.axes.flat:
-        ax.tick_params(axis="x", labelrotation=30)
-    grid.figure.suptitle("Metrics by class distribution", y=1.0, va="bottom", fontsize=8.5)
+    _tidy(grid, "class distribution", "mean over pairs", "Metrics by class distribution",
+          height, numeric_x=False)
     save_figure(grid.figure, out_paths)
 
 
@@ -114,10 +152,18 @@ def _densities_by_case(frame: pd.DataFrame, *, x: str, hue: str, xlabel: str,
     grid = sns.displot(data=frame, x=x, hue=hue, col="case", col_wrap=wrap, kind="kde",
                        common_norm=False, clip=(0, 1), height=height, aspect=1.0,
                        facet_kws={"sharey": False}, **kde)
+    import textwrap
+
     grid.set_titles("{col_name}")
-    for ax in grid.axes.flat:
-        ax.title.set_fontsize(7)
+    for ax in grid.axes.flat:  # a case's α wrapped to its panel's width
+        ax.set_title(textwrap.fill(ax.get_title(), max(16, int(height * 14))), fontsize=7)
     grid.set_axis_labels(xlabel, "density")
+    # the legend under the panels: beside them it widens the figure past the set's width
+    sns.move_legend(grid, "lower center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False,
+                    fontsize=7, title_fontsize=7)
+    tall = grid.figure.get_figheight()
+    grid.figure.set_size_inches(min(grid.figure.get_figwidth(), figure_width() - 0.25), tall)
+    grid.figure.tight_layout(rect=(0, min(0.55 / tall, 0.4), 1, 1))
     save_figure(grid.figure, out_paths)
 
 
@@ -133,7 +179,7 @@ def dirichlet_ci_vs_h(per_sample: pd.DataFrame, out_paths: list[Path],
                       cases: dict | None = None) -> None:
     """CI against H for every simulated vector, coloured by case (third figure)."""
     per_sample, _ = thinned(with_alphas(per_sample, cases), "case", 4 * MAX_POINTS)
-    side = min(figure_width(), 4.5)
+    side = min(figure_width() - 0.25, 4.5)  # the saved image adds its margin
     fig, ax = plt.subplots(figsize=(side, side))
     sns.scatterplot(data=per_sample, x="H", y="CI", hue="case", s=4, alpha=0.5, linewidth=0,
                     ax=ax)
