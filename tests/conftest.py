@@ -112,3 +112,27 @@ def tmp_config(tmp_path):
         return path
 
     return make
+
+
+def planted_page(datasets: int, seed: int, repeats: int = 5) -> dict:
+    """The tables of a judged Findings page of ``datasets`` simulated datasets with planted
+    effects (modelvar.calibration.pages, scenario "planted"): what the Findings' figures draw."""
+    import numpy as np
+
+    from modelvar.calibration import pages as calibration
+    from modelvar.findings.study import judge_study
+
+    tables, _ = calibration.simulate_page(calibration.SCENARIOS["planted"], repeats=repeats,
+                                          datasets=datasets, rng=np.random.default_rng(seed))
+    return judge_study(tables["summary"], tables["agreement"], tables["runs"],
+                       tables["roles"], weak_below=0.5).tables
+
+
+@pytest.fixture
+def width():
+    """Set the figure set's width for one test (``width("single")``), restored after it."""
+    from modelvar.plots import common
+
+    before = common.figure_width()
+    yield common.set_width
+    common.set_width(before)

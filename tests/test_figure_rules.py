@@ -9,19 +9,11 @@ import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import pytest
 
 from modelvar.plots import common
 from modelvar.plots.figure_rules import PAGE_INCHES, breaches
 
 DPI = 150
-
-
-@pytest.fixture
-def width():
-    before = common.figure_width()
-    yield common.set_width
-    common.set_width(before)
 
 
 def _marks(**change) -> pd.DataFrame:

@@ -9,9 +9,8 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from modelvar.calibration import pages as calibration
+from conftest import planted_page
 from modelvar.findings.over_datasets import MIN_DATASETS
-from modelvar.findings.study import judge_study
 from modelvar.plots import common
 from modelvar.plots.findings import sources_figure
 
@@ -20,27 +19,12 @@ PAGE_INCHES = 8.5
 DPI = 150
 
 
-def _page(datasets: int, seed: int):
-    tables, _ = calibration.simulate_page(calibration.SCENARIOS["planted"], repeats=5,
-                                          datasets=datasets,
-                                          rng=np.random.default_rng(seed))
-    return judge_study(tables["summary"], tables["agreement"], tables["runs"],
-                       tables["roles"], weak_below=0.5).tables
-
-
-@pytest.fixture
-def width():
-    before = common.figure_width()
-    yield common.set_width
-    common.set_width(before)
-
-
 @pytest.mark.parametrize("datasets", [1, 3, MIN_DATASETS])
 @pytest.mark.parametrize("at", ["single", "double"])
-def test_every_interval_is_drawn_whole_and_the_figure_fits_a_page(tmp_path, width, datasets,
+def test_every_interval_is_drawn_whole_and_the_figure_fits_aplanted_page(tmp_path, width, datasets,
                                                                   at):
     width(at)
-    tables = _page(max(datasets, 2), seed=datasets)
+    tables = planted_page(max(datasets, 2), seed=datasets)
     sources = tables["sources"]
     if datasets == 1:
         sources = sources[sources["dataset"] == sources["dataset"].iloc[0]]
@@ -70,7 +54,7 @@ def test_every_interval_is_drawn_whole_and_the_figure_fits_a_page(tmp_path, widt
 
 
 def test_leaders_told_apart_are_ringed_and_identical_runs_hollow(tmp_path):
-    tables = _page(3, seed=11)
+    tables = planted_page(3, seed=11)
     marks = sources_figure(tables["sources"], [tmp_path / "h.png"], leaders=tables["margins"])
     held = tables["margins"][tables["margins"]["verdict"] == "supported"]
     assert len(held)
@@ -125,7 +109,7 @@ def test_the_findings_page_shows_each_figure_with_its_caption_before_the_per_dat
     from modelvar.findings.sources import study_sources
     from modelvar.plots.findings import caption
 
-    tables = _page(3, seed=4)
+    tables = planted_page(3, seed=4)
     names = findings_figures("both", ["a", "b"], {"data": [{"rel": 0.1}, {"rel": 0.2}],
                                                   "model_seed": ["fixed"]}, datasets=3)
     assert "sources_of_variance" in names

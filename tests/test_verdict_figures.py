@@ -11,11 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from modelvar.calibration import pages as calibration
+from conftest import planted_page
 from modelvar.findings import kinds as registry
 from modelvar.findings.figures import verdict_figures
 from modelvar.findings.over_datasets import MIN_DATASETS
-from modelvar.findings.study import judge_study
 from modelvar.plots import common
 from modelvar.plots.verdicts import verdict_caption, verdict_figure
 
@@ -23,27 +22,12 @@ PAGE_INCHES = 8.5
 DPI = 150
 
 
-def _page(datasets: int, seed: int):
-    tables, _ = calibration.simulate_page(calibration.SCENARIOS["planted"], repeats=5,
-                                          datasets=datasets,
-                                          rng=np.random.default_rng(seed))
-    return judge_study(tables["summary"], tables["agreement"], tables["runs"],
-                       tables["roles"], weak_below=0.5).tables
-
-
-@pytest.fixture
-def width():
-    before = common.figure_width()
-    yield common.set_width
-    common.set_width(before)
-
-
 @pytest.mark.parametrize("datasets", [3, MIN_DATASETS])
 @pytest.mark.parametrize("at", ["single", "double"])
 def test_each_claim_is_drawn_with_its_interval_and_ringed_where_it_holds(tmp_path, width,
                                                                        datasets, at):
     width(at)
-    tables = _page(datasets, seed=datasets)
+    tables = planted_page(datasets, seed=datasets)
     verdicts = tables["verdicts"]
     names = verdict_figures("both", datasets)
     drawn = [k for k in registry.kinds() if k.figure in names]
@@ -85,7 +69,7 @@ def test_a_kind_with_no_claim_on_the_page_says_so(tmp_path):
     from matplotlib import pyplot as plt
 
     kind = registry.kind("leader")
-    table = _page(3, seed=1)["margins"].iloc[0:0]
+    table = planted_page(3, seed=1)["margins"].iloc[0:0]
     shown = []
     real = plt.Figure.savefig
 
