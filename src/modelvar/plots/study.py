@@ -194,7 +194,8 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
     if row is None and col and n_cols > max(1, int((width - 0.6) // 1.4)):
         wrap = max(1, int((width - 0.6) // 1.4))
     per_row = wrap or n_cols
-    panel_w = max(1.2, min(3.0, (width - 0.1) / per_row))
+    # the row titles beside the last column and the saved image's margin take ~0.35 in
+    panel_w = max(1.2, min(3.0, (width - 0.35) / per_row))
     panel_h = 0.22 * len(order) + 0.8 if horizontal else 1.9
     kw = {"row": row, "row_order": rows} if row else {}
     if col:
