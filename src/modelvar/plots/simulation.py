@@ -36,23 +36,44 @@ def thinned(frame: pd.DataFrame, by: str, at_most: int = MAX_POINTS) -> tuple[pd
 PANELS_INCHES = 7.0
 #: what a row of panels needs beside its plotting area: a title of up to three lines and the
 #: tick labels, inches
-DECOR_INCHES = 0.7
+DECOR_INCHES = 0.6
 
 
-def _panels(n: int) -> tuple[int, float]:
-    """(panels a row, panel height in inches) for ``n`` square panels at the figure width:
-    as many a row as fit at 1.6 in, more (smaller) where their rows would be taller than
-    :data:`PANELS_INCHES`."""
+def _panels(n: int, aspect: float = 1.0) -> tuple[int, float]:
+    """(panels a row, panel height in inches) for ``n`` panels ``aspect`` times as wide as
+    tall at the figure width: as many a row as fit at 1.6 in, more (smaller) where their rows
+    would be taller than :data:`PANELS_INCHES`."""
     wrap = columns_that_fit(1.6, n, margin=0.4)
-    while wrap < n and -(-n // wrap) * ((figure_width() - 0.4) / wrap * 0.95 + DECOR_INCHES) \
-            > PANELS_INCHES:
+
+    def height(columns: int) -> float:
+        return (figure_width() - 0.4) / columns * 0.95 / aspect
+
+    while wrap < n and -(-n // wrap) * (height(wrap) + DECOR_INCHES) > PANELS_INCHES:
         wrap += 1
-    return wrap, (figure_width() - 0.4) / wrap * 0.95
+    return wrap, height(wrap)
 
 
-def _process(sims: pd.DataFrame) -> pd.Series:
-    dep = sims["dependent"].map({True: "dependent", False: "independent"})
-    return sims["error_set"] + " error set, " + dep
+#: shades of grey for a simulation factor's levels (light to dark): a colour means a classifier
+#: in every figure of the set, and the simulations have none
+GREYS = ("#b0b0b0", "#6e6e6e", "#1a1a1a")
+
+
+def greys(levels) -> dict:
+    """Each level (in order) its shade of grey, light to dark."""
+    import numpy as np
+
+    levels = list(levels)
+    ramp = np.linspace(0.72, 0.1, len(levels)) if len(levels) > 1 else [0.1]
+    return {level: str(round(float(v), 3)) for level, v in zip(levels, ramp, strict=True)}
+
+
+def _process(sims: pd.DataFrame) -> pd.DataFrame:
+    """The simulated process: its error set (fixed, variable) and whether the runs' errors
+    depend on each other."""
+    return pd.DataFrame({"error set": sims["error_set"] + " error set",
+                         "runs": sims["dependent"].map({True: "dependent",
+                                                        False: "independent"})},
+                        index=sims.index)
 
 
 def _tidy(grid, xlabel: str, ylabel: str, title: str, panel: float, note: str = "", *,
@@ -75,9 +96,11 @@ def _tidy(grid, xlabel: str, ylabel: str, title: str, panel: float, note: str = 
         ax.tick_params(labelsize=7)
         ax.yaxis.set_major_locator(MaxNLocator(3 if not wide else 5))
         if numeric_x:
-            ax.xaxis.set_major_locator(MaxNLocator(3 if not wide else 5))
+            ax.xaxis.set_major_locator(MaxNLocator(2 if not wide else 5))
         else:
-            ax.tick_params(axis="x", labelrotation=30 if wide else 90)
+            ax.tick_params(axis="x", labelrotation=90)
+    for ax in grid._not_bottom_axes:  # category names once, under each column's last panel
+        ax.tick_params(axis="x", labelbottom=False)
     ncol = 2 if wide else 1
     entries = len(grid.legend.texts) if grid.legend is not None else 0
     sns.move_legend(grid, "lower center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
@@ -99,14 +122,19 @@ def _tidy(grid, xlabel: str, ylabel: str, title: str, panel: float, note: str = 
 
 def metric_vs_accuracy(sims: pd.DataFrame, metrics: list[str], out_paths: list[Path]) -> None:
     """Each metric (mean over run pairs) against the runs' mean accuracy, by process type."""
-    data = sims.assign(process=_process(sims)).melt(
-        id_vars=["mean_accuracy", "process"], value_vars=metrics, var_name="metric",
+    data = pd.concat([sims, _process(sims)], axis=1).melt(
+        id_vars=["mean_accuracy", "error set", "runs"], value_vars=metrics, var_name="metric",
         value_name="value")
     data["metric"] = data["metric"].map(metric_name)
     data, largest = thinned(data, "metric")
     wrap, height = _panels(len(metrics))
-    grid = sns.relplot(data=data, x="mean_accuracy", y="value", hue="process", col="metric",
-                       col_wrap=wrap, kind="scatter", s=4, alpha=0.5, linewidth=0,
+    # the error set by shade, the runs' dependence by marker: no hue that means a classifier
+    grid = sns.relplot(data=data, x="mean_accuracy", y="value", hue="error set",
+                       style="runs", col="metric", col_wrap=wrap, kind="scatter", s=5,
+                       alpha=0.6, linewidth=0,
+                       palette=dict(zip(sorted(data["error set"].unique()),
+                                        ("#1a1a1a", "#9a9a9a"), strict=False)),
+                       markers={"dependent": "o", "independent": "X"},
                        height=height, aspect=1.0, facet_kws={"sharey": False})
     _tidy(grid, "mean accuracy of the runs", "mean over pairs", "Each metric against accuracy",
           height, f"{MAX_POINTS} of {largest} simulations a panel shown"
@@ -120,13 +148,26 @@ def metric_by_distribution(sims: pd.DataFrame, metrics: list[str], out_paths: li
                      var_name="metric", value_name="value")
     data["metric"] = data["metric"].map(metric_name)
     data["classes"] = data["n_classes"].astype(str)
-    wrap, height = _panels(len(metrics))
+    # boxes of 4 distributions × their classes side by side need a panel wider than tall
+    aspect = 1.3
+    wrap, height = _panels(len(metrics), aspect)
     grid = sns.catplot(data=data, x="distribution", y="value", hue="classes", col="metric",
+                       palette=greys(sorted(data["classes"].unique(), key=int)),
+                       hue_order=sorted(data["classes"].unique(), key=int),
                        col_wrap=wrap, kind="box", fliersize=1, linewidth=0.6, height=height,
-                       aspect=1.0, sharey=False)
+                       aspect=aspect, sharey=False)
     _tidy(grid, "class distribution", "mean over pairs", "Metrics by class distribution",
           height, numeric_x=False)
     save_figure(grid.figure, out_paths)
+
+
+def _natural(value) -> tuple:
+    """"class 2" before "class 10"."""
+    import re
+
+    match = re.search(r"\d+", str(value))
+    return (str(value)[: match.start()] if match else str(value),
+            int(match.group()) if match else 0, str(value))
 
 
 def with_alphas(frame: pd.DataFrame, cases: dict[str, list[float]] | None) -> pd.DataFrame:
@@ -148,12 +189,14 @@ def dirichlet_class_densities(probs: pd.DataFrame, out_paths: list[Path],
 def _densities_by_case(frame: pd.DataFrame, *, x: str, hue: str, xlabel: str,
                        out_paths: list[Path], **kde) -> None:
     """Kernel densities of ``x`` on [0, 1] by ``hue``, one panel per case titled with its α."""
-    wrap, height = _panels(frame["case"].nunique())
-    grid = sns.displot(data=frame, x=x, hue=hue, col="case", col_wrap=wrap, kind="kde",
-                       common_norm=False, clip=(0, 1), height=height, aspect=1.0,
-                       facet_kws={"sharey": False}, **kde)
     import textwrap
 
+    wrap, height = _panels(frame["case"].nunique())
+    order = sorted(frame[hue].unique(), key=_natural)
+    grid = sns.displot(data=frame, x=x, hue=hue, col="case", col_wrap=wrap, kind="kde",
+                       palette=greys(order), hue_order=order,
+                       common_norm=False, clip=(0, 1), height=height, aspect=1.0,
+                       facet_kws={"sharey": False}, **kde)
     grid.set_titles("{col_name}")
     for ax in grid.axes.flat:  # a case's α wrapped to its panel's width
         ax.set_title(textwrap.fill(ax.get_title(), max(16, int(height * 14))), fontsize=7)
@@ -181,7 +224,9 @@ def dirichlet_ci_vs_h(per_sample: pd.DataFrame, out_paths: list[Path],
     per_sample, _ = thinned(with_alphas(per_sample, cases), "case", 4 * MAX_POINTS)
     side = min(figure_width() - 0.25, 4.5)  # the saved image adds its margin
     fig, ax = plt.subplots(figsize=(side, side))
-    sns.scatterplot(data=per_sample, x="H", y="CI", hue="case", s=4, alpha=0.5, linewidth=0,
+    order = sorted(per_sample["case"].unique(), key=_natural)
+    sns.scatterplot(data=per_sample, x="H", y="CI", hue="case", style="case", s=5, alpha=0.6,
+                    linewidth=0, palette=greys(order), hue_order=order, style_order=order,
                     ax=ax)
     ax.set_xlabel("normalised Shannon entropy H")
     ax.set_ylabel("confusion index CI")
@@ -189,4 +234,7 @@ def dirichlet_ci_vs_h(per_sample: pd.DataFrame, out_paths: list[Path],
     ax.set_ylim(-0.02, 1.02)
     ax.set_aspect("equal")
     ax.grid(alpha=0.3)
+    # under the panel: inside it, the legend hid the cases' points near it
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False, fontsize=7,
+              title="case", title_fontsize=7, markerscale=2)
     save_figure(fig, out_paths)
