@@ -138,8 +138,15 @@ def test_report_loads_in_reading_order_and_renders_findings_and_figures(report, 
     assert "varied within a repeat under 50 % train" in page
     assert "Seed 004's stated findings" in page
     images = rendered_images(browser.find_elements(By.TAG_NAME, "img"))
-    # sources of variance, accuracy vs reproducibility, classifiers compared
-    assert len(images) == 3 and all(w > 500 for w in images)
+    # sources of variance, accuracy vs reproducibility, classifiers compared, and the figure of
+    # each kind of claim the page has claims of (a kind with none is not shown)
+    import pandas as pd
+
+    from modelvar.findings.figures import verdict_figures
+
+    drawn = [name for name in verdict_figures("both", 1)
+             if len(pd.read_csv(report.parent / "findings" / f"{name}.csv"))]
+    assert drawn and len(images) == 3 + len(drawn) and all(w > 500 for w in images)
     assert "Classifiers compared" in page
     browser.switch_to.default_content()
     # menu items have words, not paths

@@ -86,6 +86,19 @@ def test_a_kind_with_no_claim_on_the_page_says_so(tmp_path):
     assert marks.empty and "no leading sources on this page" in shown
 
 
+def test_a_kind_whose_table_has_no_columns_draws_that_it_has_no_claim(tmp_path):
+    """A study without the cells a kind needs writes its table empty, without columns (the
+    components of a one-at-a-time study): its figure says there is no claim; a table with rows
+    but without a column the drawing names is an error that names it."""
+    kind = registry.kind("largest share")
+    marks = verdict_figure(kind, pd.DataFrame(), pd.DataFrame(columns=["kind", "row", "holds"]),
+                           [tmp_path / "none.png", tmp_path / "none.csv"])
+    assert marks.empty and (tmp_path / "none.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="has no column.*'share'"):
+        verdict_figure(kind, pd.DataFrame({"classifier": ["a"]}), pd.DataFrame(),
+                       [tmp_path / "bad.png"])
+
+
 def test_a_drawing_needs_a_known_part_of_the_design():
     with pytest.raises(ValueError, match="part 'grid' is none of"):
         registry.Drawing("margin", "margin_low", "margin_high", panel="measure",

@@ -55,6 +55,14 @@ def _drawn_rows(kind, table: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFra
     """The rows the figure draws: the claims the page judged (every row of the table where
     the drawing says so), with a finite estimate."""
     drawing = kind.drawn
+    needed = [drawing.estimate, drawing.low, drawing.high, drawing.panel, drawing.row,
+              "classifier"]
+    missing = [c for c in needed if c not in table.columns]
+    if missing and len(table):
+        raise ValueError(f"claim kind {kind.name!r}: its table {kind.table!r} has no column(s) "
+                         f"{missing} that its drawing names")
+    if missing:  # no claim of this kind on the page: a table without rows or columns
+        return pd.DataFrame(columns=needed)
     judged = verdicts[verdicts["kind"] == kind.name]["row"] if verdicts is not None and \
         not verdicts.empty else pd.Series(dtype=int)
     rows = table if drawing.every_row else table.loc[table.index.intersection(judged)]
