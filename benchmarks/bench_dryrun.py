@@ -30,7 +30,7 @@ workflow is also timed with the same two freezes, and modelvar over that bare is
 like-for-like ratio (what our code adds, the freeze's gain on both sides).
 
 modelvar is timed twice: a first dry run (no job has a recipe yet: a dry run writes none of
-theirs, ``modelvar.planning.job_recipes``), and one with every job's recipe written (as after a
+theirs, ``modelvar.running.job_recipes``), and one with every job's recipe written (as after a
 run; written untimed by ``snakemake --dag``), where Snakemake lists a recipe folder per job.
 """
 
@@ -222,7 +222,7 @@ def dry_run(snakefile: Path | None, args: list[str],
 def bare_structure(files: list[str], counts: dict[str, int]) -> dict:
     """The bare DAG's jobs: the plan's fit and metrics jobs with their edges, a figures job per
     dataset, one findings job, and as many jobs as the real run's of every other rule."""
-    from modelvar.planning.plan_report import plan_of_command_line
+    from modelvar.running.workflow_config import plan_of_command_line
 
     cwd = os.getcwd()
     os.chdir(REPO)

@@ -23,7 +23,8 @@ import pandas as pd
 
 from modelvar.pipeline.result_tables import fit_cost, table_path
 from modelvar.planning.plan import FIT_OVERHEAD_SECONDS, STARTUP_SECONDS
-from modelvar.planning.plan_report import plan_of_command_line, storage_on_disk
+from modelvar.planning.plan_report import storage_on_disk
+from modelvar.running.workflow_config import plan_of_command_line
 
 REPO = Path(__file__).resolve().parents[1]
 

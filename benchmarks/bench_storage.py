@@ -25,7 +25,8 @@ from modelvar.data.arrays import DataArrays
 from modelvar.pipeline.fitting import fit_job
 from modelvar.pipeline.predictions import PredictionsWriter
 from modelvar.planning.plan import bytes_per_row
-from modelvar.planning.plan_report import dataset_totals, plan_of_command_line
+from modelvar.planning.plan_report import dataset_totals
+from modelvar.running.workflow_config import plan_of_command_line
 from modelvar.study.cells import Cell
 
 REPO = Path(__file__).resolve().parents[1]

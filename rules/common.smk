@@ -8,32 +8,46 @@ import os
 import sys
 from pathlib import Path
 
-# The workflow runs its own library: its src/ goes first on the path (also when this workflow is
-# used as a module of another one, whose basedir is elsewhere), jobs get it on PYTHONPATH, and the
-# code hashes below are taken from the package actually imported.
-WORKFLOW_DIR = Path(workflow.current_basedir).parent
-sys.path.insert(0, str(WORKFLOW_DIR / "src"))
-import modelvar  # noqa: E402
+# The workflow runs the library beside its rules where they lie on disk (a checkout, or a module
+# from a local path): its src/ goes first on the path. A module deployed from a repository
+# (snakedeploy's `github(…)`) has its rules read from there and no source on disk: modelvar comes
+# from the environment (README, "Deploy into your own project"). Jobs get the package imported
+# here on PYTHONPATH, and the code hashes below are taken from it.
+try:
+    _SOURCE = Path(workflow.current_basedir).parent / "src"
+except TypeError:  # the rules are read from a repository, not from a folder
+    _SOURCE = None
+if _SOURCE is not None and (_SOURCE / "modelvar").is_dir():
+    sys.path.insert(0, str(_SOURCE))
+try:
+    import modelvar
+except ImportError:
+    sys.exit(
+        "modelvar: this workflow's library is neither beside its rules nor installed in this "
+        "environment: install it there (pip install 'modelvar[pipeline] @ git+URL@TAG', the "
+        "repository and tag the module is deployed from)"
+    )
 
 SRC = Path(modelvar.__file__).parent
 from modelvar import run_watch
 from modelvar.data.errors import DatasetError
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
-from modelvar.planning import job_commands, outputs
-from modelvar.planning.address_space import (
+from modelvar.planning import outputs
+from modelvar.running import job_commands
+from modelvar.running.address_space import (
     address_space_check,
     address_space_limit,
     address_space_problem,
 )
-from modelvar.planning.code_hash import code_version
+from modelvar.running.code_hash import code_version
 from modelvar.planning.config_check import (
     ConfigProblems,
     check_config,
     min_class_size,
     read_schema,
 )
-from modelvar.planning.job_recipes import (
+from modelvar.running.job_recipes import (
     check_results_at_load,
     inputs_digest,
     record_recipe,
@@ -45,11 +59,12 @@ from modelvar.planning.plan import (
     job_resources,
     plan_study,
 )
-from modelvar.planning.run_lock import hold_activity_lock, mark_if_new
-from modelvar.planning.workflow_config import (
+from modelvar.running.run_lock import hold_activity_lock, mark_if_new
+from modelvar.running.workflow_config import (
     ConfigError,
     check_config_file,
     executes_jobs,
+    parses_only,
 )
 from modelvar.simulation import FIGURES as SIMULATION_FIGURES
 from modelvar.findings import figures as findings_figures
@@ -62,26 +77,28 @@ except ImportError:  # a Snakemake without it inspects every function, as before
     FUNC_OVERWRITE_PARAMS_ATTR = None
 
 # While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
-# Snakemake's locks alone (modelvar.planning.run_lock).
+# Snakemake's locks alone (modelvar.running.run_lock).
 hold_activity_lock(Path.cwd())
 
 # Every problem of the config and its datasets at once, before any job (dry runs too); the check
 # fills in the schema's defaults, so what follows reads config[...]. Then the plan makes the
 # jobs, the same at every load (SLURM job steps too): it reads only the config and the datasets'
 # shapes. Duplicate keys, aliases, templating in a config file: refused (workflow_config).
-SCHEMA_PATH = WORKFLOW_DIR / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA_PATH = workflow.source_path("../workflow/schemas/config.schema.yaml")
 # Snakemake decides a dry run after the load (workflow.dryrun is not yet set): its command line
 # says. A run that executes checks the address-space limit before any probe fit (a plan made
 # without them: the jobs' memory comes from the data's shape), and again on the plan it runs.
 _EXECUTES = workflow.is_main_process and executes_jobs(sys.argv[1:])
+_WRITES = workflow.is_main_process and not parses_only(sys.argv[1:])
 try:
-    _DEFAULT_CONFIG = WORKFLOW_DIR / "config" / "config.yaml"
-    for _file in workflow.overwrite_configfiles or [_DEFAULT_CONFIG]:
+    for _file in workflow.configfiles:  # the files read: given, a host's, or the default
         check_config_file(_file)
     STUDY = check_config(config, read_schema(SCHEMA_PATH))
-    # a results folder that does not exist yet is made (and marked) before anything writes
-    # into it; one that exists — a user's, with files of theirs — is used as it is
-    mark_if_new(config["results_dir"])
+    # a results folder that does not exist yet is made (and marked) before a run or a dry run
+    # writes into it; one that exists — a user's, with files of theirs — is used as it is; a
+    # lint or a listing writes nothing
+    if _WRITES:
+        mark_if_new(config["results_dir"])
     _mismatch = design_problem(config)
     if _mismatch:
         raise ConfigError(_mismatch)
@@ -91,7 +108,8 @@ try:
         )
         if _problem:
             sys.exit(f"modelvar: {_problem}")
-    PLAN = plan_study(config, STUDY.schemas)
+    # probe fits only in a run that executes (a lint, dry run or listing reads cached probes)
+    PLAN = plan_study(config, STUDY.schemas, probes=_EXECUTES)
 except (ConfigProblems, ConfigError, PlanError, DatasetError) as exc:
     sys.exit(f"modelvar: {exc}")
 if workflow.is_main_process:
@@ -103,14 +121,19 @@ if workflow.is_main_process:
     for _warning in (
         STUDY.warnings
         + PLAN.warnings()
+        + PLAN.unprobed_warnings()
         + _limit_warnings
         + outputs.design_change_lines(config["results_dir"], config, PLAN)
     ):
         print(f"modelvar: warning: {_warning}", file=sys.stderr)
-    for _line in check_results_at_load(
-        config["results_dir"],
-        dry_run=not _EXECUTES,
-        planned=outputs.planned_manifests(config["results_dir"], config, PLAN),
+    for _line in (
+        check_results_at_load(
+            config["results_dir"],
+            dry_run=not _EXECUTES,
+            planned=outputs.planned_manifests(config["results_dir"], config, PLAN),
+        )
+        if _WRITES
+        else []
     ):
         print(f"modelvar: {_line}", file=sys.stderr)
 
@@ -141,7 +164,7 @@ wildcard_constraints:
 
 # Each rule's code version (a params entry, so that editing the library reruns the rule:
 # Snakemake does not notice changes inside an imported package) is a hash of the import closure
-# of its job's module, computed from the code (modelvar.planning.code_hash), never listed here.
+# of its job's module, computed from the code (modelvar.running.code_hash), never listed here.
 CODE = {command: code_version(command) for command in outputs.JOB_COMMANDS}
 
 # Jobs run the interpreter that runs the workflow (a venv's snakemake works without the venv on
@@ -176,7 +199,7 @@ envvars:
 
 def modelvar_job(arguments):
     """The shell command of a job: `python -m modelvar ARGUMENTS` (Snakemake placeholders in
-    ARGUMENTS, every value quoted with :q; modelvar.planning.job_commands), built here so that
+    ARGUMENTS, every value quoted with :q; modelvar.running.job_commands), built here so that
     it also works when the workflow is a module."""
     return job_commands.job_command(arguments)
 
@@ -228,7 +251,7 @@ def with_known_signature(function):
 
 
 def recipe_of(rule_name, inputs=None):
-    """The input function of a job's recipe (modelvar.planning.job_recipes): the rule's params
+    """The input function of a job's recipe (modelvar.running.job_recipes): the rule's params
     that do not derive from input or output paths (those files are inputs themselves), a file
     dataset's content digest, and where a job reads a varying set of tables (``inputs``, its
     input function) their count and digest, recorded in the results folder so that a
@@ -450,12 +473,13 @@ def get_findings_inputs(wildcards):
 
 # The report's first screen (Snakemake's global description): the study's answer, which the
 # findings job writes, above this reading guide; the guide alone before a run.
-REPORT_GUIDE = WORKFLOW_DIR / "workflow" / "report" / "workflow.rst"
+REPORT_GUIDE = Path(workflow.source_path("../workflow/report/workflow.rst"))
 ANSWER = f"{RESULTS}/findings/answer.rst"
 
 
 def report_landing():
-    return outputs.report_landing(RESULTS, REPORT_GUIDE)
+    """The answer above the guide, written where a load may write (not for a lint)."""
+    return outputs.report_landing(RESULTS, REPORT_GUIDE) if _WRITES else str(REPORT_GUIDE)
 
 
 def refresh_report_landing():
@@ -482,7 +506,7 @@ def start_run():
     directory; the invocation is recorded for `modelvar verify`'s regenerate commands; jobs
     that a changed config removed from the plan are set aside, never deleted, once the plan's
     tables of their partition exist (result_tables docstring)."""
-    from modelvar.planning.run_lock import start_run as start
+    from modelvar.running.run_lock import start_run as start
 
     start(
         RESULTS, sys.argv[1:], workflow.main_snakefile, workflow.overwrite_configfiles
@@ -501,7 +525,10 @@ def tidy_partitions(*, warn_foreign=False):
 
 def run_summary(log_files=()):
     """The run's summary; `log_files`: Snakemake's logs of this run (`log` in onsuccess)."""
-    return outputs.run_summary(RESULTS, PLAN, log_files)
+    from modelvar.running.snakemake_log import restarts_line
+
+    restarts = restarts_line(log_files)
+    return outputs.run_summary(RESULTS, PLAN, [restarts] if restarts else [])
 
 
 for _function in [f for name, f in globals().items() if name.startswith("get_")]:

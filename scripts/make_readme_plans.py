@@ -30,7 +30,8 @@ BLOCK = re.compile(r"(<!-- plan: (?P<name>[\w-]+) -->\n)(.*?)(<!-- /plan -->)", 
 
 
 def plan_text(files: list[str], keep: tuple[str, ...] | None = None) -> str:
-    from modelvar.planning.plan_report import format_plan, plan_of_command_line
+    from modelvar.planning.plan_report import format_plan
+    from modelvar.running.workflow_config import plan_of_command_line
 
     cwd = os.getcwd()
     os.chdir(REPO)  # the config files name paths relative to the repository

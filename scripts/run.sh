@@ -49,7 +49,7 @@ staging="$(mktemp -d)"
 trap 'rm -rf "$staging"' EXIT
 # One helper before Snakemake (modelvar before-run): a run killed earlier (kill -9, power loss)
 # leaves Snakemake's lock behind: removed when no other run of this workflow is alive in the
-# working directory (modelvar.planning.run_lock); a command line that runs no job (-n, a
+# working directory (modelvar.running.run_lock); a command line that runs no job (-n, a
 # listing, --lint, --unlock …) is Snakemake's, run by the helper in its own process (one
 # start-up) with nothing to report; a run the address-space limit would fail is refused;
 # otherwise it writes the report's path and whether the study runs in rounds.

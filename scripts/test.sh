@@ -91,8 +91,8 @@ VENV="${MODELVAR_VENV:-.venv}"
 case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
 export PATH="$VENV/bin:$PATH"
 stage "ruff" ruff check src tests benchmarks scripts
-stage "snakefmt" snakefmt --check Snakefile rules/
-stage "snakemake --lint" snakemake --lint --configfile config/config.yaml
+stage "snakefmt" snakefmt --check Snakefile workflow/Snakefile rules/
+stage "snakemake --lint" snakemake -s workflow/Snakefile --lint --configfile config/config.yaml
 stage "generated files" bash -c "python scripts/make_envs.py --check \
   && python scripts/make_cli_docs.py --check && python scripts/make_readme_plans.py --check"
 # The SLURM integration test needs a local cluster: start one where we can (root on Debian, as in

@@ -1,5 +1,5 @@
 """Code versions from the import closure (issue 20): each rule's hash covers every modelvar module
-its job imports, computed from the code (modelvar.planning.code_hash), checked against what real
+its job imports, computed from the code (modelvar.running.code_hash), checked against what real
 jobs import, for every rule; editing a module reruns exactly the jobs that import it."""
 
 import hashlib
@@ -12,7 +12,7 @@ import pytest
 
 from conftest import CONFIGS, REPO, copy_workflow, dry_run_jobs, job_counts, manifest_of, snakemake
 from modelvar.planning import outputs
-from modelvar.planning.code_hash import code_version, import_closure, job_module, package_data
+from modelvar.running.code_hash import code_version, import_closure, job_module, package_data
 
 RULES = REPO / "rules"
 
@@ -210,7 +210,7 @@ def test_the_facts_of_parsed_sources_are_cached_by_their_content(tmp_path, monke
     """A later process reads each module's imports from the cache instead of parsing it; an
     edited module is parsed again (its new text has a new digest) and its new import counts; a
     damaged cache file or entry counts as absent."""
-    from modelvar.planning import code_hash
+    from modelvar.running import code_hash
 
     root = tmp_path / "modelvar"
     shutil.copytree(REPO / "src" / "modelvar", root,
@@ -271,7 +271,7 @@ def test_the_facts_of_parsed_sources_are_cached_by_their_content(tmp_path, monke
 def test_code_versions_without_a_writable_cache_or_a_home(tmp_path, monkeypatch):
     """Where the cache cannot be written (a read-only home on a cluster node, a path that is a
     file) or no home is known, every process parses: the same code versions, no error."""
-    from modelvar.planning import code_hash
+    from modelvar.running import code_hash
 
     def fresh():
         monkeypatch.setattr(code_hash, "_CACHE", code_hash._FactsCache())

@@ -408,7 +408,7 @@ def test_schema_defaults_are_filled_as_snakemake_validate_fills_them(files, tmp_
     from snakemake.utils import validate
 
     from modelvar.planning.config_check import read_schema, workflow_schema
-    from modelvar.planning.workflow_config import resolve
+    from modelvar.running.workflow_config import resolve
 
     schema_path = REPO / "workflow/schemas/config.schema.yaml"
     schema = read_schema(schema_path)

@@ -160,7 +160,7 @@ def test_the_readmes_plans_read_no_cached_probe(monkeypatch):
 
     from conftest import REPO
     from modelvar.planning.config_check import read_schema
-    from modelvar.planning.plan_report import plan_of_command_line
+    from modelvar.running.workflow_config import plan_of_command_line
 
     def looked_up(*args, **kwargs):
         raise AssertionError("the probe cache was read")

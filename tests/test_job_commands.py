@@ -1,4 +1,4 @@
-"""The jobs' shell commands (modelvar.planning.job_commands): a job whose arguments are more than
+"""The jobs' shell commands (modelvar.running.job_commands): a job whose arguments are more than
 one program may start with (the findings job of a large study) gets every one of them, intact,
 through a file; the command line's way fails there."""
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from snakemake.utils import format as snakemake_format
 
-from modelvar.planning.job_commands import (
+from modelvar.running.job_commands import (
     ARGS_FROM,
     arguments_from_file,
     job_command,
@@ -37,7 +37,7 @@ def _shell(template: str, tables: list[str], tmp_path) -> subprocess.CompletedPr
     stand_in.write_text(f"""#!/bin/sh
 exec {sys.executable} -c '
 import json, sys
-from modelvar.planning.job_commands import arguments_from_file
+from modelvar.running.job_commands import arguments_from_file
 assert sys.argv[2:4] == ["-m", "modelvar"], sys.argv[:4]
 json.dump(arguments_from_file(sys.argv[4:]), open(sys.argv[1] + "-args.json", "w"))
 ' "$0" "$@"

@@ -13,7 +13,7 @@ import yaml
 
 from conftest import CENTROID_SOURCE, CONFIGS, REPO, snakemake
 from modelvar.planning.plan import on_attempt, runtime_minutes
-from modelvar.planning.snakemake_log import restarted_jobs, restarts_line
+from modelvar.running.snakemake_log import restarted_jobs, restarts_line
 
 ONCE = CENTROID_SOURCE + textwrap.dedent("""
 

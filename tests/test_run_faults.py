@@ -239,7 +239,7 @@ def test_a_memory_limit_below_the_jobs_need_is_refused_before_any_job(tmp_path):
 def test_a_job_start_up_that_hangs_under_the_limit_is_killed_and_named():
     """Under 150 MB the probe's numpy import spins in OpenBLAS's start-up (the issue's hang,
     for real): it is killed from outside at the probe's time limit, and that is the answer."""
-    code = ("from modelvar.planning.address_space import startup_bytes, BASE_MODULES\n"
+    code = ("from modelvar.running.address_space import startup_bytes, BASE_MODULES\n"
             "print(startup_bytes(list(BASE_MODULES), seconds=5))")
     proc = subprocess.run([PYTHON, "-c", code], env=ENV, capture_output=True, text=True,
                           timeout=120, preexec_fn=_address_space_limited(150 * 2**20))

@@ -258,7 +258,7 @@ def test_run_sh_recovers_from_a_killed_run(tmp_path):
 
 
 def test_unlock_stale_leaves_a_live_runs_lock_alone(tmp_path):
-    from modelvar.planning.run_lock import hold_activity_lock, unlock_if_stale
+    from modelvar.running.run_lock import hold_activity_lock, unlock_if_stale
 
     (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
     (tmp_path / ".snakemake" / "locks" / "0.output.lock").write_text("x")

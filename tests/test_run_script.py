@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import CENTROID_SOURCE, CONFIGS, REPO, job_counts
-from modelvar.planning.workflow_config import ConfigError, get_key, resolve
+from modelvar.running.workflow_config import ConfigError, get_key, resolve
 
 pytestmark = pytest.mark.workflow
 

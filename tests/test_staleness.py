@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from modelvar.pipeline import result_tables
-from modelvar.planning import job_recipes
+from modelvar.running import job_recipes
 from modelvar.table_files import (
     MANIFEST_DIR,
     STATE_DIR,
@@ -257,7 +257,7 @@ def test_files_no_job_wrote_are_moved_out_of_the_partitions_by_a_run(tmp_path, m
     """Issue 58: a copied table, notes and a .tmp stayed in a partition with no word, and
     pandas.read_parquet of the folder read double rows or failed. A dry run (or a load beside a
     running run) names them; a run moves them to .modelvar/strays, keeping every byte."""
-    from modelvar.planning import run_lock
+    from modelvar.running import run_lock
 
     ours = f"predictions/{PART}/j.r0.parquet"
     job(tmp_path, "fit", "d/k/j", ours)

@@ -94,7 +94,7 @@ def test_a_restored_job_is_the_jobs_again_not_a_stray(tmp_path):
         partition,
         set_aside_stale,
     )
-    from modelvar.planning.job_recipes import check_results_at_load
+    from modelvar.running.job_recipes import check_results_at_load
     from modelvar.table_files import STATE_DIR, Manifest
 
     results = tmp_path / "results"
@@ -201,7 +201,7 @@ def test_a_fixed_config_or_another_schedule_on_a_sequential_study_is_refused(tmp
 def test_run_sh_s_command_line_executes_jobs():
     """Strays moved, the load's memory check: run.sh always passes --report with
     --report-after-run, which runs the jobs first (it was treated as a dry run)."""
-    from modelvar.planning.workflow_config import executes_jobs
+    from modelvar.running.workflow_config import executes_jobs
 
     assert executes_jobs(["--cores", "1", "--report", "r.html", "--report-after-run"])
     assert not executes_jobs(["--cores", "1", "--report", "r.html"])
@@ -224,7 +224,7 @@ def test_the_memory_check_refuses_an_expected_need_and_warns_of_a_budget(tmp_pat
     """U1: the tiny study was refused under ulimit -v 3000000 because the check added the
     findings job's declared 4,000 MB, while every job runs under it. The check compares the
     limit with what a job is expected to use; a budget above it is a warning naming it."""
-    from modelvar.planning import address_space
+    from modelvar.running import address_space
 
     config, plan = _tiny(tmp_path)
     startup, _ = address_space.startup_bytes(
@@ -375,7 +375,7 @@ def test_a_header_only_file_and_an_index_column_are_said_in_one_line(tmp_path):
 
 
 def test_a_dotted_config_key_points_to_the_way_that_works():
-    from modelvar.planning.workflow_config import ConfigError, resolve
+    from modelvar.running.workflow_config import ConfigError, resolve
 
     with pytest.raises(ConfigError, match=r"--config split.repeats=4: --config sets top-level "
                        r"keys only .* more.yaml holding \{split: \{repeats: 4\}\}"):

@@ -41,7 +41,7 @@ def test_a_study_puts_xgb_on_a_gpu(tmp_path, monkeypatch):
     ran: its results_dir, with the probe fits it cached there)."""
 
     from modelvar.planning.outputs import job_counts as planned_counts
-    from modelvar.planning.plan_report import plan_of_command_line
+    from modelvar.running.workflow_config import plan_of_command_line
 
     config = yaml.safe_load((CONFIGS / "small.yaml").read_text())
     config.update(classifiers=["lr-sgd", "xgb"], hparams="tuned",
@@ -230,7 +230,8 @@ def test_prediction_files_are_compact(tiny_run):
 def test_plan_storage_matches_the_files_of_a_run(tiny_run):
     """The plan's storage estimate (issue 13: within 20 %) against the tiny run's files: lr-sgd's
     dense probabilities and svm-sgd's one-hot ones, small row groups, streamed metric tables."""
-    from modelvar.planning.plan_report import plan_of_command_line, storage_on_disk
+    from modelvar.planning.plan_report import storage_on_disk
+    from modelvar.running.workflow_config import plan_of_command_line
 
     plan, _ = plan_of_command_line(["--configfile", str(CONFIGS / "tiny.yaml")])
     rows = pd.DataFrame(storage_on_disk(plan, tiny_run))
@@ -576,7 +577,7 @@ def test_preliminary_and_full_study_configs_dry_run(tmp_path):
     assert counts["total"] <= 5_000
     # `modelvar plan` counts the same jobs as the workflow makes
     from modelvar.planning.outputs import job_counts as planned_counts
-    from modelvar.planning.plan_report import plan_of_command_line
+    from modelvar.running.workflow_config import plan_of_command_line
 
     plan, config = plan_of_command_line(["--configfile", str(REPO / "config/full-study.yaml"),
                                          str(REPO / "config/openml/seed-study.yaml")])
@@ -790,7 +791,7 @@ def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
     from conftest import REPO, completed
     from modelvar.findings.figures import findings_figures
     from modelvar.models.registry import classifier_names
-    from modelvar.planning.workflow_config import resolve
+    from modelvar.running.workflow_config import resolve
 
     paths = [str(REPO / f) for f in files]
     config = completed(resolve(["--configfile", *paths]).config)
@@ -802,7 +803,7 @@ def test_the_rules_and_the_findings_job_agree_on_its_figures(files, tmp_path):
     (job,) = [(rule, out) for rule, _, out in dry_run_jobs(proc.stdout) if rule == "findings"]
     declared = sorted(re.sub(r"\.png$", "", f.rsplit("/", 1)[1]) for f in job[1]
                       if "/findings/" in f and f.endswith(".png"))
-    # the findings job's arguments reach it in a file (modelvar.planning.job_commands)
+    # the findings job's arguments reach it in a file (modelvar.running.job_commands)
     (command,) = [line for line in proc.stdout.splitlines()
                   if "printf '%s\\0' findings " in line]
     words = shlex.split(command.split("printf '%s\\0' findings ", 1)[1]

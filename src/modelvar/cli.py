@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from modelvar import __version__
-from modelvar.planning.job_commands import ARGS_FROM, arguments_from_file
+from modelvar.running.job_commands import ARGS_FROM, arguments_from_file
 from modelvar.study.figures import FORMATS as FIGURE_FORMATS
 
 
@@ -105,7 +105,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_unlock_stale(args: argparse.Namespace) -> int:
-    from modelvar.planning.workflow_config import resolve
+    from modelvar.running.workflow_config import resolve
 
     argv = _snakemake_argv(args)
     _unlock_stale(argv, resolve(argv))
@@ -114,9 +114,9 @@ def cmd_unlock_stale(args: argparse.Namespace) -> int:
 
 def _unlock_stale(argv: list[str], resolved) -> None:
     """Remove the Snakemake locks of a killed run in the command line's working directory
-    (modelvar.planning.run_lock), saying so."""
-    from modelvar.planning.run_lock import unlock_if_stale
-    from modelvar.planning.workflow_config import workflow_options
+    (modelvar.running.run_lock), saying so."""
+    from modelvar.running.run_lock import unlock_if_stale
+    from modelvar.running.workflow_config import workflow_options
 
     message = unlock_if_stale(resolved.workdir, workflow_options(argv))
     if message:
@@ -136,7 +136,7 @@ def cmd_before_run(args: argparse.Namespace) -> int:
     """scripts/run.sh's one helper before Snakemake: stale locks, the address-space check, and
     what the run will need afterwards; a command line that runs no job is Snakemake's own, run
     in this process (its start-up is the one this helper paid)."""
-    from modelvar.planning.workflow_config import resolve
+    from modelvar.running.workflow_config import resolve
 
     argv = _snakemake_argv(args)
     resolved = resolve(argv)
@@ -157,12 +157,12 @@ def _address_space_refusal(argv: list[str]) -> int:
     """2 (after saying why) where the address-space limit in force would fail the run's jobs,
     checked before any job starts, and before any probe fit (a plan made without them); else
     0, after any warning."""
-    from modelvar.planning.address_space import address_space_limit
+    from modelvar.running.address_space import address_space_limit
 
     if address_space_limit() is None:
         return 0
-    from modelvar.planning.address_space import address_space_check
-    from modelvar.planning.plan_report import plan_of_command_line
+    from modelvar.running.address_space import address_space_check
+    from modelvar.running.workflow_config import plan_of_command_line
 
     plan, config = plan_of_command_line(argv, probe_data=False)
     problem, _ = address_space_check(config, plan)
@@ -189,8 +189,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         calibrate_from_results,
         format_jobs,
         format_plan,
-        plan_of_command_line,
     )
+    from modelvar.running.workflow_config import plan_of_command_line
 
     if args.calibrate:
         print(calibrate_from_results(args.calibrate, args.out))
@@ -203,9 +203,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_sequential(args: argparse.Namespace) -> int:
-    from modelvar.planning.plan_report import plan_of_command_line
     from modelvar.planning.rounds import ANOTHER_ROUND, next_round
-    from modelvar.planning.workflow_config import resolve
+    from modelvar.running.workflow_config import plan_of_command_line, resolve
 
     argv = _snakemake_argv(args)
     plan, config = plan_of_command_line(argv)
@@ -220,7 +219,7 @@ def cmd_sequential(args: argparse.Namespace) -> int:
 def cmd_config(args: argparse.Namespace) -> int:
     import yaml
 
-    from modelvar.planning.workflow_config import get_key, resolve
+    from modelvar.running.workflow_config import get_key, resolve
 
     resolved = resolve(_snakemake_argv(args))
     if args.report_path:

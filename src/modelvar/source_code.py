@@ -2,7 +2,7 @@
 
 Two texts that differ only in comments, docstrings or formatting give the same
 :func:`normalised` form and :func:`digest`, so a code version built from it
-(:mod:`modelvar.planning.code_hash`, a user's estimator file in :mod:`modelvar.models.user`)
+(:mod:`modelvar.running.code_hash`, a user's estimator file in :mod:`modelvar.models.user`)
 changes only where the code does.
 """
 

@@ -19,7 +19,7 @@ Every table (and JSON/HTML file) a pipeline job writes goes through this module:
   job recorded are listed, and each problem comes with the command that regenerates it.
 
 The command comes from ``RESULTS/.modelvar/invocation.json``, which the workflow writes when a
-run starts (``onstart``, :func:`modelvar.planning.workflow_config.record_invocation`): the
+run starts (``onstart``, :func:`modelvar.running.workflow_config.record_invocation`): the
 working directory and the Snakemake options that select the workflow, profile and config.
 ``snakemake … --force TABLE all`` re-runs the job that writes TABLE and, in the same run, every
 job that depends on it.
@@ -486,7 +486,7 @@ def remove_stray_temporaries(results_dir: str | Path) -> list[Path]:
     :func:`is_own_temporary`) that interrupted writes left in ``results_dir`` (a ``kill -9``,
     a power loss); any other file, a user's ``.draft.tmp`` included, is left alone. Only when
     no job can be writing there: a run's start, holding the folder's lock
-    (:mod:`modelvar.planning.run_lock`)."""
+    (:mod:`modelvar.running.run_lock`)."""
     root = Path(results_dir)
     stray = [path for path in root.rglob(f".*{TMP_MARK}*{TMP_SUFFIX}")
              if path.is_file() and is_own_temporary(path.name)] if root.is_dir() else []

@@ -25,7 +25,7 @@ from modelvar.data.readers import read_arff, read_file, read_table
 from modelvar.table_files import file_kind, sha256_file
 
 #: the package data this module reads, part of the code version of every job that imports it
-#: (modelvar.planning.code_hash): the embedded registry, which holds each embedded file's sha256
+#: (modelvar.running.code_hash): the embedded registry, which holds each embedded file's sha256
 #: (checked at every load), so a changed file changes the registry too
 PACKAGE_DATA = ("embedded/registry.json",)
 #: scikit-learn's bundled classification datasets (shipped inside its wheel; no download).

@@ -3,6 +3,6 @@ runs :func:`modelvar.jobs.fit.run`).
 
 Each module holds its job's logic; :mod:`modelvar.cli` only parses the options and calls
 ``run(args)``. A rule's code version is the import closure of its job module
-(:mod:`modelvar.planning.code_hash`): editing a module reruns exactly the jobs that import it,
+(:mod:`modelvar.running.code_hash`): editing a module reruns exactly the jobs that import it,
 and editing the argument parser reruns none.
 """

@@ -14,7 +14,7 @@ it is loaded on first use, so importing the pairwise metrics does not import fai
 
 # Loaded on first use (as modelvar.data's): importing one metrics module, as a fit job imports
 # the probabilistic metrics, does not import the others, so a job's import closure, and with it
-# its code version (modelvar.planning.code_hash), holds only what it uses; the grouped API does
+# its code version (modelvar.running.code_hash), holds only what it uses; the grouped API does
 # not import fairlearn until asked for.
 _GROUPED = (
     "GroupedMetric",

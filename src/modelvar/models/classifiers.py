@@ -42,7 +42,7 @@ from modelvar.models.mlp import LARGE_BATCH_ROWS, MLP_EPOCHS
 from modelvar.models.spec import ClassifierSpec
 
 #: the specs' keyword arguments that change no fit (a figure's colour, the plan's memory): left
-#: out of the fit and tune jobs' code version (modelvar.planning.code_hash)
+#: out of the fit and tune jobs' code version (modelvar.running.code_hash)
 NOT_RESULTS = ("colour", "memory_mb")
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -51,6 +52,13 @@ FIRST_ROWS = 256
 #: cache (the largest real one measured: 8.7, xgb on noisy data; docs/measurements/cost-model.md)
 PLAUSIBLE_FACTOR = 30.0
 CACHE = Path(".modelvar", "data-probes.json")
+
+
+def address_space_limit() -> int | None:
+    """This process's soft address-space limit in bytes (what ``ulimit -v`` set, and what the
+    jobs and probe fits it starts inherit), or None where there is none."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
 @dataclass(frozen=True)

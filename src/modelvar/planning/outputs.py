@@ -243,13 +243,10 @@ def stale_tables_messages(results: str | Path, plan: StudyPlan, grouped: Iterabl
     return out
 
 
-def run_summary(results: str | Path, plan: StudyPlan,
-                log_files: Iterable[str | Path] = ()) -> str:
+def run_summary(results: str | Path, plan: StudyPlan, notes: Iterable[str] = ()) -> str:
     """What a finished run holds (:func:`modelvar.pipeline.result_tables.study_summary`), with
-    the plan's estimate of every fit job, and the jobs Snakemake's ``log_files`` show it
-    restarted (:mod:`modelvar.planning.snakemake_log`)."""
-    from modelvar.planning.snakemake_log import restarts_line
-
+    the plan's estimate of every fit job, and ``notes`` of the run (e.g. the jobs Snakemake
+    restarted, :func:`modelvar.running.snakemake_log.restarts_line`)."""
     estimates = {
         result_tables.table_path(results, "runs", ds, clf, job.id):
             (f"{ds} {clf} {job.id}", job.seconds)
@@ -258,8 +255,7 @@ def run_summary(results: str | Path, plan: StudyPlan,
     summary = result_tables.study_summary(runs, results, estimates)
     if plan.schedule is not None:
         summary += "".join(f"\n  sequential: {line}" for line in sequential_lines(results))
-    restarts = restarts_line(log_files)
-    return summary if restarts is None else f"{summary}\n  note: {restarts}"
+    return summary + "".join(f"\n  note: {note}" for note in notes)
 
 
 def sequential_lines(results: str | Path) -> list[str]:

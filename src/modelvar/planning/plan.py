@@ -238,6 +238,9 @@ class StudyPlan:
     data_notes: dict[tuple[str, str], str] = field(default_factory=dict)
     #: (dataset, classifier) → the factor its estimates carry (absent: 1, the shape alone)
     data_factors: dict[tuple[str, str], float] = field(default_factory=dict)
+    #: what a plan made without probe fits (``probes=False``) found no cached probe of, and so
+    #: estimated otherwise than a plan with them would: "classifier" or "classifier on dataset"
+    unprobed: list[str] = field(default_factory=list)
     #: a sequential study's looks and its state (:mod:`modelvar.study.rounds`); None: fixed
     schedule: Schedule | None = None
     rounds: Rounds | None = None
@@ -264,6 +267,19 @@ class StudyPlan:
                 out.append(f"{name}: {what}, so its {family} perturbation levels cannot act "
                            f"on it and collapse to none ({len(plan.cells)} cells are fitted)")
         return out
+
+    def unprobed_warnings(self) -> list[str]:
+        """What a plan made without probe fits (a lint, dry run or listing) estimated without
+        the probes a run that executes makes first: that run's fit jobs may be grouped and
+        sized otherwise (module docstring, "Repeats")."""
+        if not self.unprobed:
+            return []
+        shown = ", ".join(self.unprobed[:4]) + (", …" if len(self.unprobed) > 4 else "")
+        return [f"planned without probe fits (this command runs no job): no cached probe of "
+                f"{shown}, estimated from the data's shape alone; a run that executes probes "
+                "them first, so the fit jobs it makes can differ from this plan's "
+                "(`modelvar plan` probes and caches them, and later dry runs list the run's "
+                "jobs)"]
 
     def _job(self, kind: str, dataset: str, classifier: str, job_id: str):
         try:
@@ -531,10 +547,10 @@ def _cell_blocks(cells: list[tuple[Cell, float]], target: float) -> list[list]:
 
 
 def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
-                      notes: dict[str, str], probes: bool = True) -> None:
+                      notes: dict[str, str], unprobed: list[str], probes: bool = True) -> None:
     """Constants for each declared classifier the cost model lacks: its ``seconds_per_fit``,
     else probe fits (:mod:`modelvar.planning.probe_cost`; without ``probes`` only cached
-    ones); ``notes`` says which."""
+    ones, the others added to ``unprobed``); ``notes`` says which."""
     from modelvar.models.user import EstimatorContractError
     from modelvar.planning import outputs, probe_cost
 
@@ -566,13 +582,15 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
                             f"that declares no seconds_per_fit; declare it to skip them)") \
                 from exc
         cost.classifiers[clf] = (probed,)
+        if not probes and notes[clf].startswith(probe_cost.NOT_PROBED):
+            unprobed.append(clf)
 
 
 def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
-                  speedups: dict, probes: bool = True) -> dict:
+                  speedups: dict, unprobed: list[str], probes: bool = True) -> dict:
     """Probe fits on the datasets' own rows (:mod:`modelvar.planning.data_probe`) of every
     built-in classifier whose fits run on the CPU (a GPU's fits are the cost model's divided
-    by its speed-up); without ``probes`` only cached ones."""
+    by its speed-up); without ``probes`` only cached ones, the others added to ``unprobed``."""
     from modelvar.planning import data_probe, outputs
 
     probed = [clf for clf in classifier_names(config)
@@ -587,19 +605,21 @@ def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
         return seconds
 
     try:
-        return data_probe.data_factors(config, shapes, cost.source, probed,
-                                       model_seconds_of=model_seconds_of,
-                                       threads_of=lambda clf: outputs.fit_threads(config, clf),
-                                       probe_now=probes)
+        found = data_probe.data_factors(config, shapes, cost.source, probed,
+                                        model_seconds_of=model_seconds_of,
+                                        threads_of=lambda clf: outputs.fit_threads(config, clf),
+                                        probe_now=probes)
     except MemoryError:
-        from modelvar.planning.address_space import address_space_limit
-
-        limit = address_space_limit()
+        limit = data_probe.address_space_limit()
         raise PlanError(
             "a probe fit on the data ran out of memory"
             + (f" under the address-space limit (ulimit -v {limit // 1024} kB): lift it "
                "(ulimit -v unlimited)" if limit is not None else "")
             + ", or turn the probes off (jobs.data_probe_seconds: 0)") from None
+    if not probes and config["jobs"]["data_probe_seconds"] > 0:
+        unprobed.extend(f"{clf} on {name}" for clf in probed for name, shape in shapes.items()
+                        if shape.basis == "data" and (name, clf) not in found)
+    return found
 
 
 def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
@@ -617,8 +637,8 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
     study.rounds = read_rounds(config["results_dir"]) if study.schedule else None
     shapes = {name: dataset_shape(name, spec, schemas.get(name))
               for name, spec in config["datasets"].items()}
-    _cost_of_declared(config, cost, shapes, study.cost_notes, probes)
-    factors = _data_factors(config, cost, shapes, speedups, probes)
+    _cost_of_declared(config, cost, shapes, study.cost_notes, study.unprobed, probes)
+    factors = _data_factors(config, cost, shapes, speedups, study.unprobed, probes)
     study.data_notes = {key: found.note(full) for key, (found, full) in factors.items()}
     study.data_factors = {key: found.factor for key, (found, _) in factors.items()}
     for name in config["datasets"]:

@@ -10,7 +10,6 @@ Estimates come from the cost model; check them against a finished run with
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -298,34 +297,6 @@ def limit_bounds(plan: StudyPlan) -> str:
                      for clf, values in bounds.items() if values) + \
         " (2: estimated from probe fits on the data, or no worse miss measured; more: from the " \
         "shape alone, by the classifier's worst miss measured on realistic data)"
-
-
-def plan_of_command_line(argv: list[str], *, probe_data: bool = True,
-                         cached_probes: bool = True) -> tuple[StudyPlan, dict]:
-    """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
-    does (:mod:`modelvar.planning.workflow_config`), checked and completed with the schema's
-    defaults as the workflow does, then planned (``probe_data`` False: without probe fits,
-    cached probes only, :func:`modelvar.planning.plan.plan_study`; ``cached_probes`` False as
-    well: the cost model alone, as on a machine that never probed)."""
-    import modelvar
-    from modelvar.planning.config_check import check_config, read_schema
-    from modelvar.planning.plan import plan_study
-    from modelvar.planning.workflow_config import resolve
-
-    workflow_dir = Path(modelvar.__file__).resolve().parents[2]
-    resolved = resolve(argv, snakefile_dir=None)
-    schema_path = workflow_dir / "workflow" / "schemas" / "config.schema.yaml"
-    if not schema_path.is_file():
-        raise FileNotFoundError(f"{schema_path}: the workflow's config schema is missing (run "
-                                "modelvar plan from a checkout of the modelvar repository)")
-    config = resolved.config
-    schema = read_schema(schema_path)
-    study = check_config(config, schema)
-    planned = config
-    if not cached_probes:
-        planned = copy.deepcopy(config)
-        planned["jobs"]["data_probe_seconds"] = 0  # no probe, no cache (data_probe docstring)
-    return plan_study(planned, study.schemas, probes=probe_data and cached_probes), config
 
 
 def calibrate_from_results(results: str | Path, out: str | Path) -> str:

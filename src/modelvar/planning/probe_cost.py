@@ -197,6 +197,10 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
 UNPROBED_SECONDS = 1.0
 
 
+#: how a plan's note on a declared classifier starts where no probe of it was at hand
+NOT_PROBED = "not probed yet"
+
+
 def probed_cost(name: str, declaration: dict, shapes: list[ProbeShape],
                 results_dir: str | Path, *, budget: float, threads: int = 1,
                 say: Callable[[str], None] = _say, probe_now: bool = True
@@ -224,7 +228,7 @@ def probed_cost(name: str, declaration: dict, shapes: list[ProbeShape],
         return cost, f"probe fits of {entry['when']} ({entry.get('note', '')}), cached in " \
                      f"{path}; {hint}"
     if not probe_now:
-        return declared_cost(UNPROBED_SECONDS), (f"not probed yet ({UNPROBED_SECONDS:g} s per "
+        return declared_cost(UNPROBED_SECONDS), (f"{NOT_PROBED} ({UNPROBED_SECONDS:g} s per "
                                                  "fit assumed: a plan made without probe fits)")
     say(f"{name} declares no seconds_per_fit: timing probe fits of it on synthetic data of "
         f"the study's shapes, within {budget:g} s of CPU (jobs.probe_budget_seconds); the "

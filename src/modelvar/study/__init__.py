@@ -18,7 +18,7 @@ loads (the sequential modules import SciPy only inside the functions that comput
 """
 
 # The public face, loaded on first use (as modelvar.data's): importing one of these modules does
-# not import the others, so a job's code version (modelvar.planning.code_hash) holds only what
+# not import the others, so a job's code version (modelvar.running.code_hash) holds only what
 # it uses.
 _EXPORTS = {
     **dict.fromkeys(("Cell", "cell_label", "grid", "level_label"), "modelvar.study.cells"),

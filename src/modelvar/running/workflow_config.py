@@ -20,13 +20,20 @@ Relative paths in the config (``results_dir``) are relative to the working direc
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from modelvar.planning.config_check import safe_yaml_loader
 from modelvar.table_files import INVOCATION_FILE, STATE_DIR, write_text
+
+if TYPE_CHECKING:
+    from modelvar.planning.plan import StudyPlan
 
 DEFAULT_CONFIGFILE = Path("config") / "config.yaml"
 
@@ -63,15 +70,6 @@ class ResolvedConfig:
 
 #: the most values a config file may expand to (YAML aliases repeat what an anchor holds)
 MAX_CONFIG_VALUES = 100_000
-
-
-def safe_yaml_loader():
-    """PyYAML's safe loader (no code runs), parsed by libyaml where PyYAML has it: the same
-    values as the pure-Python parser, ~8x faster (each load of the workflow reads its config
-    files and the schema)."""
-    import yaml
-
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def check_config_file(path: str | Path) -> None:
@@ -133,8 +131,8 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
     """Resolve the config of a Snakemake command line ``argv`` (without the program name).
 
     ``snakefile_dir`` is where the default config lives (default: the directory of ``-s``/
-    ``--snakefile`` if given, else the current directory, where Snakemake looks for the
-    Snakefile).
+    ``--snakefile`` if given — the one above it for ``workflow/Snakefile`` —, else the current
+    directory, where Snakemake looks for the Snakefile).
     """
     from snakemake.cli import parse_config
     from snakemake.common.configfile import load_configfile
@@ -143,6 +141,8 @@ def resolve(argv: Sequence[str], *, snakefile_dir: str | Path | None = None) -> 
     args = _parsed(argv)
     if snakefile_dir is None:
         snakefile_dir = Path(args.snakefile).parent if args.snakefile else Path.cwd()
+        if Path(snakefile_dir).name == "workflow":  # workflow/Snakefile reads ../config
+            snakefile_dir = Path(snakefile_dir).parent
     configfiles = tuple(Path(p) for p in (args.configfile or []))
     files = configfiles or (Path(snakefile_dir) / DEFAULT_CONFIGFILE,)
     config: dict = {}
@@ -175,7 +175,13 @@ def _nested_yaml(entry: str) -> str:
 
 
 def _parsed(argv: Sequence[str]):
-    """Snakemake's own reading of a command line ``argv`` (its options namespace)."""
+    """Snakemake's own reading of a command line ``argv`` (its options namespace; read once
+    per process and command line, and only read)."""
+    return _parsed_once(tuple(argv))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_once(argv: tuple[str, ...]):
     from snakemake.cli import parse_args
     from snakemake.exceptions import CliException
 
@@ -207,6 +213,21 @@ def executes_jobs(argv: Sequence[str]) -> bool:
         return _executes(_parsed(argv))
     except ConfigError:
         return False
+
+
+#: Snakemake options whose command reads the rules without building the jobs (no input function
+#: runs): the workflow's load writes nothing for them (issue 69)
+PARSE_ONLY_OPTIONS = ("lint", "list_rules", "list_target_rules", "print_compilation")
+
+
+def parses_only(argv: Sequence[str]) -> bool:
+    """Whether the Snakemake command line ``argv`` only reads the rules (a lint, a listing of
+    rules: :data:`PARSE_ONLY_OPTIONS`); False where Snakemake cannot parse it."""
+    try:
+        args = _parsed(argv)
+    except ConfigError:
+        return False
+    return any(getattr(args, name, None) for name in PARSE_ONLY_OPTIONS)
 
 
 def get_key(config: dict, dotted: str):
@@ -283,3 +304,30 @@ def record_invocation(results_dir: str | Path, argv: Sequence[str], *,
             "results_dir_absolute": Path(results_dir).is_absolute(), "options": out}
     return write_text(json.dumps(body, indent=1) + "\n",
                       Path(results_dir) / STATE_DIR / INVOCATION_FILE)
+
+
+def plan_of_command_line(argv: list[str], *, probe_data: bool = True,
+                         cached_probes: bool = True) -> tuple[StudyPlan, dict]:
+    """The plan of the study a Snakemake command line runs: its config resolved as Snakemake
+    does (:mod:`modelvar.running.workflow_config`), checked and completed with the schema's
+    defaults as the workflow does, then planned (``probe_data`` False: without probe fits,
+    cached probes only, :func:`modelvar.planning.plan.plan_study`; ``cached_probes`` False as
+    well: the cost model alone, as on a machine that never probed)."""
+    import modelvar
+    from modelvar.planning.config_check import check_config, read_schema
+    from modelvar.planning.plan import plan_study
+
+    workflow_dir = Path(modelvar.__file__).resolve().parents[2]
+    resolved = resolve(argv, snakefile_dir=None)
+    schema_path = workflow_dir / "workflow" / "schemas" / "config.schema.yaml"
+    if not schema_path.is_file():
+        raise FileNotFoundError(f"{schema_path}: the workflow's config schema is missing (run "
+                                "modelvar plan from a checkout of the modelvar repository)")
+    config = resolved.config
+    schema = read_schema(schema_path)
+    study = check_config(config, schema)
+    planned = config
+    if not cached_probes:
+        planned = copy.deepcopy(config)
+        planned["jobs"]["data_probe_seconds"] = 0  # no probe, no cache (data_probe docstring)
+    return plan_study(planned, study.schemas, probes=probe_data and cached_probes), config

@@ -179,7 +179,7 @@ def start_run(results_dir: str | Path, argv: list[str], snakefile: str | Path,
     lock, keep a folder modelvar made out of git, remove modelvar's own temporaries of
     interrupted writes, and record the invocation for ``modelvar verify``'s regenerate
     commands."""
-    from modelvar.planning.workflow_config import record_invocation
+    from modelvar.running.workflow_config import record_invocation
     from modelvar.table_files import remove_stray_temporaries
 
     hold_results_lock(results_dir, working_dir=Path.cwd())

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import functools
 import os
-import resource
 import subprocess
 import sys
 from collections.abc import Iterable
+
+from modelvar.planning.data_probe import address_space_limit
 
 #: what every job imports; the study's classifiers' libraries are added (:func:`startup_modules`)
 BASE_MODULES = ("numpy", "scipy.linalg", "sklearn.linear_model", "pandas", "pyarrow.parquet")
@@ -55,13 +56,6 @@ PROBE = ("import importlib, sys\n"
          "    importlib.import_module(name)\n"
          "print(next(line.split()[1] for line in open('/proc/self/status')\n"
          "           if line.startswith('VmPeak:')))\n")
-
-
-def address_space_limit() -> int | None:
-    """This process's soft address-space limit in bytes (what ``ulimit -v`` set, and what the
-    jobs it starts inherit), or None where there is none."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
 def startup_modules(classifiers: Iterable[str]) -> list[str]:

@@ -2,7 +2,7 @@
 ``shell:`` text (Snakemake placeholders in ARGUMENTS, every value quoted with ``:q``).
 
 Every job's OpenMP and BLAS pools get the job's threads: a pool sized to the machine's cores
-reserves address space per core at start-up (:mod:`modelvar.planning.address_space`). The
+reserves address space per core at start-up (:mod:`modelvar.running.address_space`). The
 interpreter is ``$MODELVAR_PYTHON``, which the workflow sets (``rules/common.smk``), so that a
 command's text does not depend on where the project and its venv live.
 

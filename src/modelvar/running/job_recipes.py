@@ -91,7 +91,7 @@ def new_in_dry_run(results_dir: str | Path) -> Path:
     if path not in _MADE_IN_DRY_RUN:  # one check per process, not per job
         if not path.is_file():
             _create(path, "Jobs new to this results folder: a dry run writes no recipe of "
-                    "theirs (modelvar.planning.job_recipes); they run in any case.\n")
+                    "theirs (modelvar.running.job_recipes); they run in any case.\n")
         _MADE_IN_DRY_RUN.add(path)
     return path
 
@@ -215,7 +215,7 @@ def check_results_at_load(results_dir: str | Path, *, dry_run: bool = False,
         restore_set_aside,
         stray_files,
     )
-    from modelvar.planning.run_lock import results_in_use
+    from modelvar.running.run_lock import results_in_use
     from modelvar.table_files import forget_damaged, manifests, recorded_paths
 
     # the manifests are read once: a job forgotten as damaged still wrote its files (they are
