@@ -1,7 +1,6 @@
 # Snakemake glue: the config's load and check, the wildcard constraints, the rules' resources
 # and the `get_*` input functions. What the workflow makes and what each rule may use are
 # decided in the library (modelvar.planning.outputs), which the jobs ask too.
-import functools
 import inspect
 import json
 import os
@@ -30,112 +29,37 @@ except ImportError:
 
 SRC = Path(modelvar.__file__).parent
 from modelvar import run_watch
-from modelvar.data.errors import DatasetError
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
 from modelvar.planning import outputs
-from modelvar.running import job_commands
-from modelvar.running.address_space import (
-    address_space_check,
-    address_space_limit,
-    address_space_problem,
-)
+from modelvar.planning.config_check import min_class_size
+from modelvar.planning.plan import SPEEDUP_SETTINGS
+from modelvar.running import job_commands, rule_functions
 from modelvar.running.code_hash import code_version
-from modelvar.planning.config_check import (
-    ConfigProblems,
-    check_config,
-    min_class_size,
-    read_schema,
-)
-from modelvar.running.job_recipes import (
-    check_results_at_load,
-    inputs_digest,
-    record_recipe,
-    source_digest,
-)
-from modelvar.planning.plan import (
-    SPEEDUP_SETTINGS,
-    PlanError,
-    job_resources,
-    plan_study,
-)
-from modelvar.running.run_lock import hold_activity_lock, mark_if_new
-from modelvar.running.workflow_config import (
-    ConfigError,
-    check_config_file,
-    executes_jobs,
-    parses_only,
-)
+from modelvar.running.rule_functions import with_known_signature
+from modelvar.running.run_lock import hold_activity_lock
+from modelvar.running.workflow_load import load_study
 from modelvar.simulation import FIGURES as SIMULATION_FIGURES
 from modelvar.findings import figures as findings_figures
 from modelvar.study import figures as figure_registry
-from modelvar.study.rounds import design_problem, findings_state
-
-try:  # the attribute Snakemake reads a function's parameters from (with_known_signature)
-    from snakemake.common import FUNC_OVERWRITE_PARAMS_ATTR
-except ImportError:  # a Snakemake without it inspects every function, as before
-    FUNC_OVERWRITE_PARAMS_ATTR = None
+from modelvar.study.rounds import findings_state
 
 # While this process lives, scripts/run.sh knows a run of this workflow is alive here and leaves
 # Snakemake's locks alone (modelvar.running.run_lock).
 hold_activity_lock(Path.cwd())
 
-# Every problem of the config and its datasets at once, before any job (dry runs too); the check
-# fills in the schema's defaults, so what follows reads config[...]. Then the plan makes the
-# jobs, the same at every load (SLURM job steps too): it reads only the config and the datasets'
-# shapes. Duplicate keys, aliases, templating in a config file: refused (workflow_config).
-SCHEMA_PATH = workflow.source_path("../workflow/schemas/config.schema.yaml")
-# Snakemake decides a dry run after the load (workflow.dryrun is not yet set): its command line
-# says. A run that executes checks the address-space limit before any probe fit (a plan made
-# without them: the jobs' memory comes from the data's shape), and again on the plan it runs.
-_EXECUTES = workflow.is_main_process and executes_jobs(sys.argv[1:])
-_WRITES = workflow.is_main_process and not parses_only(sys.argv[1:])
-try:
-    for _file in workflow.configfiles:  # the files read: given, a host's, or the default
-        check_config_file(_file)
-    STUDY = check_config(config, read_schema(SCHEMA_PATH))
-    # a results folder that does not exist yet is made (and marked) before a run or a dry run
-    # writes into it; one that exists — a user's, with files of theirs — is used as it is; a
-    # lint or a listing writes nothing
-    if _WRITES:
-        mark_if_new(config["results_dir"])
-    _mismatch = design_problem(config)
-    if _mismatch:
-        raise ConfigError(_mismatch)
-    if _EXECUTES and address_space_limit() is not None:
-        _problem = address_space_problem(
-            config, plan_study(config, STUDY.schemas, probes=False)
-        )
-        if _problem:
-            sys.exit(f"modelvar: {_problem}")
-    # probe fits only in a run that executes (a lint, dry run or listing reads cached probes)
-    PLAN = plan_study(config, STUDY.schemas, probes=_EXECUTES)
-except (ConfigProblems, ConfigError, PlanError, DatasetError) as exc:
-    sys.exit(f"modelvar: {exc}")
-if workflow.is_main_process:
-    _problem, _limit_warnings = (
-        address_space_check(config, PLAN) if _EXECUTES else (None, [])
-    )
-    if _problem:
-        sys.exit(f"modelvar: {_problem}")
-    for _warning in (
-        STUDY.warnings
-        + PLAN.warnings()
-        + PLAN.unprobed_warnings()
-        + _limit_warnings
-        + outputs.design_change_lines(config["results_dir"], config, PLAN)
-    ):
-        print(f"modelvar: warning: {_warning}", file=sys.stderr)
-    for _line in (
-        check_results_at_load(
-            config["results_dir"],
-            dry_run=not _EXECUTES,
-            planned=outputs.planned_manifests(config["results_dir"], config, PLAN),
-        )
-        if _WRITES
-        else []
-    ):
-        print(f"modelvar: {_line}", file=sys.stderr)
+# The config checked (every problem at once, the schema's defaults filled in: what follows
+# reads config[...]), the plan made (the same at every load, SLURM job steps too; probe fits
+# only where jobs run) and the results folder readied where the command line calls for it:
+# modelvar.running.workflow_load.
+_LOADED = load_study(
+    config,
+    configfiles=workflow.configfiles,  # the files read: given, a host's, or the default
+    schema_path=workflow.source_path("../workflow/schemas/config.schema.yaml"),
+    argv=sys.argv[1:],
+    main_process=workflow.is_main_process,
+)
+PLAN = _LOADED.plan
 
 
 # Downloads need the internet, which cluster compute nodes often lack: run them on the head node.
@@ -210,83 +134,28 @@ def modelvar_job_from_file(arguments):
     return job_commands.job_command_from_file(arguments)
 
 
-# ---------------------------------------------------------------------- the rules' resources
-def threads_of(group):
-    return outputs.resources(config, group)["threads"]
+# ------------------------------------------------- the rules' helpers, keyed by the rule's name
+def threads_of(rule_name):
+    return rule_functions.threads(config, rule_name)
 
 
-def resources_of(group, job_of=None, **extra):
-    """The `resources` of a group's rules, plus e.g. gpu=1: mem_mb and runtime (for a
-    plan-sized job from its FitJob or MetricsJob, `job_of(wildcards)`), doubled per
-    retry."""
-
-    def amount(key):
-        return with_known_signature(
-            lambda wildcards, attempt: job_resources(
-                config, group, attempt, job_of(wildcards) if job_of else None
-            )[key]
-        )
-
-    return {"mem_mb": amount("mem_mb"), "runtime": amount("runtime"), **extra}
+def resources_of(rule_name, job_of=None, **extra):
+    """mem_mb and runtime of a rule's group (of a plan-sized job: `job_of(wildcards)`), per
+    attempt, plus e.g. gpu=1 (modelvar.running.rule_functions)."""
+    return rule_functions.resources(config, rule_name, job_of, **extra)
 
 
-@functools.cache
-def takes_only_wildcards(function):
-    """Whether a params function reads only the wildcards (not input or output paths)."""
-    return list(inspect.signature(function).parameters) == ["wildcards"]
+def code_of(rule_name):
+    return CODE[outputs.rule(rule_name).command]
 
 
-def with_known_signature(function):
-    """Store the function's parameters on it, where Snakemake looks for them first
-    (`snakemake.common.get_function_params`, which reads the attribute named by
-    `FUNC_OVERWRITE_PARAMS_ATTR` before it calls `inspect.signature`), and its signature (PEP
-    362's `__signature__`, for any other caller): Snakemake asks for the parameters of every
-    input, params and resources function of every job (docs/measurements/design-choices.md).
-    """
-    signature = inspect.signature(function)
-    function.__signature__ = signature
-    if FUNC_OVERWRITE_PARAMS_ATTR:
-        setattr(function, FUNC_OVERWRITE_PARAMS_ATTR, signature.parameters)
-    return function
+def log_of(rule_name):
+    return rule_functions.log_path(RESULTS, rule_name)
 
 
 def recipe_of(rule_name, inputs=None):
-    """The input function of a job's recipe (modelvar.running.job_recipes): the rule's params
-    that do not derive from input or output paths (those files are inputs themselves), a file
-    dataset's content digest, and where a job reads a varying set of tables (``inputs``, its
-    input function) their count and digest, recorded in the results folder so that a
-    change reruns the job even where Snakemake's metadata is gone (fewer repeats on a copied
-    folder)."""
-
-    @with_known_signature
-    def recipe(wildcards):
-        def values():  # called only where the recipe is compared or written
-            out = {}
-            for name, value in workflow.get_rule(rule_name).params.items():
-                if callable(value):
-                    if not takes_only_wildcards(value):
-                        continue
-                    value = value(wildcards)
-                out[name] = value
-            if rule_name == "prepare_dataset":
-                spec = config["datasets"][wildcards.dataset]
-                if spec["source"] == "file":
-                    out["source_sha256"] = source_digest(spec["path"], RESULTS)
-            if inputs is not None:
-                out["input_tables"] = inputs_digest(inputs(wildcards), RESULTS)
-            return out
-
-        return str(
-            record_recipe(
-                RESULTS,
-                rule_name,
-                dict(wildcards.items()),
-                values,
-                dry_run=workflow.dryrun,
-            )
-        )
-
-    return recipe
+    """The input function of a job's recipe (modelvar.running.rule_functions.recipe_input)."""
+    return rule_functions.recipe_input(workflow, config, rule_name, inputs)
 
 
 def manifest_path(rule_name):
@@ -479,7 +348,9 @@ ANSWER = f"{RESULTS}/findings/answer.rst"
 
 def report_landing():
     """The answer above the guide, written where a load may write (not for a lint)."""
-    return outputs.report_landing(RESULTS, REPORT_GUIDE) if _WRITES else str(REPORT_GUIDE)
+    if not _LOADED.writes:
+        return str(REPORT_GUIDE)
+    return outputs.report_landing(RESULTS, REPORT_GUIDE)
 
 
 def refresh_report_landing():

@@ -7,12 +7,12 @@ rule prepare_dataset:
         meta=f"{RESULTS}/datasets/{{dataset}}.json",
         manifest=manifest_path("prepare_dataset"),
     log:
-        f"{RESULTS}/logs/prepare_dataset/{{dataset}}.log",
+        log_of("prepare_dataset"),
     conda:
         "../envs/data.yaml"
-    threads: threads_of("prepare")
+    threads: threads_of("prepare_dataset")
     resources:
-        **resources_of("prepare"),
+        **resources_of("prepare_dataset"),
     params:
         spec=get_dataset_spec,
         openml_cache=config["openml"]["cache_dir"],
@@ -20,7 +20,7 @@ rule prepare_dataset:
         openml_timeout=config["openml"]["timeout"],
         min_class_size=min_class_size(config),
         rare_classes=config["split"]["rare_classes"],
-        code=CODE["prepare"],
+        code=code_of("prepare_dataset"),
     shell:
         modelvar_job(
             "prepare --name {wildcards.dataset:q} --spec {params.spec:q} --openml-cache "
@@ -42,17 +42,17 @@ rule design:
         design=outputs.design_path(RESULTS, "{dataset}"),
         manifest=manifest_path("design"),
     log:
-        f"{RESULTS}/logs/design/{{dataset}}.log",
+        log_of("design"),
     conda:
         "../envs/data.yaml"
-    threads: threads_of("prepare")
+    threads: threads_of("design")
     resources:
-        **resources_of("prepare"),
+        **resources_of("design"),
     params:
         design=with_known_signature(
             lambda wildcards: PLAN.datasets[wildcards.dataset].design().to_json()
         ),
-        code=CODE["design"],
+        code=code_of("design"),
     shell:
         modelvar_job(
             "design --design {params.design:q} --out {output.design:q} --manifest "
@@ -73,14 +73,14 @@ rule dataset_overview:
         ),
         manifest=manifest_path("dataset_overview"),
     log:
-        f"{RESULTS}/logs/dataset_overview.log",
+        log_of("dataset_overview"),
     conda:
         "../envs/data.yaml"
-    threads: threads_of("plot")
+    threads: threads_of("dataset_overview")
     resources:
-        **resources_of("plot"),
+        **resources_of("dataset_overview"),
     params:
-        code=CODE["dataset-overview"],
+        code=code_of("dataset_overview"),
     shell:
         modelvar_job(
             "dataset-overview --meta {input.meta:q} --out {output.html:q} --manifest "

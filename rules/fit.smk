@@ -11,7 +11,7 @@ rule fit:
         runs=table_file("runs", "{dataset}", "{classifier}", "{job}"),
         manifest=manifest_path("fit"),
     log:
-        f"{RESULTS}/logs/fit/{{dataset}}/{{classifier}}/{{job}}.log",
+        log_of("fit"),
     benchmark:
         f"{RESULTS}/benchmarks/fit/{{dataset}}/{{classifier}}/{{job}}.tsv"
     wildcard_constraints:
@@ -28,7 +28,7 @@ rule fit:
         root_seed=config["root_seed"],
         hparams=get_hparams_arg,
         settings=get_classifier_settings,
-        code=CODE["fit"],
+        code=code_of("fit"),
     shell:
         modelvar_job(
             "fit --data {input.data:q} --meta {input.meta:q} --classifier "
@@ -50,7 +50,7 @@ use rule fit as fit_mlp with:
         runs=table_file("runs", "{dataset}", "{classifier}", "{job}"),
         manifest=manifest_path("fit_mlp"),
     log:
-        f"{RESULTS}/logs/fit_mlp/{{dataset}}/{{classifier}}/{{job}}.log",
+        log_of("fit_mlp"),
     benchmark:
         f"{RESULTS}/benchmarks/fit_mlp/{{dataset}}/{{classifier}}/{{job}}.tsv"
     wildcard_constraints:
@@ -71,7 +71,7 @@ rule tune:
         best=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/best.json",
         manifest=manifest_path("tune"),
     log:
-        f"{RESULTS}/logs/tune/{{dataset}}/{{classifier}}.log",
+        log_of("tune"),
     benchmark:
         f"{RESULTS}/benchmarks/tune/{{dataset}}/{{classifier}}.tsv"
     wildcard_constraints:
@@ -87,7 +87,7 @@ rule tune:
         test_fraction=config["split"]["test_fraction"],
         root_seed=config["root_seed"],
         settings=get_tune_settings,
-        code=CODE["tune"],
+        code=code_of("tune"),
     shell:
         modelvar_job(
             "tune --data {input.data:q} --meta {input.meta:q} --classifier "
@@ -107,7 +107,7 @@ use rule tune as tune_gpu with:
         best=f"{RESULTS}/tuning/{{dataset}}/{{classifier}}/best.json",
         manifest=manifest_path("tune_gpu"),
     log:
-        f"{RESULTS}/logs/tune_gpu/{{dataset}}/{{classifier}}.log",
+        log_of("tune_gpu"),
     benchmark:
         f"{RESULTS}/benchmarks/tune_gpu/{{dataset}}/{{classifier}}.tsv"
     wildcard_constraints:

@@ -13,19 +13,19 @@ rule pairwise_metrics:
         },
         manifest=manifest_path("pairwise_metrics"),
     log:
-        f"{RESULTS}/logs/pairwise_metrics/{{dataset}}/{{classifier}}/{{job}}.log",
+        log_of("pairwise_metrics"),
     conda:
         "../envs/metrics.yaml"
-    threads: threads_of("pairwise")
+    threads: threads_of("pairwise_metrics")
     resources:
-        **resources_of("pairwise", metrics_job),
+        **resources_of("pairwise_metrics", metrics_job),
     params:
         # RESULTS, from RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet
         results=with_known_signature(
             lambda wildcards, output: Path(output[0]).parents[4]
         ),
         ec_local_undefined=config["metrics"]["ec_local_undefined"],
-        code=CODE["pairwise"],
+        code=code_of("pairwise_metrics"),
     shell:
         modelvar_job(
             "pairwise --predictions {input.predictions:q} --meta {input.meta:q} --results "
@@ -48,12 +48,12 @@ rule grouped_metrics:
         },
         manifest=manifest_path("grouped_metrics"),
     log:
-        f"{RESULTS}/logs/grouped_metrics/{{dataset}}/{{classifier}}/{{job}}.log",
+        log_of("grouped_metrics"),
     conda:
         "../envs/metrics.yaml"
-    threads: threads_of("grouped")
+    threads: threads_of("grouped_metrics")
     resources:
-        **resources_of("grouped", metrics_job),
+        **resources_of("grouped_metrics", metrics_job),
     params:
         # RESULTS, from RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet
         results=with_known_signature(
@@ -64,7 +64,7 @@ rule grouped_metrics:
         ),
         metrics=config["grouped"]["metrics"],
         ec_local_undefined=config["metrics"]["ec_local_undefined"],
-        code=CODE["grouped"],
+        code=code_of("grouped_metrics"),
     shell:
         modelvar_job(
             "grouped --predictions {input.predictions:q} --data {input.data:q} --meta "

@@ -20,18 +20,18 @@ rule figures:
         },
         manifest=manifest_path("figures"),
     log:
-        f"{RESULTS}/logs/figures/{{dataset}}.log",
+        log_of("figures"),
     conda:
         "../envs/plots.yaml"
-    threads: threads_of("plot")
+    threads: threads_of("figures")
     resources:
-        **resources_of("plot"),
+        **resources_of("figures"),
     params:
         out_dir=with_known_signature(lambda wildcards, output: Path(output[0]).parent),
         design=DESIGN,
         width=config["figures"]["width"],
         colours=COLOURS_JSON,
-        code=CODE["figures"],
+        code=code_of("figures"),
     shell:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} "
@@ -70,18 +70,18 @@ rule group_disparities_figure:
         },
         manifest=manifest_path("group_disparities_figure"),
     log:
-        f"{RESULTS}/logs/group_disparities_figure/{{dataset}}.log",
+        log_of("group_disparities_figure"),
     conda:
         "../envs/plots.yaml"
-    threads: threads_of("plot")
+    threads: threads_of("group_disparities_figure")
     resources:
-        **resources_of("plot"),
+        **resources_of("group_disparities_figure"),
     params:
         out_dir=with_known_signature(lambda wildcards, output: Path(output[0]).parent),
         design=DESIGN,
         width=config["figures"]["width"],
         colours=COLOURS_JSON,
-        code=CODE["figures"],
+        code=code_of("group_disparities_figure"),
     shell:
         modelvar_job(
             "figures --dataset {wildcards.dataset:q} --disparities {input.disparities:q} "
@@ -134,14 +134,14 @@ rule findings:
         ],
         manifest=manifest_path("findings"),
     log:
-        f"{RESULTS}/logs/findings.log",
+        log_of("findings"),
     benchmark:
         f"{RESULTS}/benchmarks/findings.tsv"
     conda:
         "../envs/findings.yaml"
-    threads: threads_of("aggregate")
+    threads: threads_of("findings")
     resources:
-        **resources_of("aggregate"),
+        **resources_of("findings"),
     params:
         results=with_known_signature(
             lambda wildcards, output: Path(output.html).parents[1]
@@ -153,7 +153,7 @@ rule findings:
         sequential=SEQUENTIAL_JSON,
         width=config["figures"]["width"],
         colours=COLOURS_JSON,
-        code=CODE["findings"],
+        code=code_of("findings"),
     shell:
         modelvar_job_from_file(
             "findings --summary {input.summary:q} --agreement {input.agreement:q} --runs "

@@ -9,19 +9,19 @@ rule simulate_metrics:
         table=f"{RESULTS}/simulation/metrics/classes-{{n_classes}}.parquet",
         manifest=manifest_path("simulate_metrics"),
     log:
-        f"{RESULTS}/logs/simulate_metrics/classes-{{n_classes}}.log",
+        log_of("simulate_metrics"),
     conda:
         "../envs/metrics.yaml"
-    threads: threads_of("simulate")
+    threads: threads_of("simulate_metrics")
     resources:
-        **resources_of("simulate"),
+        **resources_of("simulate_metrics"),
     params:
         root_seed=config["root_seed"],
         distributions=SIMULATION["distributions"],
         replicates=SIMULATION["replicates"],
         n_samples=SIMULATION["n_samples"],
         runs=SIMULATION["runs"],
-        code=CODE["simulate"],
+        code=code_of("simulate_metrics"),
     shell:
         modelvar_job(
             "simulate --root-seed {params.root_seed:q} --n-classes {wildcards.n_classes:q} "
@@ -64,18 +64,18 @@ rule evaluate_simulation:
         ),
         manifest=manifest_path("evaluate_simulation"),
     log:
-        f"{RESULTS}/logs/evaluate_simulation.log",
+        log_of("evaluate_simulation"),
     conda:
         "../envs/plots.yaml"
-    threads: threads_of("simulate")
+    threads: threads_of("evaluate_simulation")
     resources:
-        **resources_of("simulate"),
+        **resources_of("evaluate_simulation"),
     params:
         out_dir=with_known_signature(
             lambda wildcards, output: Path(output.simulations).parent
         ),
         width=config["figures"]["width"],
-        code=CODE["evaluate-simulation"],
+        code=code_of("evaluate_simulation"),
     shell:
         modelvar_job(
             "evaluate-simulation --sims {input.sims:q} --out-dir {params.out_dir:q} --manifest "
@@ -111,12 +111,12 @@ rule dirichlet_simulation:
         ),
         manifest=manifest_path("dirichlet_simulation"),
     log:
-        f"{RESULTS}/logs/dirichlet_simulation.log",
+        log_of("dirichlet_simulation"),
     conda:
         "../envs/plots.yaml"
-    threads: threads_of("simulate")
+    threads: threads_of("dirichlet_simulation")
     resources:
-        **resources_of("simulate"),
+        **resources_of("dirichlet_simulation"),
     params:
         root_seed=config["root_seed"],
         n=SIMULATION["dirichlet"]["n"],
@@ -125,7 +125,7 @@ rule dirichlet_simulation:
             lambda wildcards, output: Path(output.per_sample).parent
         ),
         width=config["figures"]["width"],
-        code=CODE["dirichlet"],
+        code=code_of("dirichlet_simulation"),
     shell:
         modelvar_job(
             "dirichlet --root-seed {params.root_seed:q} --n {params.n:q} --cases "

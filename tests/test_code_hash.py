@@ -34,10 +34,10 @@ def rule_blocks() -> dict[str, str]:
 
 def test_every_rule_is_in_the_table_of_rules_and_runs_its_command():
     """The rules' files agree with modelvar.planning.outputs.RULES: the same rules; each rule
-    that runs `modelvar COMMAND` runs its table entry's command and carries
-    code=CODE["COMMAND"]; its threads and resources are its entry's group's; its manifest is
-    its entry's (a `use rule` copy inherits its original's outputs). Every command is a module
-    of modelvar.jobs."""
+    that runs `modelvar COMMAND` runs its table entry's command and carries its code version
+    (code_of); its threads, resources, log, recipe and manifest come from helpers keyed by its
+    own name, which read its group and command from the table (a `use rule` copy inherits its
+    original's outputs). Every command is a module of modelvar.jobs."""
     blocks = rule_blocks()
     assert set(blocks) - {"all"} == {r.name for r in outputs.RULES}
     for entry in outputs.RULES:
@@ -47,12 +47,15 @@ def test_every_rule_is_in_the_table_of_rules_and_runs_its_command():
             assert command is None, entry.name
         else:
             assert command and command.group(1) == entry.command, entry.name
-            code = re.search(r'code=CODE\["([a-z-]+)"\]', block)
-            assert code and code.group(1) == entry.command, entry.name
+            assert f'code=code_of("{entry.name}")' in block, entry.name
             assert f'manifest=manifest_path("{entry.name}")' in block, entry.name
-        assert f'threads: threads_of("{entry.group}")' in block, entry.name
-        assert re.search(rf'resources_of\(\s*"{entry.group}"', block), \
-            entry.name
+        # every helper is keyed by the rule's own name; the table gives its group and command
+        assert f'threads: threads_of("{entry.name}")' in block, entry.name
+        assert re.search(rf'resources_of\(\s*"{entry.name}"', block), entry.name
+        assert f'log_of("{entry.name}")' in block, entry.name
+        named = set(re.findall(r'(?:threads_of|resources_of|code_of|log_of|recipe_of|'
+                               r'manifest_path)\(\s*"(\w+)"', block))
+        assert named == {entry.name}, (entry.name, named)
     for command in job_commands():
         assert import_closure(job_module(command))
 

@@ -198,6 +198,14 @@ def test_every_public_name_resolves():
             assert getattr(module, name) is not None, f"{package}.{name}"
 
 
+def test_the_rules_glue_stays_small():
+    """Issue 69: rules/common.smk holds the Snakemake glue only (the load, the wildcard
+    constraints, the `get_*` input functions and helpers keyed by rule name); what it does lives
+    in modelvar.running."""
+    lines = len((REPO / "rules" / "common.smk").read_text().splitlines())
+    assert lines <= 450, lines
+
+
 def test_the_functions_module_reads_as_no_rule_to_snakemakes_lint():
     """`snakemake --lint` (a CI stage) calls a snakefile with both ``rule …:`` and ``def …:``
     text "mixed rules and functions", by regular expression, docstrings included: the one

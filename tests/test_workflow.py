@@ -37,8 +37,9 @@ def test_dry_run_job_counts(tmp_path):
 
 def test_a_study_puts_xgb_on_a_gpu(tmp_path, monkeypatch):
     """classifier_settings.xgb.gpu: xgb's fit and tuning jobs ask for a GPU (fit_mlp, tune_gpu:
-    gpu=1), lr-sgd's stay on the CPU; the plan counts the same jobs (made where the dry run
-    ran: its results_dir, with the probe fits it cached there)."""
+    gpu=1), lr-sgd's stay on the CPU; the plan counts the same jobs (`modelvar plan`'s probe
+    fits, cached in the results_dir, are the ones the dry run then reads: a dry run fits
+    nothing)."""
 
     from modelvar.planning.outputs import job_counts as planned_counts
     from modelvar.running.workflow_config import plan_of_command_line
@@ -48,7 +49,11 @@ def test_a_study_puts_xgb_on_a_gpu(tmp_path, monkeypatch):
                   classifier_settings={"xgb": {"gpu": True}})
     path = tmp_path / "gpu.yaml"
     path.write_text(yaml.safe_dump(config))
+    monkeypatch.chdir(tmp_path)
+    plan, plan_config = plan_of_command_line(["--configfile", str(path)])
+    assert plan.data_notes and (tmp_path / "out" / ".modelvar" / "data-probes.json").is_file()
     proc = snakemake(tmp_path, path, "-n", "--cores", "1", "--printshellcmds")
+    assert "planned without probe fits" not in proc.stderr
     jobs = dry_run_jobs(proc.stdout)
     fits = {(rule, out[0].split("classifier=")[1].split("/")[0]) for rule, _, out in jobs
             if rule in ("fit", "fit_mlp")}
@@ -59,9 +64,6 @@ def test_a_study_puts_xgb_on_a_gpu(tmp_path, monkeypatch):
     gpu = re.findall(r"rule (tune\w*):.*?resources: ([^\n]*)", proc.stdout, re.S)
     assert {rule: "gpu=1" in resources for rule, resources in gpu} == \
         {"tune": False, "tune_gpu": True}
-    monkeypatch.chdir(tmp_path)
-    plan, plan_config = plan_of_command_line(["--configfile", str(path)])
-    assert plan.data_notes and (tmp_path / "out" / ".modelvar" / "data-probes.json").is_file()
     counts = job_counts(proc.stdout)
     assert {rule: counts[rule] for rule in planned_counts("results", plan_config, plan)} == \
         planned_counts("results", plan_config, plan)
