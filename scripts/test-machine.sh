@@ -5,8 +5,10 @@
 #   machine_restore    stop the daemons this run started; purge the packages it installed, and
 #                      the SLURM files its set-up wrote (MODELVAR_KEEP_TEST_PACKAGES=1 keeps the
 #                      packages, to save reinstalling them next time)
-TEST_DAEMONS="/run/munge/munged.pid /run/slurmctld.pid /run/slurmd.pid"
-SLURM_FILES="/etc/slurm/slurm.conf /etc/slurm/gres.conf /var/lib/slurm /var/log/slurm"
+TEST_DAEMONS="/run/munge/munged.pid /run/slurmctld.pid /run/slurmd.pid /run/slurmdbd.pid
+  /run/mysqld/mysqld.pid"
+SLURM_FILES="/etc/slurm/slurm.conf /etc/slurm/gres.conf /etc/slurm/slurmdbd.conf /var/lib/slurm
+  /var/log/slurm"
 
 _alive() {
   local p; p=$(cat "$1" 2>/dev/null) || return 1
@@ -19,9 +21,11 @@ machine_snapshot() {
   MACHINE_PACKAGES_BEFORE=""
   MACHINE_DAEMONS_OFF=""
   MACHINE_SLURM_BEFORE=0
+  MACHINE_MYSQL_BEFORE=0
   if [ "$(id -u)" != 0 ] || ! command -v dpkg-query >/dev/null; then return 0; fi
   MACHINE_PACKAGES_BEFORE="$(_packages)"
   command -v slurmctld >/dev/null && MACHINE_SLURM_BEFORE=1
+  [ -e /var/lib/mysql ] && MACHINE_MYSQL_BEFORE=1
   local f
   for f in $TEST_DAEMONS; do _alive "$f" || MACHINE_DAEMONS_OFF="$MACHINE_DAEMONS_OFF $f"; done
   return 0
@@ -43,7 +47,7 @@ machine_restore() {
   [ -z "$stopped" ] || echo "== stopped what the tests started:$stopped"
   if [ "${MODELVAR_KEEP_TEST_PACKAGES:-0}" = 1 ]; then
     echo "== kept the test packages (MODELVAR_KEEP_TEST_PACKAGES=1); 'apt-get purge slurm-wlm" \
-      "munge chromium chromium-driver' removes them (installed SLURM tools without a" \
+      "munge slurmdbd mariadb-server chromium chromium-driver' removes them (installed SLURM tools without a" \
       "controller slow every Snakemake start by ~10 s)"
     return 0
   fi
@@ -57,6 +61,9 @@ machine_restore() {
   if [ "$MACHINE_SLURM_BEFORE" = 0 ]; then  # the set-up's own files, when SLURM was ours
     rm -rf $SLURM_FILES /dev/fakegpu[0-9]*
     rmdir /etc/slurm 2>/dev/null || true
+  fi
+  if [ "$MACHINE_MYSQL_BEFORE" = 0 ]; then  # the accounting database the set-up made
+    rm -rf /var/lib/mysql /run/mysqld
   fi
   return 0
 }

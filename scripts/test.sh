@@ -6,7 +6,8 @@
 # pytest stage ("tests: N passed, N failed, N skipped"), names the stages that failed, and the
 # exit status is non-zero if any did.
 # As root on Debian (as in CI) it installs and starts what two tests need: a one-machine SLURM
-# cluster (packages slurm-wlm and munge; daemons munged, slurmctld, slurmd) and Chromium with its
+# cluster (packages slurm-wlm, munge, slurmdbd and mariadb-server; daemons munged, mariadbd,
+# slurmdbd, slurmctld, slurmd) and Chromium with its
 # driver (packages chromium, chromium-driver). At the end, also on failure or Ctrl-C, it stops
 # the daemons it started and purges the packages it installed (scripts/test-machine.sh);
 # MODELVAR_KEEP_TEST_PACKAGES=1 keeps the packages for the next run.

@@ -395,3 +395,23 @@ def test_the_output_set_is_written_all_or_none(tmp_path, capsys, monkeypatch):
     assert len(err.splitlines()) == 1
     assert {p.name: p.read_bytes() for p in tmp_path.glob("pw*")} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, "in.parquet"])
+
+
+def test_a_named_error_is_one_line_and_a_bare_value_error_keeps_its_traceback(monkeypatch,
+                                                                               capsys):
+    """Issue 69: modelvar's own errors (each names the input at fault) end a command with one
+    line; a bare ValueError (a bug, or a library's check) is no such verdict: its traceback
+    comes first, then the same line."""
+    from modelvar import cli
+    from modelvar.planning.plan import PlanError
+
+    for error, traceback_shown in ((PlanError("the plan is wrong"), False),
+                                   (ValueError("the plan is wrong"), True)):
+        def fail(args, error=error):
+            raise error
+
+        monkeypatch.setattr(cli, "cmd_plan", fail)
+        assert cli.main(["plan"]) == 2
+        err = capsys.readouterr().err
+        assert err.strip().splitlines()[-1] == "modelvar plan: error: the plan is wrong"
+        assert ("Traceback (most recent call last)" in err) is traceback_shown, err

@@ -2,6 +2,7 @@
 its job imports, computed from the code (modelvar.running.code_hash), checked against what real
 jobs import, for every rule; editing a module reruns exactly the jobs that import it."""
 
+import argparse
 import hashlib
 import json
 import re
@@ -298,3 +299,33 @@ def test_code_versions_without_a_writable_cache_or_a_home(tmp_path, monkeypatch)
     assert code_hash.facts_cache_file() is None
     fresh()
     assert code_version("fit") == expected
+
+
+def test_a_jobs_help_text_is_no_part_of_its_code_version_and_its_defaults_are(tmp_path):
+    """Issue 69: each job module declares its own arguments (modelvar.cli builds the parser
+    from them); their help texts change no result (NOT_RESULTS), a default does."""
+    from modelvar.cli import build_parser, job_commands
+
+    root = tmp_path / "modelvar"
+    shutil.copytree(REPO / "src" / "modelvar", root,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    before = {c: code_version(c, root) for c in ("tune", "fit")}
+    tune = root / "jobs" / "tune.py"
+    original = tune.read_text()
+    assert 'help="stratified cross-validation folds"' in original
+    tune.write_text(original.replace('help="stratified cross-validation folds"',
+                                     'help="folds of the stratified cross-validation"'))
+    import_closure.cache_clear()
+    assert {c: code_version(c, root) for c in ("tune", "fit")} == before
+    tune.write_text(original.replace('"--folds", type=int, default=3',
+                                     '"--folds", type=int, default=5'))
+    import_closure.cache_clear()
+    after = {c: code_version(c, root) for c in ("tune", "fit")}
+    import_closure.cache_clear()
+    assert after["tune"] != before["tune"] and after["fit"] == before["fit"]
+    # every job command is declared by its module, and the parser has each of them
+    commands = job_commands()
+    assert {module for module, _ in commands.values()} == {
+        job_module(c).rsplit(".", 1)[1] for c in outputs.JOB_COMMANDS}
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(commands) <= set(sub.choices)

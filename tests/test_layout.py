@@ -14,7 +14,7 @@ SRC = REPO / "src" / "modelvar"
 #: the rooms in the order data flows; a module may import its own room and the ones before it.
 #: Utilities (modules at the top of the package) come first; the entry points last.
 LAYERS = (
-    ("labels", "seeding", "source_code", "table_files", "timing", "run_watch", "extras",
+    ("labels", "names", "seeding", "source_code", "table_files", "timing", "run_watch", "extras",
      "__init__"),
     ("data",),
     ("study",),

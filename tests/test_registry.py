@@ -146,8 +146,8 @@ def test_the_rules_of_a_classifier_follow_its_gpu_setting():
 def test_the_workflow_functions_carry_their_parameters(tmp_path):
     """Snakemake asks for the parameters of every input, params and resources function of every
     job (~15,000 times in the full study's dry run): each function of our rules carries them
-    (``modelvar.running.rule_functions.with_known_signature``), where Snakemake reads them instead of
-    inspecting the function, and they are the function's own."""
+    (``modelvar.running.rule_functions.with_known_signature``), where Snakemake reads them
+    instead of inspecting the function, and they are the function's own."""
     import json
 
     ours = (str(REPO / "rules"), str(REPO / "Snakefile"), str(REPO / "workflow"),

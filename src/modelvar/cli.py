@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import os
-import re
 import sys
 from pathlib import Path
 
 from modelvar import __version__
+from modelvar.jobs.common import add_ec_local
 from modelvar.running.job_commands import ARGS_FROM, arguments_from_file
-from modelvar.study.figures import FORMATS as FIGURE_FORMATS
 
 
 def _setup_logging(log_file: str | None) -> None:
@@ -39,6 +39,37 @@ def _setup_logging(log_file: str | None) -> None:
     # Python warnings become one log line each (not a block with source code); the default
     # filters show each distinct warning once per place it comes from
     logging.captureWarnings(True)
+
+
+@functools.cache
+def job_commands() -> dict[str, tuple[str, dict]]:
+    """The workflow's job commands, ``name → (module, COMMAND)``: every module of
+    :mod:`modelvar.jobs` that declares a ``COMMAND`` (its name, help line and description),
+    read from the module's source without importing it (each job imports only its own)."""
+    import ast
+
+    import modelvar.jobs
+
+    found = {}
+    for path in sorted(Path(modelvar.jobs.__file__).parent.glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] \
+                    == ["COMMAND"]:
+                command = {k.arg: ast.literal_eval(k.value) for k in node.value.keywords}
+                found[command["name"]] = (path.stem, command)
+    return found
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command a command line runs: its first word that is no option (nor the value of
+    ``--log`` or ``--args-from``), as argparse finds the sub-command."""
+    values = iter(argv)
+    for word in values:
+        if word in ("--log", ARGS_FROM):
+            next(values, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def _job(module: str):
@@ -259,26 +290,13 @@ def _command(sub, name: str, help: str, func, *, description: str | None = None,
     return p
 
 
-def _ec_local(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ec-local-undefined", choices=("nan", "zero", "one"), default="nan",
-                   help="value of local EC for a pair of runs of which neither errs")
 
 
-def _classifier_name(value: str) -> str:
-    from modelvar.models.registry import NAME_PATTERN
-
-    if not re.fullmatch(NAME_PATTERN, value):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a classifier's name "
-                                         f"({NAME_PATTERN})")
-    return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from modelvar.models.registry import built_in_names
-    from modelvar.simulation.class_distributions import DISTRIBUTIONS
-
-    classifier_help = (f"the classifier: a built-in ({', '.join(built_in_names())}) or one the "
-                       "config declares (its declaration comes in --settings)")
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``modelvar`` command's parser; with ``only``, of the workflow's jobs only that
+    command's arguments (the others are listed, unparsed: a job imports no other job)."""
     parser = argparse.ArgumentParser(
         prog="modelvar", formatter_class=_Formatter,
         description="How much do classifiers vary when their training is perturbed, and how "
@@ -292,20 +310,6 @@ def build_parser() -> argparse.ArgumentParser:
                         "ended by a NUL byte (then any after FILE), for the workflow's jobs "
                         "whose arguments name more files than a command line holds")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    # the workflow passes --manifest to every command that writes tables (modelvar.table_files)
-    recorded = argparse.ArgumentParser(add_help=False)
-    recorded.add_argument("--manifest", metavar="PATH",
-                          help="record every file written (path, size, sha256, rows) in this "
-                          "JSON manifest, for `modelvar verify`")
-    # the jobs that draw figures draw them at the config's figures.width
-    drawn = argparse.ArgumentParser(add_help=False)
-    drawn.add_argument("--width", required=True, type=_figure_width, metavar="WIDTH",
-                       help="single or double (a journal's column width: 3.5 or 7.2 in), or "
-                       "inches: the width the figures are drawn and printed at")
-    drawn.add_argument("--colours", default="{}", metavar="JSON",
-                       help="each classifier's colour, as JSON (the workflow's, from the "
-                       "classifier registry); others get the palette's free colours")
-
     # -------------------------------------------------------------- for your own work
     p = _command(sub, "metrics", "reproducibility metrics of your own predictions", cmd_metrics,
                  description="Pairwise reproducibility metrics, per-repeat summaries, per-run, "
@@ -316,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True,
                    help="the pairwise table (.parquet or .csv); the summary, per_run, agreement "
                    "and per_sample tables go next to it (OUT.summary.parquet, …)")
-    _ec_local(p)
+    add_ec_local(p)
 
     p = _command(sub, "verify", "check every table of a results folder against its manifests",
                  cmd_verify,
@@ -419,190 +423,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("report", help="the report Snakemake wrote")
     p.add_argument("dest", help="where it goes (RESULTS_DIR/report.html)")
 
-    # -------------------------------------------------------------- the workflow's jobs
-    p = _command(sub, "prepare", "(job) write a canonical dataset: parquet + JSON metadata",
-                 _job("prepare"), parents=[recorded])
-    p.add_argument("--name", required=True, help="the dataset's name in the study")
-    p.add_argument("--spec", required=True, help="the dataset's config entry as JSON")
-    p.add_argument("--out-parquet", required=True, help="the canonical table to write")
-    p.add_argument("--out-meta", required=True, help="its JSON metadata to write")
-    p.add_argument("--openml-cache", default="resources/openml",
-                   help="download cache for OpenML datasets")
-    p.add_argument("--openml-server", default=None,
-                   help="OpenML API URL (default: https://www.openml.org/api/v1/xml)")
-    p.add_argument("--openml-timeout", type=float, default=60.0,
-                   help="seconds to wait for any answer of the OpenML server")
-    p.add_argument("--min-class-size", type=int, default=2,
-                   help="the smallest class the split needs")
-    p.add_argument("--rare-classes", choices=("stop", "keep"), default="stop",
-                   help="a smaller class stops here (stop) or is kept, never tested (keep)")
-
-    p = _command(sub, "fit", "(job) fit the runs of several repeats of perturbation cells",
-                 _job("fit"), parents=[recorded])
-    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
-    p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--classifier", required=True, type=_classifier_name, help=classifier_help)
-    p.add_argument("--cells", nargs="+", required=True,
-                   help="perturbation cell ids (modelvar.study.cells)")
-    p.add_argument("--repeats", type=int, nargs="+", required=True, help="repeat indices")
-    p.add_argument("--runs", type=int, required=True, help="runs per repeat")
-    p.add_argument("--run-block", type=int, nargs=2, metavar=("START", "STOP"),
-                   help="fit only runs START to STOP - 1 of each repeat (default: all)")
-    p.add_argument("--test-fraction", type=float, required=True,
-                   help="fraction of rows in each repeat's test set")
-    p.add_argument("--root-seed", type=int, required=True,
-                   help="root of every named random stream")
-    p.add_argument("--probabilities", choices=("dense", "compact", "none"), default="dense",
-                   help="store every class's probability, or the per-sample statistics the "
-                   "probabilistic metrics need (modelvar.pipeline.predictions)")
-    p.add_argument("--predictions", required=True, help="the predictions file to write")
-    p.add_argument("--runs-out", required=True, help="the runs table to write")
-    p.add_argument("--hparams", help="tuned hyperparameters (best.json of the tune command)")
-    p.add_argument("--settings", help='classifier settings as JSON: {"hparams": {...} '
-                   '(override the defaults or tuned values), "epochs": N (classifiers that '
-                   'train for epochs), "declared": {...} (a declared classifier\'s declaration)}')
-    p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
-    p.add_argument("--progress-seconds", type=float, default=30.0,
-                   help="log progress (runs done, ETA) at most this often")
-    p.add_argument("--warn-changed-below", type=float,
-                   help="warn when a data perturbation changes a smaller share of the numeric "
-                   "training cells (default: $MODELVAR_WARN_CHANGED_BELOW, which the workflow "
-                   "sets from perturbation.warn_changed_below, else 0.5)")
-
-    p = _command(sub, "tune", "(job) random-search tuning of one classifier on one dataset",
-                 _job("tune"), parents=[recorded])
-    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
-    p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--classifier", required=True, type=_classifier_name, help=classifier_help)
-    p.add_argument("--settings", help='a declared classifier\'s declaration as JSON: '
-                   '{"declared": {...}} (modelvar.models.user), and "gpu" and "epochs" where '
-                   'the config sets them')
-    p.add_argument("--trials", type=int, required=True,
-                   help="random-search trials (trial 0 = the defaults)")
-    p.add_argument("--folds", type=int, default=3, help="stratified cross-validation folds")
-    p.add_argument("--test-fraction", type=float, required=True,
-                   help="fraction of rows set aside by the tuning split")
-    p.add_argument("--root-seed", type=int, required=True,
-                   help="root of every named random stream")
-    p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
-    p.add_argument("--trials-out", required=True, help="the table of all trials to write")
-    p.add_argument("--best-out", required=True, help="the best trial's JSON to write")
-
-    job = argparse.ArgumentParser(add_help=False)
-    job.add_argument("--predictions", nargs="+", required=True,
-                     help="the prediction files of the job's fit jobs")
-    job.add_argument("--meta", required=True, help="the dataset's JSON metadata")
-    job.add_argument("--results", required=True, help="the study's results folder")
-    job.add_argument("--dataset", required=True, help="the dataset")
-    job.add_argument("--classifier", required=True, type=_classifier_name,
-                     help="the classifier")
-    job.add_argument("--job", required=True, help="the metrics job's id (names its tables)")
-
-    p = _command(sub, "pairwise", "(job) metric tables of a group of fit jobs' predictions",
-                 _job("pairwise"), parents=[recorded, job],
-                 description="Read the predictions one repeat at a time and write the "
-                 "pairwise, summary, per_run, agreement and per_sample tables to "
-                 "RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet.")
-    _ec_local(p)
-
-    p = _command(sub, "grouped", "(job) metrics and reproducibility by group, per repeat",
-                 _job("grouped"), parents=[recorded, job],
-                 description="Read the predictions one repeat at a time and write the grouped "
-                 "and disparities tables to RESULTS/aggregated/TABLE/dataset=D/classifier=K/"
-                 "JOB.parquet.")
-    p.add_argument("--data", required=True, help="canonical dataset parquet (grouping columns)")
-    p.add_argument("--groupings", required=True,
-                   help='JSON list: column names, "@class", or lists of them (intersections)')
-    p.add_argument("--metrics", nargs="+", default=["ec_global", "pa"],
-                   help="pairwise metrics computed by group")
-    _ec_local(p)
-
-    p = _command(sub, "figures", "(job) the figure set of one dataset", _job("figures"),
-                 parents=[recorded, drawn])
-    p.add_argument("--dataset", required=True, help="the dataset")
-    for name in ("summary", "agreement", "runs"):
-        p.add_argument(f"--{name}", nargs="+", metavar="TABLE",
-                       help=f"the dataset's {name} tables")
-    p.add_argument("--disparities", nargs="+", metavar="TABLE",
-                   help="the dataset's disparities tables; without --figures, draw only the "
-                   "group-disparity figure")
-    p.add_argument("--design-file", required=True,
-                   help="the dataset's design (the design job's file: each classifier's cells "
-                   "and their roles)")
-    p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
-                   help="the config's design")
-    p.add_argument("--figures", nargs="+", metavar="NAME",
-                   help="draw only these (default: every figure the design has cells for)")
-    p.add_argument("--out-dir", required=True, help="where the figures go")
-    p.add_argument("--formats", nargs="+", default=list(FIGURE_FORMATS),
-                   help="file formats (the picture first)")
-
-    p = _command(sub, "findings", "(job) the study's findings from its aggregated tables",
-                 _job("findings"), parents=[recorded, drawn],
-                 description="Sources of variance (each source alone against the control), "
-                 "variance components over the factorial grid, seed 004's claims checked, "
-                 "the report's Findings page and each dataset's summary page, from the "
-                 "summary, agreement and runs tables (never the predictions).")
-    for name in ("summary", "agreement", "runs"):
-        p.add_argument(f"--{name}", nargs="+", required=True, metavar="TABLE",
-                       help=f"every {name} table of the study")
-    p.add_argument("--meta", nargs="+", required=True, help="every dataset's JSON metadata")
-    p.add_argument("--design-files", nargs="+", required=True,
-                   help="every dataset's design (the design jobs' files)")
-    p.add_argument("--perturbation", required=True,
-                   help="the config's perturbation section as JSON (which figures are drawn)")
-    p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
-                   help="the config's design")
-    p.add_argument("--warn-changed-below", type=float, required=True,
-                   help="share of changed cells below which a data perturbation is too weak to "
-                   "judge its source (the config's perturbation.warn_changed_below)")
-    p.add_argument("--equivalence-ratio", type=float, required=True,
-                   help="the equivalence margin of a ratio of two measures (the config's "
-                   "findings.equivalence_ratio)")
-    p.add_argument("--sequential", default="",
-                   help="a sequential study's looks and state as JSON (the workflow's, from "
-                   "its rounds file); empty for fixed repeats")
-    p.add_argument("--results", required=True, help="the study's results folder")
-
-    p = _command(sub, "design", "(job) one dataset's design, as the plan fits it",
-                 _job("design"), parents=[recorded],
-                 description="Write one dataset's design (per classifier: its cells, each "
-                 "cell's roles, the families collapsed for it), decided by the plan, to the file "
-                 "the figures and findings jobs read.")
-    p.add_argument("--design", required=True,
-                   help="the dataset's design as JSON (modelvar.study.design.DatasetDesign)")
-    p.add_argument("--out", required=True, help="JSON file to write")
-
-    p = _command(sub, "dataset-overview", "(job) the report's page of the study's datasets",
-                 _job("dataset_overview"), parents=[recorded])
-    p.add_argument("--meta", nargs="+", required=True, help="prepared datasets' JSON metadata")
-    p.add_argument("--out", required=True, help="HTML file to write")
-
-    p = _command(sub, "simulate", "(job) simulated runs for the metric study (seed 000)",
-                 _job("simulate"), parents=[recorded])
-    p.add_argument("--root-seed", type=int, required=True,
-                   help="root of every named random stream")
-    p.add_argument("--n-classes", type=int, required=True, help="number of classes")
-    p.add_argument("--distributions", nargs="+", choices=DISTRIBUTIONS,
-                   default=list(DISTRIBUTIONS), help="class-distribution types")
-    p.add_argument("--replicates", type=int, default=10, help="simulations per design point")
-    p.add_argument("--n-samples", type=int, default=500, help="test samples per simulation")
-    p.add_argument("--runs", type=int, default=10, help="runs per simulation")
-    p.add_argument("--out", required=True, help="the simulations table to write")
-
-    p = _command(sub, "evaluate-simulation",
-                 "(job) score every pairwise metric on the seed's criteria (seed 000)",
-                 _job("evaluate_simulation"), parents=[recorded, drawn])
-    p.add_argument("--sims", nargs="+", required=True, help="tables of the simulate command")
-    p.add_argument("--out-dir", required=True, help="where the tables and figures go")
-
-    p = _command(sub, "dirichlet", "(job) Dirichlet probability simulation (seed 002)",
-                 _job("dirichlet"), parents=[recorded, drawn])
-    p.add_argument("--root-seed", type=int, required=True,
-                   help="root of every named random stream")
-    p.add_argument("--n", type=int, default=1000, help="samples per case")
-    p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
-    p.add_argument("--out-dir", required=True, help="where the tables and figures go")
+    # ------------------------------------------- the workflow's jobs, each declared by its module
+    for name, (module, command) in job_commands().items():
+        p = _command(sub, name, command["help"], _job(module),
+                     description=command.get("description"))
+        if only is None or only == name:  # a job's own process imports no other job's module
+            __import__(f"modelvar.jobs.{module}", fromlist=["add_arguments"]).add_arguments(p)
     return parser
 
 
@@ -617,15 +443,13 @@ class _NeverRaised(Exception):
     pass
 
 
-def _figure_width(value: str) -> str | float:
-    """``single``, ``double`` or a number of inches."""
-    if value in ("single", "double"):
-        return value
-    try:
-        return float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r}: single, double or a width in inches") from None
+def _named_error(exc: BaseException) -> bool:
+    """An error class of modelvar's own (``DatasetError``, ``ConfigProblems``, ``PlanError``,
+    ``MetricInputError`` …): each names the input at fault, so its message is the whole
+    story."""
+    return any(cls.__module__.split(".")[0] == "modelvar" for cls in type(exc).__mro__)
+
+
 
 
 def _without_pandas(args: argparse.Namespace) -> bool:
@@ -682,16 +506,13 @@ def _os_error(exc: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from modelvar.data.errors import DatasetError
-    from modelvar.metrics.errors import MetricInputError
-    from modelvar.table_files import TableReadError
 
-    parser = build_parser()
     try:
         argv = arguments_from_file(sys.argv[1:] if argv is None else argv)
     except (OSError, ValueError) as exc:
         reason = _os_error(exc) if isinstance(exc, OSError) else str(exc)
-        parser.error(f"{ARGS_FROM}: {reason}")
+        build_parser(only="").error(f"{ARGS_FROM}: {reason}")
+    parser = build_parser(only=_command_of(argv))
     args, unknown = parser.parse_known_args(argv)
     if args.args_from is not None:
         parser.error(f"{ARGS_FROM} must be the first argument")
@@ -744,8 +565,14 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
         return 141  # as a command killed by SIGPIPE
-    except (DatasetError, MetricInputError, TableReadError, ValueError, OSError) as exc:
-        # OSError: the file system refused (a path under a file, no permission, disk full)
+    except (ValueError, OSError) as exc:
+        # one line for the library's named errors (input a user can fix) and the file system's
+        # refusals (a path under a file, no permission, disk full); a bare ValueError is no
+        # such verdict (a bug, or a library's check): its traceback first, then the line
+        if not (_named_error(exc) or isinstance(exc, OSError)):
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
         detail = _os_error(exc) if isinstance(exc, OSError) else exc
         message = f"modelvar {args.command}: error: {detail}"
         print(message, file=sys.stderr)  # once; with --log, also in the log file

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # A one-machine SLURM cluster for the integration test (Debian 12, as root): munge + slurmctld +
-# slurmd, no accounting database (so the profile's `slurm-status-command: squeue` is exercised),
-# and FAKE_GPUS fake GPUs declared as gres. Idempotent; stop it with tests/slurm/teardown.sh.
-# Adapted from the team's shared slurm-local-setup.sh (see ../shared/reference/slurm-local.md).
+# slurmd, with WITH_DBD=1 (the default) slurmdbd + MariaDB so that `sacct` answers (the
+# executor's efficiency report reads it; the profile's `slurm-status-command: squeue` is
+# exercised either way), and FAKE_GPUS fake GPUs declared as gres. Idempotent; stop it with
+# tests/slurm/teardown.sh. Adapted from the team's shared slurm-local-setup.sh (see
+# ../shared/reference/slurm-local.md).
 set -euo pipefail
 FAKE_GPUS=${FAKE_GPUS:-1}
+WITH_DBD=${WITH_DBD:-1}
 if [ "$(id -u)" != 0 ]; then echo "slurm setup: needs root" >&2; exit 3; fi
 command -v apt-get >/dev/null || { echo "slurm setup: needs apt-get (Debian)" >&2; exit 3; }
 H=$(hostname -s)
@@ -16,9 +19,12 @@ NCPU=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 MEM_MB=$(awk '/MemTotal/{print int($2/1024*0.9)}' /proc/meminfo)
 
 export DEBIAN_FRONTEND=noninteractive
-if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null \
+    || { [ "$WITH_DBD" = 1 ] && ! command -v slurmdbd >/dev/null; }; then
+  PKGS="slurm-wlm munge"
+  [ "$WITH_DBD" = 1 ] && PKGS="$PKGS slurmdbd mariadb-server"
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
+  apt-get install -y -qq --no-install-recommends $PKGS >/dev/null
 fi
 
 # A machine's own SLURM configuration is never overwritten: only one this script wrote.
@@ -47,6 +53,15 @@ else
   rm -f /etc/slurm/gres.conf
 fi
 install -d -o slurm -g slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd /var/log/slurm
+if [ "$WITH_DBD" = 1 ]; then  # job comments hold the rule's name in sacct's answer
+  ACCOUNTING="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoreFlags=job_comment"
+else
+  ACCOUNTING="AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=/var/log/slurm/jobcomp.txt"
+fi
 cat > /etc/slurm/slurm.conf <<CONF
 $MARK
 ClusterName=modelvartest
@@ -67,9 +82,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1000
 JobAcctGatherType=jobacct_gather/linux
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=/var/log/slurm/jobcomp.txt
+$ACCOUNTING
 ReturnToService=2
 MinJobAge=300
 $GRES_TYPES
@@ -77,6 +90,33 @@ NodeName=$H NodeAddr=127.0.0.1 CPUs=$NCPU RealMemory=$MEM_MB $GRES_NODE State=UN
 PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 
+# the accounting database first: slurmctld registers the cluster with slurmdbd when it starts
+if [ "$WITH_DBD" = 1 ]; then
+  install -d -o mysql -g root -m 0755 /run/mysqld
+  if ! mysqladmin ping >/dev/null 2>&1; then
+    nohup /usr/sbin/mariadbd --user=mysql >/var/log/slurm/mariadbd.out 2>&1 &
+    for i in $(seq 60); do mysqladmin ping >/dev/null 2>&1 && break; sleep 0.5; done
+  fi
+  mysql -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'slurmpw';
+            GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
+  cat > /etc/slurm/slurmdbd.conf <<DBD
+$MARK
+AuthType=auth/munge
+DbdHost=localhost
+SlurmUser=slurm
+LogFile=/var/log/slurm/slurmdbd.log
+PidFile=/run/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=slurm
+StoragePass=slurmpw
+StorageLoc=slurm_acct_db
+DBD
+  chown slurm:slurm /etc/slurm/slurmdbd.conf
+  chmod 600 /etc/slurm/slurmdbd.conf
+  alive /run/slurmdbd.pid || slurmdbd
+  for i in $(seq 60); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.5; done
+fi
 alive /run/slurmctld.pid || slurmctld
 alive /run/slurmd.pid || slurmd
 for i in $(seq 60); do

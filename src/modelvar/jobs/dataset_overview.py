@@ -4,7 +4,22 @@ from __future__ import annotations
 
 import argparse
 
-from modelvar.jobs.common import job_manifest, read_json
+from modelvar.jobs.common import add_manifest, job_manifest, read_json
+
+#: ``modelvar dataset-overview``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="dataset-overview",
+    help="(job) the report's page of the study's datasets",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    p.add_argument("--meta", nargs="+", required=True, help="prepared datasets' JSON metadata")
+    p.add_argument("--out", required=True, help="HTML file to write")
 
 
 def run(args: argparse.Namespace) -> int:

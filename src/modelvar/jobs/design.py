@@ -5,7 +5,26 @@ from __future__ import annotations
 
 import argparse
 
-from modelvar.jobs.common import job_manifest
+from modelvar.jobs.common import add_manifest, job_manifest
+
+#: ``modelvar design``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="design",
+    help="(job) one dataset's design, as the plan fits it",
+    description=("Write one dataset's design (per classifier: its cells, each cell's roles, the "
+                 "families collapsed for it), decided by the plan, to the file the figures and "
+                 "findings jobs read."),
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    p.add_argument("--design", required=True,
+                   help="the dataset's design as JSON (modelvar.study.design.DatasetDesign)")
+    p.add_argument("--out", required=True, help="JSON file to write")
 
 
 def run(args: argparse.Namespace) -> int:

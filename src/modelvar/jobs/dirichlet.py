@@ -7,7 +7,26 @@ import json
 import logging
 from pathlib import Path
 
-from modelvar.jobs.common import job_manifest
+from modelvar.jobs.common import add_drawing, add_manifest, job_manifest
+
+#: ``modelvar dirichlet``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="dirichlet",
+    help="(job) Dirichlet probability simulation (seed 002)",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    add_drawing(p)
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream")
+    p.add_argument("--n", type=int, default=1000, help="samples per case")
+    p.add_argument("--cases", required=True, help='JSON {"case name": [alpha, ...]}')
+    p.add_argument("--out-dir", required=True, help="where the tables and figures go")
 
 
 def run(args: argparse.Namespace) -> int:

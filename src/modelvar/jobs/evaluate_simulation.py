@@ -6,7 +6,23 @@ import argparse
 import logging
 from pathlib import Path
 
-from modelvar.jobs.common import job_manifest, read_tables
+from modelvar.jobs.common import add_drawing, add_manifest, job_manifest, read_tables
+
+#: ``modelvar evaluate-simulation``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="evaluate-simulation",
+    help="(job) score every pairwise metric on the seed's criteria (seed 000)",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    add_drawing(p)
+    p.add_argument("--sims", nargs="+", required=True, help="tables of the simulate command")
+    p.add_argument("--out-dir", required=True, help="where the tables and figures go")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,39 @@ import json
 import logging
 from pathlib import Path
 
-from modelvar.jobs.common import job_manifest
+from modelvar.jobs.common import add_drawing, add_manifest, job_manifest
+from modelvar.study.figures import FORMATS as FIGURE_FORMATS
+
+#: ``modelvar figures``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="figures",
+    help="(job) the figure set of one dataset",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    add_drawing(p)
+    p.add_argument("--dataset", required=True, help="the dataset")
+    for name in ("summary", "agreement", "runs"):
+        p.add_argument(f"--{name}", nargs="+", metavar="TABLE",
+                       help=f"the dataset's {name} tables")
+    p.add_argument("--disparities", nargs="+", metavar="TABLE",
+                   help="the dataset's disparities tables; without --figures, draw only the "
+                   "group-disparity figure")
+    p.add_argument("--design-file", required=True,
+                   help="the dataset's design (the design job's file: each classifier's cells "
+                   "and their roles)")
+    p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
+                   help="the config's design")
+    p.add_argument("--figures", nargs="+", metavar="NAME",
+                   help="draw only these (default: every figure the design has cells for)")
+    p.add_argument("--out-dir", required=True, help="where the figures go")
+    p.add_argument("--formats", nargs="+", default=list(FIGURE_FORMATS),
+                   help="file formats (the picture first)")
 
 
 def run(args: argparse.Namespace) -> int:

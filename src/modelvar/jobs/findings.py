@@ -7,7 +7,45 @@ import json
 import logging
 from pathlib import Path
 
-from modelvar.jobs.common import job_manifest, read_json
+from modelvar.jobs.common import add_drawing, add_manifest, job_manifest, read_json
+
+#: ``modelvar findings``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="findings",
+    help="(job) the study's findings from its aggregated tables",
+    description=("Sources of variance (each source alone against the control), variance "
+                 "components over the factorial grid, seed 004's claims checked, the report's "
+                 "Findings page and each dataset's summary page, from the summary, agreement and "
+                 "runs tables (never the predictions)."),
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    add_drawing(p)
+    for name in ("summary", "agreement", "runs"):
+        p.add_argument(f"--{name}", nargs="+", required=True, metavar="TABLE",
+                       help=f"every {name} table of the study")
+    p.add_argument("--meta", nargs="+", required=True, help="every dataset's JSON metadata")
+    p.add_argument("--design-files", nargs="+", required=True,
+                   help="every dataset's design (the design jobs' files)")
+    p.add_argument("--perturbation", required=True,
+                   help="the config's perturbation section as JSON (which figures are drawn)")
+    p.add_argument("--design", choices=("factorial", "one-at-a-time", "both"), default="both",
+                   help="the config's design")
+    p.add_argument("--warn-changed-below", type=float, required=True,
+                   help="share of changed cells below which a data perturbation is too weak to "
+                   "judge its source (the config's perturbation.warn_changed_below)")
+    p.add_argument("--equivalence-ratio", type=float, required=True,
+                   help="the equivalence margin of a ratio of two measures (the config's "
+                   "findings.equivalence_ratio)")
+    p.add_argument("--sequential", default="",
+                   help="a sequential study's looks and state as JSON (the workflow's, from "
+                   "its rounds file); empty for fixed repeats")
+    p.add_argument("--results", required=True, help="the study's results folder")
 
 
 def run(args: argparse.Namespace) -> int:

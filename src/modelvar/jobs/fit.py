@@ -9,7 +9,56 @@ import logging
 import os
 from pathlib import Path
 
-from modelvar.jobs.common import job_manifest, read_json
+from modelvar.jobs.common import (
+    add_manifest,
+    classifier_name,
+    job_manifest,
+    read_json,
+)
+
+#: ``modelvar fit``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="fit",
+    help="(job) fit the runs of several repeats of perturbation cells",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
+    p.add_argument("--meta", required=True, help="its JSON metadata")
+    p.add_argument("--classifier", required=True, type=classifier_name,
+                   help="the classifier: a built-in or one the config declares (its "
+                   "declaration comes in --settings)")
+    p.add_argument("--cells", nargs="+", required=True,
+                   help="perturbation cell ids (modelvar.study.cells)")
+    p.add_argument("--repeats", type=int, nargs="+", required=True, help="repeat indices")
+    p.add_argument("--runs", type=int, required=True, help="runs per repeat")
+    p.add_argument("--run-block", type=int, nargs=2, metavar=("START", "STOP"),
+                   help="fit only runs START to STOP - 1 of each repeat (default: all)")
+    p.add_argument("--test-fraction", type=float, required=True,
+                   help="fraction of rows in each repeat's test set")
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream")
+    p.add_argument("--probabilities", choices=("dense", "compact", "none"), default="dense",
+                   help="store every class's probability, or the per-sample statistics the "
+                   "probabilistic metrics need (modelvar.pipeline.predictions)")
+    p.add_argument("--predictions", required=True, help="the predictions file to write")
+    p.add_argument("--runs-out", required=True, help="the runs table to write")
+    p.add_argument("--hparams", help="tuned hyperparameters (best.json of the tune command)")
+    p.add_argument("--settings", help='classifier settings as JSON: {"hparams": {...} '
+                   '(override the defaults or tuned values), "epochs": N (classifiers that '
+                   'train for epochs), "declared": {...} (a declared classifier\'s declaration)}')
+    p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
+    p.add_argument("--progress-seconds", type=float, default=30.0,
+                   help="log progress (runs done, ETA) at most this often")
+    p.add_argument("--warn-changed-below", type=float,
+                   help="warn when a data perturbation changes a smaller share of the numeric "
+                   "training cells (default: $MODELVAR_WARN_CHANGED_BELOW, which the workflow "
+                   "sets from perturbation.warn_changed_below, else 0.5)")
 
 
 def _base_hparams(args: argparse.Namespace, settings: dict) -> dict | None:

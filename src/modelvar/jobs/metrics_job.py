@@ -7,8 +7,21 @@ import argparse
 import logging
 from pathlib import Path
 
-from modelvar.jobs.common import job_manifest
+from modelvar.jobs.common import classifier_name, job_manifest
 
+#: the help texts of the arguments declared here change no result (modelvar.running.code_hash)
+NOT_RESULTS = ("help", "metavar")
+
+
+def add_metrics_job_arguments(p: argparse.ArgumentParser) -> None:
+    """What the pairwise and grouped jobs both read: a group of fit jobs' predictions."""
+    p.add_argument("--predictions", nargs="+", required=True,
+                   help="the prediction files of the job's fit jobs")
+    p.add_argument("--meta", required=True, help="the dataset's JSON metadata")
+    p.add_argument("--results", required=True, help="the study's results folder")
+    p.add_argument("--dataset", required=True, help="the dataset")
+    p.add_argument("--classifier", required=True, type=classifier_name, help="the classifier")
+    p.add_argument("--job", required=True, help="the metrics job's id (names its tables)")
 
 def job_tables(args: argparse.Namespace, names) -> dict[str, Path]:
     from modelvar.pipeline.result_tables import table_path

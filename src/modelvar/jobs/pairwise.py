@@ -4,8 +4,26 @@ from __future__ import annotations
 
 import argparse
 
-from modelvar.jobs.common import read_json
-from modelvar.jobs.metrics_job import metrics_job_run
+from modelvar.jobs.common import add_ec_local, add_manifest, read_json
+from modelvar.jobs.metrics_job import add_metrics_job_arguments, metrics_job_run
+
+#: ``modelvar pairwise``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="pairwise",
+    help="(job) metric tables of a group of fit jobs' predictions",
+    description=("Read the predictions one repeat at a time and write the pairwise, summary, "
+                 "per_run, agreement and per_sample tables to "
+                 "RESULTS/aggregated/TABLE/dataset=D/classifier=K/JOB.parquet."),
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    add_metrics_job_arguments(p)
+    add_ec_local(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,7 +7,34 @@ import argparse
 import json
 import logging
 
-from modelvar.jobs.common import job_manifest
+from modelvar.jobs.common import add_manifest, job_manifest
+
+#: ``modelvar prepare``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="prepare",
+    help="(job) write a canonical dataset: parquet + JSON metadata",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    p.add_argument("--name", required=True, help="the dataset's name in the study")
+    p.add_argument("--spec", required=True, help="the dataset's config entry as JSON")
+    p.add_argument("--out-parquet", required=True, help="the canonical table to write")
+    p.add_argument("--out-meta", required=True, help="its JSON metadata to write")
+    p.add_argument("--openml-cache", default="resources/openml",
+                   help="download cache for OpenML datasets")
+    p.add_argument("--openml-server", default=None,
+                   help="OpenML API URL (default: https://www.openml.org/api/v1/xml)")
+    p.add_argument("--openml-timeout", type=float, default=60.0,
+                   help="seconds to wait for any answer of the OpenML server")
+    p.add_argument("--min-class-size", type=int, default=2,
+                   help="the smallest class the split needs")
+    p.add_argument("--rare-classes", choices=("stop", "keep"), default="stop",
+                   help="a smaller class stops here (stop) or is kept, never tested (keep)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,30 @@ from __future__ import annotations
 import argparse
 import logging
 
-from modelvar.jobs.common import job_manifest
+from modelvar.jobs.common import add_manifest, job_manifest
+from modelvar.simulation.class_distributions import DISTRIBUTIONS
+
+#: ``modelvar simulate``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="simulate",
+    help="(job) simulated runs for the metric study (seed 000)",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream")
+    p.add_argument("--n-classes", type=int, required=True, help="number of classes")
+    p.add_argument("--distributions", nargs="+", choices=DISTRIBUTIONS,
+                   default=list(DISTRIBUTIONS), help="class-distribution types")
+    p.add_argument("--replicates", type=int, default=10, help="simulations per design point")
+    p.add_argument("--n-samples", type=int, default=500, help="test samples per simulation")
+    p.add_argument("--runs", type=int, default=10, help="runs per simulation")
+    p.add_argument("--out", required=True, help="the simulations table to write")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,38 @@ from __future__ import annotations
 import argparse
 import json
 
-from modelvar.jobs.common import job_manifest
+from modelvar.jobs.common import add_manifest, classifier_name, job_manifest
+
+#: ``modelvar tune``: its line in ``modelvar --help``, its description and
+#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
+#: result, so they are no part of the job's code version
+NOT_RESULTS = ("help", "description", "metavar")
+COMMAND = dict(
+    name="tune",
+    help="(job) random-search tuning of one classifier on one dataset",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_manifest(p)
+    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
+    p.add_argument("--meta", required=True, help="its JSON metadata")
+    p.add_argument("--classifier", required=True, type=classifier_name,
+                   help="the classifier: a built-in or one the config declares (its "
+                   "declaration comes in --settings)")
+    p.add_argument("--settings", help='a declared classifier\'s declaration as JSON: '
+                   '{"declared": {...}} (modelvar.models.user), and "gpu" and "epochs" where '
+                   'the config sets them')
+    p.add_argument("--trials", type=int, required=True,
+                   help="random-search trials (trial 0 = the defaults)")
+    p.add_argument("--folds", type=int, default=3, help="stratified cross-validation folds")
+    p.add_argument("--test-fraction", type=float, required=True,
+                   help="fraction of rows set aside by the tuning split")
+    p.add_argument("--root-seed", type=int, required=True,
+                   help="root of every named random stream")
+    p.add_argument("--threads", type=int, default=1, help="threads of the classifier")
+    p.add_argument("--trials-out", required=True, help="the table of all trials to write")
+    p.add_argument("--best-out", required=True, help="the best trial's JSON to write")
 
 
 def run(args: argparse.Namespace) -> int:

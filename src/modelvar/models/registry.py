@@ -13,6 +13,7 @@ import re
 
 from modelvar.models.classifiers import BUILT_IN
 from modelvar.models.spec import ClassifierSpec
+from modelvar.names import CLASSIFIER_NAME
 
 _BUILT_IN: dict[str, ClassifierSpec] = {s.name: s for s in BUILT_IN}
 _USER: dict[str, ClassifierSpec] = {}
@@ -21,7 +22,7 @@ _USER: dict[str, ClassifierSpec] = {}
 #: colour-blind readers; each also has its own marker (modelvar.plots.common.MARKERS)
 USER_COLOURS = ("#E69F00", "#CC79A7", "#000000", "#F0E442", "#777777")
 #: what a classifier's name may look like (it is a path component and a wildcard's value)
-NAME_PATTERN = r"[a-z][a-z0-9_-]*"
+NAME_PATTERN = CLASSIFIER_NAME
 
 
 def built_in_names() -> tuple[str, ...]:

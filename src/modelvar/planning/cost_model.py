@@ -58,7 +58,6 @@ from pathlib import Path
 import numpy as np
 
 SHIPPED = Path(__file__).with_name("cost_model.json")
-FEATURES = ("log_n", "log_d", "log_c", "log_epochs")
 #: the axes of a classifier's regimes: (column of a sample row, lowest value); in FitCost's
 #: order of min_classes, min_rows, min_columns
 REGIME_AXES = {"classes": (2, 2), "rows": (0, 0), "columns": (1, 0)}

@@ -27,9 +27,6 @@ from modelvar.planning.plan import (
 )
 from modelvar.study import families
 
-#: rules besides the plan's fit and metrics jobs: one job per dataset (or per study)
-PER_DATASET_RULES = ("prepare_dataset", "figures")
-
 
 def _speedup_text(speedup: float | dict[int, float]) -> str:
     """'8 x one CPU core', or by a fit's seconds on one core ({from seconds: speed-up}): '5.3 x

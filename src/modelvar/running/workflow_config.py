@@ -230,6 +230,20 @@ def parses_only(argv: Sequence[str]) -> bool:
     return any(getattr(args, name, None) for name in PARSE_ONLY_OPTIONS)
 
 
+def slurm_arrays(argv: Sequence[str]) -> tuple[str | None, int | None] | None:
+    """The ``--slurm-array-jobs`` and ``--slurm-array-limit`` of a command line (its profile's
+    included) that runs on the SLURM executor; None for another executor, or where Snakemake
+    cannot parse it."""
+    try:
+        args = _parsed(argv)
+    except ConfigError:
+        return None
+    if getattr(args, "executor", None) != "slurm":
+        return None
+    limit = getattr(args, "slurm_array_limit", None)
+    return getattr(args, "slurm_array_jobs", None), limit if isinstance(limit, int) else None
+
+
 def get_key(config: dict, dotted: str):
     """``config["a"]["b"]`` for ``"a.b"``; a missing key raises :class:`ConfigError`."""
     value = config

@@ -14,6 +14,8 @@ folder readied, each only where the command line calls for it.
   rules: :func:`~modelvar.running.workflow_config.parses_only`); otherwise a new results folder
   is made and marked, and the folder's damaged jobs and strays are dealt with
   (:func:`~modelvar.running.job_recipes.check_results_at_load`).
+- **SLURM job arrays**: on the SLURM executor, a line per rule whose jobs go as arrays and the
+  ``sbatch`` calls they take (:mod:`~modelvar.running.slurm_arrays`).
 - **The address-space limit** (``ulimit -v``) of a run that executes is checked before any
   probe fit, on a plan made without them (the jobs' memory comes from the data's shape), and
   again on the plan it runs (:mod:`~modelvar.running.address_space`).
@@ -40,11 +42,13 @@ from modelvar.running.address_space import (
 )
 from modelvar.running.job_recipes import check_results_at_load
 from modelvar.running.run_lock import mark_if_new
+from modelvar.running.slurm_arrays import array_lines
 from modelvar.running.workflow_config import (
     ConfigError,
     check_config_file,
     executes_jobs,
     parses_only,
+    slurm_arrays,
 )
 from modelvar.study.rounds import design_problem
 
@@ -96,6 +100,10 @@ def load_study(config: dict, *, configfiles: list, schema_path: str | Path,
         for warning in (study.warnings + plan.warnings() + plan.unprobed_warnings()
                         + limit_warnings + outputs.design_change_lines(results, config, plan)):
             say(f"warning: {warning}")
+        arrays = slurm_arrays(argv)
+        if arrays is not None:
+            for line in array_lines(*arrays, outputs.job_counts(results, config, plan)):
+                say(line)
         if writes:
             for line in check_results_at_load(
                     results, dry_run=not executes,
