@@ -307,17 +307,22 @@ def test_the_run_summary_names_jobs_the_plan_missed_by_more_than_2x(tmp_path):
     right = _runs_table(results, "a", "j0", [2.0, 2.0])        # 4 s, estimated 5 s
     slow = _runs_table(results, "a", "j1", [10.0, 15.0])       # 25 s, estimated 5 s
     fast = _runs_table(results, "b", "j0", [1.0, 1.0])         # 2 s, estimated 30 s
-    short = _runs_table(results, "b", "j1", [0.1, 0.1])        # under a second: not judged
+    # issue 67: a job of a 299-row table priced 86x its fits took under a second, and the
+    # summary left it out; only a job planned and measured under a second is noise
+    short = _runs_table(results, "b", "j1", [0.1, 0.1])        # 0.2 s, estimated 30 s
+    tiny = _runs_table(results, "c", "j0", [0.1, 0.1])         # 0.2 s, estimated 0.8 s
     estimates = {right: ("a lr-sgd j0", 5.0), slow: ("a lr-sgd j1", 5.0),
-                 fast: ("b lr-sgd j0", 30.0), short: ("b lr-sgd j1", 30.0)}
-    summary = study_summary([right, slow, fast, short], results, estimates)
+                 fast: ("b lr-sgd j0", 30.0), short: ("b lr-sgd j1", 30.0),
+                 tiny: ("c lr-sgd j0", 0.8)}
+    summary = study_summary([right, slow, fast, short, tiny], results, estimates)
     note = next(line for line in summary.splitlines() if "note:" in line)
-    assert "off by more than 2x for 2 of 4 fit jobs" in note
-    assert ("b lr-sgd j0: estimated 30.0 s, measured 2.0 s (15.00x); a lr-sgd j1: estimated "
-            "5.0 s, measured 25.0 s (0.20x)") in note
+    assert "off by more than 2x for 3 of 5 fit jobs" in note
+    assert ("b lr-sgd j1: estimated 30.0 s, measured 0.2 s (150.00x); b lr-sgd j0: estimated "
+            "30.0 s, measured 2.0 s (15.00x); a lr-sgd j1: estimated 5.0 s, measured 25.0 s "
+            "(0.20x)") in note
     assert f"modelvar plan --calibrate {results}" in note
-    assert "j0: estimated 5.0" not in note and "j1: estimated 30.0" not in note
-    within = study_summary([right, short], results, estimates)
+    assert "j0: estimated 5.0" not in note and "c lr-sgd j0" not in note
+    within = study_summary([right, tiny], results, estimates)
     assert "note:" not in within
     assert "total: 4 fits, 4.2 s of fitting in CPU time (12.6 s wall)" in within
 

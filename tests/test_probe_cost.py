@@ -129,6 +129,36 @@ def test_the_plan_probes_once_and_points_at_seconds_per_fit(declared, tmp_path, 
     assert clock["cpu"] > spent
 
 
+def test_a_dataset_removed_probes_nothing_and_one_added_probes_only_its_shape(declared,
+                                                                              tmp_path,
+                                                                              monkeypatch):
+    """Issue 67: the probes of a declared classifier are cached per shape, so a config that
+    loses a dataset is planned from the cache, and a new dataset's shape is the only one
+    probed; the cost is fitted to the samples of the study's own shapes."""
+    clock = declared.CLOCK
+    monkeypatch.setattr(timing, "cpu", lambda: clock["cpu"])
+    a, b, c = (ProbeShape(2_000, 50, 4, ("a",)), ProbeShape(4_000, 20, 2, ("b",)),
+               ProbeShape(1_000, 80, 3, ("c",)))
+
+    def probed(shapes):
+        lines = []
+        cost, note = probe_cost.probed_cost("slow", {"estimator": "x"}, shapes,
+                                            tmp_path / "r", budget=5.0, say=lines.append)
+        return cost, note, [line for line in lines if line.startswith("probing")]
+
+    both, _, lines = probed([a, b])
+    assert {line.split(" on the shape of ")[1].split(" (")[0] for line in lines} == {"a", "b"}
+    _, note, lines = probed([a])  # b removed: nothing probed
+    assert lines == [] and note.startswith("probe fits of ")
+    _, note, lines = probed([a, b, c])  # c added: only c's shape
+    assert lines and all(" on the shape of c " in line for line in lines)
+    assert note.startswith("probe fits made now")
+    again, _, lines = probed([a, b])
+    assert lines == [] and again == both  # the same samples, the same fitted cost
+    assert probe_cost.probed_cost("slow", {"estimator": "x"}, [a, c], tmp_path / "r",
+                                  budget=5.0, probe_now=False)[1].startswith("probe fits of ")
+
+
 def test_a_busy_machine_does_not_change_a_probes_estimate(declared):
     """The probe timed with both cores busy (two spinning processes, stopped afterwards)
     estimates within 1.5x of the probe timed without them: it counts CPU seconds."""

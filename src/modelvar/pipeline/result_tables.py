@@ -337,15 +337,16 @@ def plan_off(runs: pd.DataFrame, estimates: Mapping[str | Path, tuple[str, float
     """The fit jobs whose measured fitting time (Σ of their runs' :func:`fit_cost`) is more
     than :data:`PLAN_OFF_FACTOR` × off the plan's estimate; ``estimates``: runs table path →
     (job name, estimated seconds), ``paths`` the tables of ``runs`` in the order read (their
-    ``_file`` column indexes them). Jobs of under a second measured are left out (start-up
-    noise)."""
+    ``_file`` column indexes them). Jobs both planned and measured under a second are left out
+    (start-up noise); one the plan priced at seconds or more that took less is named (its
+    measured time read as at least 0.01 s)."""
     measured = fit_cost(runs)[0].groupby(runs["_file"]).sum()
     off = []
     for index, seconds in measured.items():
         name, estimate = estimates.get(str(paths[index]), (None, None))
-        if name is None or seconds < 1.0 or estimate <= 0:
+        if name is None or max(seconds, estimate) < 1.0 or estimate <= 0:
             continue
-        ratio = estimate / seconds
+        ratio = estimate / max(seconds, 0.01)
         if not 1 / PLAN_OFF_FACTOR <= ratio <= PLAN_OFF_FACTOR:
             off.append((abs(math.log(ratio)), f"{name}: estimated {estimate:.1f} s, measured "
                         f"{seconds:.1f} s ({ratio:.2f}x)"))

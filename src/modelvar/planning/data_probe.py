@@ -11,10 +11,18 @@ so its plan keeps the cost model alone) and every built-in classifier whose fits
 the plan fits the classifier (its defaults, the fit jobs' threads) on a random subset of the
 dataset's training pool — repeat 0's split, preprocessed as a fit job preprocesses it, every
 class kept — at growing row counts: :data:`FIRST_ROWS`, doubling, up to the rows a full fit
-trains on, and predicts a third as many test rows. Each fit is timed in CPU seconds (the faster
-of two below :data:`modelvar.planning.probe_cost.REPEAT_BELOW`). Its **data factor** is
+trains on, and predicts a third as many test rows. A classifier's first fit in a process pays
+its start-up (imports, compiled code: lr-sgd's first fit + predict 1.4 s CPU, its second
+0.005 s), so an untimed warm-up fit comes first (its rows from a stream of its own, so that the
+probe draws the same rows whatever the process did before); then each row count is timed in
+CPU seconds (the faster of two below :data:`modelvar.planning.probe_cost.REPEAT_BELOW`), the
+largest always twice, the faster kept: no single fit sets a factor (that second fit may take the
+probe past its share by one fit). Its **data factor** is
 
     factor = measured(m) / model(m)        at the largest row count m probed,
+
+and its **spread** how far the factors of the row counts probed disagree (max / min): the fit
+jobs' runtime bound is at least that (:mod:`modelvar.planning.plan`, "Resources").
 
 and every fit of the dataset × classifier is estimated as model(n) · factor: the cost model's
 growth from m to n rows, the level from the data. The closer m comes to n the less is left to
@@ -52,6 +60,9 @@ FIRST_ROWS = 256
 #: cache (the largest real one measured: 8.7, xgb on noisy data; docs/measurements/cost-model.md)
 PLAUSIBLE_FACTOR = 30.0
 CACHE = Path(".modelvar", "data-probes.json")
+#: part of every cached factor's key: a probe that measures otherwise probes again (2: warmed
+#: up, the largest row count timed twice)
+PROBE_VERSION = 2
 
 
 def address_space_limit() -> int | None:
@@ -71,11 +82,16 @@ class DataFactor:
     fits: int
     cpu: float
     when: str = ""
+    #: how far the factors at the probe's row counts disagree (max/min ≥ 1): the plan's
+    #: runtime bound of these fits is at least this (modelvar.planning.plan)
+    spread: float = 1.0
 
     def note(self, full_rows: int) -> str:
+        spread = f", its row counts' factors {self.spread:.1f}× apart" if self.spread > 1.5 \
+            else ""
         return (f"× {self.factor:.2f} from {self.fits} probe fit(s) on its own rows, up to "
                 f"{self.rows:,} of a full fit's {full_rows:,} ({self.cpu:.1f} s CPU"
-                f"{', ' + self.when if self.when else ''})")
+                f"{', ' + self.when if self.when else ''}{spread})")
 
 
 def _say(line: str) -> None:
@@ -116,31 +132,54 @@ def probe_factor(classifier: str, y: np.ndarray, n_classes: int,
     from threadpoolctl import threadpool_limits
 
     from modelvar.models.registry import make_classifier
-    from modelvar.planning.probe_cost import fit_cpu_seconds, next_fit_fits
+    from modelvar.planning.probe_cost import fit_cpu_timings, next_fit_fits
 
     rng = stream(seed, "data-probe", classifier=classifier, dataset=label).generator()
     sizes = row_counts(min(full_rows, len(pool)), n_classes)
-    used, times, last = 0.0, [], None
+    used, times, factors, fits = 0.0, [], [], 0
+
+    def draw(rows, rng):
+        train = probe_rows(pool, y, rows, rng)
+        held = np.sort(rng.choice(test, size=min(len(test), max(rows // 3, 1)), replace=False))
+        return train, *prepare(train, held)
+
+    def model_of(X_test):
+        return PredictingOn(make_classifier(classifier, seed=0, threads=threads), X_test)
+
     with threadpool_limits(limits=threads):
+        if (classifier, threads) not in _WARMED:  # a first fit's start-up is not the data's
+            train, X_train, X_test = draw(
+                sizes[0], stream(seed, "data-probe-warm-up", classifier=classifier).generator())
+            fit_cpu_timings(lambda: model_of(X_test), X_train, y[train], n_classes)
+            _WARMED.add((classifier, threads))
         for j, rows in enumerate(sizes):
             if times and not next_fit_fits(times, used, share):
                 break
             say(f"probing {classifier} on {label}'s own rows: fit {j + 1} of ≤ {len(sizes)}, "
                 f"{rows:,} rows ({used:.1f} of {share:.1f} s CPU)")
-            train = probe_rows(pool, y, rows, rng)
-            held = np.sort(rng.choice(test, size=min(len(test), max(rows // 3, 1)),
-                                      replace=False))
-            X_train, X_test = prepare(train, held)
-            seconds, spent = fit_cpu_seconds(
-                lambda X_test=X_test: PredictingOn(
-                    make_classifier(classifier, seed=0, threads=threads), X_test),
-                X_train, y[train], n_classes)
-            used += spent
-            times.append(seconds)
-            last = (rows, X_train.shape[1], seconds)
-    rows, d, seconds = last
-    factor = max(seconds, 1e-6) / max(model_seconds(rows, d), 1e-6)
-    return DataFactor(float(factor), int(rows), len(times), float(used))
+            train, X_train, X_test = draw(rows, rng)
+            timings = fit_cpu_timings(lambda X_test=X_test: model_of(X_test), X_train,
+                                      y[train], n_classes)
+            last = (X_train, X_test, train, rows, timings)
+            used, fits = used + sum(timings), fits + len(timings)
+            times.append(min(timings))
+            factors.append(max(min(timings), 1e-6)
+                           / max(model_seconds(rows, X_train.shape[1]), 1e-6))
+        X_train, X_test, train, rows, timings = last
+        if len(timings) < 2:  # the row count that sets the factor: never a single fit
+            again = fit_cpu_timings(lambda: model_of(X_test), X_train, y[train], n_classes)
+            used, fits = used + sum(again), fits + len(again)
+            times[-1] = min(times[-1], *again)
+            factors[-1] = max(times[-1], 1e-6) / max(model_seconds(rows, X_train.shape[1]),
+                                                     1e-6)
+    spread = max(factors) / min(factors)
+    return DataFactor(float(factors[-1]), int(sizes[len(times) - 1]), fits, float(used),
+                      spread=float(spread))
+
+
+#: (classifier, threads) whose first fit this process has made: that fit pays imports and
+#: compiled code (lr-sgd's first fit + predict 1.4 s CPU, its second 0.005 s), once per process
+_WARMED: set[tuple[str, int]] = set()
 
 
 class PredictingOn:
@@ -202,7 +241,7 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
             shape = at_hand[name]
             full_rows = max(int(shape.n_rows * (1 - test_fraction)), 1)
             key = _key([config["datasets"][name], asdict(shape), clf, budget, threads_of(clf),
-                        test_fraction, config["root_seed"], cost_source])
+                        test_fraction, config["root_seed"], cost_source, PROBE_VERSION])
             entry = cache.get(f"{name}/{clf}")
             if isinstance(entry, dict) and entry.get("key") == key:
                 try:
@@ -238,7 +277,7 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
                     f"{PLAUSIBLE_FACTOR:g}]: {factor:g} is used (a probe this far off measured "
                     "something else than the data, e.g. a first fit's start-up)")
             found = DataFactor(factor, found.rows, found.fits, found.cpu,
-                               time.strftime("%Y-%m-%d %H:%M"))
+                               time.strftime("%Y-%m-%d %H:%M"), found.spread)
             spent += found.cpu
             cache[f"{name}/{clf}"] = {"key": key, "factor": asdict(found)}
             changed = True

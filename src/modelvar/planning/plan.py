@@ -36,7 +36,8 @@ itself (the same id), for a chunk split by runs the repeat (``rel0p2_cnone_hnone
 
 **Resources.** A job's ``runtime`` is its estimate times a bound plus
 ``jobs.runtime_margin_minutes`` (default 10): 2 where probe fits on the dataset's own rows
-scaled the estimate (:mod:`modelvar.planning.data_probe`), else the classifier's worst miss
+scaled the estimate (:mod:`modelvar.planning.data_probe`), or how far the probe's row counts
+disagreed if more, else the classifier's worst miss
 measured on realistic data the cost model never saw (``misses`` of the cost model,
 ``make bench-cost-realistic``; at least 2), so a fit the shape alone misses by that much is not
 killed; doubled with its
@@ -438,7 +439,8 @@ def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
 def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape, config: dict,
                      cost: CostModel, target: float,
                      gpu_speedup: float | dict[int, float] | None, form: str,
-                     repeats: int, data_factor: float | None = None) -> ClassifierPlan:
+                     repeats: int, data_factor: float | None = None,
+                     data_spread: float = 1.0) -> ClassifierPlan:
     runs = config["split"]["runs"]
     epochs = epochs_of(classifier, config)
     plan = ClassifierPlan(classifier)
@@ -458,7 +460,9 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
         return seconds_of[key]
 
     per_fit = {chunk: [fit_seconds(c) for c in members] for chunk, members in chunks.items()}
-    limit_factor = (LIMIT_FACTOR if data_factor is not None or classifier not in cost.classifiers
+    # probed: LIMIT_FACTOR, widened to how far the probe's row counts disagreed (its spread)
+    limit_factor = (max(LIMIT_FACTOR, data_spread) if data_factor is not None
+                    else LIMIT_FACTOR if classifier not in cost.classifiers
                     else cost.miss_bound(classifier))
     mem_fit = _mem_fit(classifier, shape, config, form)
     mem_metrics = _mem_metrics(shape, config, form)
@@ -656,7 +660,8 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
             plan.classifiers[clf] = _plan_classifier(
                 name, clf, cells_of_clf, shape, config, cost,
                 target, speedups.get(clf), form, study.repeats_of(name, clf),
-                factors[name, clf][0].factor if (name, clf) in factors else None)
+                *((factors[name, clf][0].factor, factors[name, clf][0].spread)
+                  if (name, clf) in factors else ()))
             plan.classifiers[clf].design = design
             plan.classifiers[clf].collapsed = [f for f in design.collapsed
                                                if f not in collapsed]

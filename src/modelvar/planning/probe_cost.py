@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -98,20 +97,25 @@ def _say(line: str) -> None:
     print(f"modelvar: {line}", file=sys.stderr, flush=True)
 
 
-def fit_cpu_seconds(model_of, X, y, n_classes: int) -> tuple[float, float]:
-    """(CPU seconds of one fit + predict, the CPU seconds spent timing it): the faster of two
-    fits where one is under :data:`REPEAT_BELOW`."""
-    best, spent = math.inf, 0.0
-    for _ in range(2):
+def fit_cpu_timings(model_of, X, y, n_classes: int, *, at_least: int = 1) -> list[float]:
+    """The CPU seconds of fit + predict, timed ``at_least`` times, and twice where the first is
+    under :data:`REPEAT_BELOW`."""
+    timings: list[float] = []
+    while len(timings) < max(at_least, 2 if timings and timings[0] < REPEAT_BELOW else 1):
         model = model_of()
         with Stopwatch() as watch:  # what a fit job times (and the estimator's contract)
             model.fit(X, y, n_classes)
             model.predict_proba(X)
             model.predict(X)
-        best, spent = min(best, watch.span.cpu), spent + watch.span.cpu
-        if watch.span.cpu >= REPEAT_BELOW:
-            break
-    return best, spent
+        timings.append(watch.span.cpu)
+    return timings
+
+
+def fit_cpu_seconds(model_of, X, y, n_classes: int) -> tuple[float, float]:
+    """(CPU seconds of one fit + predict, the CPU seconds spent timing it): the faster of two
+    fits where one is under :data:`REPEAT_BELOW`."""
+    timings = fit_cpu_timings(model_of, X, y, n_classes)
+    return min(timings), sum(timings)
 
 
 def probe(name: str, shapes: list[ProbeShape], *, budget: float, threads: int = 1,
@@ -138,10 +142,19 @@ def next_fit_fits(times: list[float], used: float, share: float) -> bool:
 
 
 def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
+    samples, spent, skipped = _probe_shapes(name, shapes, budget, say, model_of)
+    return fit_samples(name, samples, spent=spent, budget=budget, skipped=skipped)
 
+
+def _probe_shapes(name, shapes, budget, say, model_of
+                  ) -> tuple[dict[ProbeShape, list[tuple]], float, int]:
+    """Probe fits on synthetic data of each shape within ``budget`` (module docstring): the
+    samples ``(rows, d, C, 1, seconds)`` of each shape probed, the CPU seconds spent, and how
+    many shapes the spent budget left unprobed."""
     rng = stream(0, "cost-probe", classifier=name).generator()
     shapes = sorted(shapes, key=lambda s: (s.d * max(s.n_classes - 1, 1), s.rows))
-    samples, spent, sizes_probed, skipped = [], 0.0, [], 0
+    samples: dict[ProbeShape, list[tuple]] = {}
+    spent, skipped = 0.0, 0
     for i, shape in enumerate(shapes):
         share = (budget - spent) / (len(shapes) - i)
         if share <= 0 and samples:  # the budget is spent: the power law extrapolates
@@ -151,6 +164,7 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
         W = rng.standard_normal((shape.d, shape.n_classes))
         X_all, y_all = np.empty((0, shape.d)), np.empty(0, dtype=np.int64)
         used, times = 0.0, []
+        samples[shape] = []
         for j, rows in enumerate(sizes):
             if times and not next_fit_fits(times, used, share):
                 break
@@ -173,18 +187,25 @@ def _probe(name, shapes, budget, say, model_of) -> tuple[FitCost, str]:
                     f"{type(exc).__name__}: {exc}") from exc
             used += cost
             times.append(seconds)
-            samples.append((rows, shape.d, shape.n_classes, 1, max(seconds, 1e-6)))
+            samples[shape].append((rows, shape.d, shape.n_classes, 1, max(seconds, 1e-6)))
         spent += used
-        sizes_probed.append(len(times))
-    note = (f"{len(samples)} probe fits on {len(shapes) - skipped} shape(s), {spent:.1f} s "
-            f"CPU of a {budget:g} s budget (jobs.probe_budget_seconds)")
+    return samples, spent, skipped
+
+
+def fit_samples(name: str, samples: dict, *, spent: float, budget: float,
+                skipped: int = 0) -> tuple[FitCost, str]:
+    """The power law of a classifier's probe ``samples`` (shape → its fits' samples), with a
+    note on what was probed; one row count per shape: taken as linear in the rows."""
+    rows = [s for shape_samples in samples.values() for s in shape_samples]
+    note = (f"{len(rows)} probe fits on {len(samples)} shape(s), {spent:.1f} s CPU of a "
+            f"{budget:g} s budget (jobs.probe_budget_seconds)")
     if skipped:
         note += f"; {skipped} shape(s) extrapolated (the budget was spent)"
-    linear = max(sizes_probed) < 2  # nothing says how the time grows with the rows
+    linear = max(len(s) for s in samples.values()) < 2  # nothing says how time grows
     if linear:  # seconds per row, fitted on d and C, times n
-        samples = [(1, d, c, e, t / rows) for rows, d, c, e, t in samples]
+        rows = [(1, d, c, e, t / n) for n, d, c, e, t in rows]
         note += "; one row count each, so the cost is taken as linear in the rows"
-    cost = fit({name: np.array(samples)}, source="probe fits", regimes={name: ()},
+    cost = fit({name: np.array(rows)}, source="probe fits", regimes={name: ()},
                with_overhead=False).classifiers[name][0]
     if linear:
         cost = replace(cost, exponents=(1.0, *cost.exponents[1:]))
@@ -205,15 +226,18 @@ def probed_cost(name: str, declaration: dict, shapes: list[ProbeShape],
                 results_dir: str | Path, *, budget: float, threads: int = 1,
                 say: Callable[[str], None] = _say, probe_now: bool = True
                 ) -> tuple[FitCost, str]:
-    """The cached probe of ``name`` for these shapes and budget, else a new one (written to the
-    cache); with a note for the plan saying where the cost comes from. Without ``probe_now``
-    no fit runs: an uncached classifier gets :data:`UNPROBED_SECONDS` per fit, said so."""
+    """The cost of ``name`` from probe fits of each shape (datasets of one shape share it),
+    cached per shape: a shape probed before (same declaration, budget and threads) is not
+    probed again, so removing a dataset probes nothing and adding one probes only its shape;
+    the power law is fitted to the cached samples of this study's shapes. With a note for the
+    plan saying where the cost comes from. Without ``probe_now`` no fit runs: a classifier
+    with an unprobed shape gets :data:`UNPROBED_SECONDS` per fit, said so."""
     merged: dict[tuple[int, int, int], list[str]] = {}
     for s in shapes:
         merged.setdefault((int(s.rows), int(s.d), int(s.n_classes)), []).extend(s.names)
     shapes = [ProbeShape(*key, tuple(dict.fromkeys(names))) for key, names in
               sorted(merged.items())]
-    key = hashlib.sha256(json.dumps([declaration, sorted(merged), budget, threads],
+    key = hashlib.sha256(json.dumps([declaration, budget, threads],
                                     sort_keys=True).encode()).hexdigest()
     path = Path(results_dir) / CACHE
     try:
@@ -222,20 +246,45 @@ def probed_cost(name: str, declaration: dict, shapes: list[ProbeShape],
         cache = {}
     cache = cache if isinstance(cache, dict) else {}
     entry = cache.get(name)
+    entry = entry if isinstance(entry, dict) and entry.get("key") == key \
+        and isinstance(entry.get("shapes"), dict) else {"key": key, "shapes": {}}
     hint = f"declare {name}'s seconds_per_fit to skip probing"
-    if isinstance(entry, dict) and entry.get("key") == key:
-        cost = FitCost.from_dict(entry)
-        return cost, f"probe fits of {entry['when']} ({entry.get('note', '')}), cached in " \
-                     f"{path}; {hint}"
-    if not probe_now:
+
+    def shape_key(shape: ProbeShape) -> str:
+        return f"{shape.rows}x{shape.d}x{shape.n_classes}"
+
+    missing = [s for s in shapes if shape_key(s) not in entry["shapes"]]
+    if missing and not probe_now:
         return declared_cost(UNPROBED_SECONDS), (f"{NOT_PROBED} ({UNPROBED_SECONDS:g} s per "
                                                  "fit assumed: a plan made without probe fits)")
-    say(f"{name} declares no seconds_per_fit: timing probe fits of it on synthetic data of "
-        f"the study's shapes, within {budget:g} s of CPU (jobs.probe_budget_seconds); the "
-        "plan is cached once made")
-    cost, note = probe(name, shapes, budget=budget, threads=threads, say=say)
     when = time.strftime("%Y-%m-%d %H:%M")
-    cache[name] = {"key": key, **cost.as_dict(), "when": when, "note": note,
-                   "shapes": sorted(merged)}
-    write_text(json.dumps(cache, sort_keys=True, indent=1) + "\n", path)
-    return cost, f"probe fits made now ({when}: {note}), cached in {path}; {hint}"
+    if missing:
+        say(f"{name} declares no seconds_per_fit: timing probe fits of it on synthetic data of "
+            f"{len(missing)} of the study's {len(shapes)} shape(s), within {budget:g} s of CPU "
+            "(jobs.probe_budget_seconds); each shape's probe is cached once made")
+        from threadpoolctl import threadpool_limits
+
+        from modelvar.models.registry import make_classifier
+
+        with threadpool_limits(limits=threads):
+            found, spent, _ = _probe_shapes(
+                name, missing, budget, say, lambda: make_classifier(name, seed=0,
+                                                                    threads=threads))
+        for shape in missing:  # a shape the spent budget skipped is extrapolated, not cached
+            if found.get(shape):
+                entry["shapes"][shape_key(shape)] = {
+                    "samples": [list(s) for s in found[shape]], "when": when,
+                    "cpu": spent / max(len(found), 1)}
+        cache[name] = entry
+    probed = {s: [tuple(x) for x in entry["shapes"][shape_key(s)]["samples"]]
+              for s in shapes if shape_key(s) in entry["shapes"]}
+    cpu = sum(entry["shapes"][shape_key(s)]["cpu"] for s in probed)
+    cost, note = fit_samples(name, probed, spent=cpu, budget=budget,
+                             skipped=len(shapes) - len(probed))
+    if missing:  # what the last study's shapes gave, for a reader of the cache
+        entry.update(cost.as_dict())
+        write_text(json.dumps(cache, sort_keys=True, indent=1) + "\n", path)
+    made = "made now" if missing else "of " + max(entry["shapes"][shape_key(s)]["when"]
+                                                  for s in probed)
+    return cost, (f"probe fits {made} ({when if missing else ''}{': ' if missing else ''}"
+                  f"{note}), cached per shape in {path}; {hint}")
