@@ -6,6 +6,10 @@ and with the plan's probe fits on the data (modelvar.planning.data_probe).
     python benchmarks/bench_cost_realistic.py [--classifiers lr-sgd svm-sgd xgb] [--quick]
         [--budget 20]
 
+``--fresh`` probes each noisy shape in a new process, as the workflow's load does (its first fit
+of a classifier is the probe's: issue 67 found that fit's start-up priced as the data); the
+``--shapes`` option takes shapes of your own (e.g. ones the calibration never saw).
+
 Each fit is one run as a fit job makes it: preprocessed as a fit job does (numeric columns
 standardised on the training rows), fit + predict_proba + predict of the test rows, in CPU
 seconds, one thread. The data (a seed stream the calibration never uses): ``d`` columns, of which
@@ -26,6 +30,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -74,34 +79,74 @@ def standardise(X, numeric, train, test):
     return out[train], out[test]
 
 
-def one_case(clf, label, y, c, prepare, pool, test, numeric, few, cost, budget):
-    """(label, n_train, d, C, measured, model estimate, estimate with probes, probe CPU)."""
-    X_train, X_test = prepare(pool, test)
-    d = X_train.shape[1]
+def probed_factor(clf, label, y, c, prepare, pool, test, model_seconds, budget, fresh):
+    """The probe's factor, found here, or (``fresh``) in a new process whose first fit of the
+    classifier is the probe's, as in the workflow's load (issue 67: that fit's start-up was
+    measured as the data)."""
+    if not fresh:
+        found = probe_factor(clf, y, c, prepare, pool, test, len(pool), model_seconds, budget,
+                             threads=1, seed=11, label=label, say=lambda line: None)
+        return found.factor, found.cpu, found.rows
+    import subprocess
+    import sys
 
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            "import bench_cost_realistic as b; "
+            f"print(b.fresh_probe({clf!r}, {label!r}, {budget!r}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    return tuple(json.loads(out))
+
+
+def fresh_probe(clf, label, budget):
+    """In a new process: the probe of ``clf`` on the noisy shape ``label`` (JSON)."""
+    n, d, c = (int(v.replace(",", "")) for v in label.removeprefix("noisy ").split(" x "))
+    cost = load(None)
+    y, prepare, pool, test, numeric = noisy_case(n, d, c)
+    model_seconds = model_seconds_of(cost, clf, c, numeric, 0)
+    found = probe_factor(clf, y, c, prepare, pool, test, len(pool), model_seconds, budget,
+                         threads=1, seed=11, label=label, say=lambda line: None)
+    return json.dumps([found.factor, found.cpu, found.rows])
+
+
+def model_seconds_of(cost, clf, c, numeric, few):
     def model_seconds(rows, d_):
         return cost.seconds(clf, rows, d_, c, 1.0, onehot_share=onehot_share(numeric, d_),
                             few_valued_share=few_valued_share(None, few, d_))
 
+    return model_seconds
+
+
+def one_case(clf, label, y, c, prepare, pool, test, numeric, few, cost, budget, fresh=False):
+    """(label, n_train, d, C, measured, model estimate, estimate with probes, probe CPU)."""
+    model_seconds = model_seconds_of(cost, clf, c, numeric, few)
+    factor, probe_cpu, probe_rows = probed_factor(clf, label, y, c, prepare, pool, test,
+                                                  model_seconds, budget, fresh)
+    X_train, X_test = prepare(pool, test)
+    d = X_train.shape[1]
     measured, _ = fit_cpu_seconds(lambda: PredictingOn(make_classifier(clf, seed=0, threads=1),
                                                   X_test), X_train, y[pool], c)
-    found = probe_factor(clf, y, c, prepare, pool, test, len(pool), model_seconds, budget,
-                         threads=1, seed=11, label=label, say=lambda line: None)
     estimate = model_seconds(len(pool), d)
-    return (label, len(pool), d, c, measured, estimate, estimate * found.factor, found.cpu,
-            found.rows)
+    return (label, len(pool), d, c, measured, estimate, estimate * factor, probe_cpu,
+            probe_rows)
 
 
-def synthetic_cases(clf, shapes, cost, budget):
+def noisy_case(n, d, c):
+    """(y, prepare, training pool, test rows, numeric columns) of the noisy shape n × d × C."""
+    rng = stream(20261127, "bench-cost-realistic", dataset=f"{n}x{d}x{c}").generator()
+    X, y, numeric = noisy(n, d, c, rng)
+    order = rng.permutation(n)
+    cut = int(n * (1 - TEST_FRACTION))
+    pool, test = np.sort(order[:cut]), np.sort(order[cut:])
+    return (y, lambda tr, te, X=X, numeric=numeric: standardise(X, numeric, tr, te), pool, test,
+            numeric)
+
+
+def synthetic_cases(clf, shapes, cost, budget, fresh=False):
     for n, d, c in shapes:
-        rng = stream(20261127, "bench-cost-realistic", dataset=f"{n}x{d}x{c}").generator()
-        X, y, numeric = noisy(n, d, c, rng)
-        order = rng.permutation(n)
-        cut = int(n * (1 - TEST_FRACTION))
-        pool, test = np.sort(order[:cut]), np.sort(order[cut:])
-        yield one_case(clf, f"noisy {n:,} x {d:,} x {c}", y, c,
-                       lambda tr, te, X=X, numeric=numeric: standardise(X, numeric, tr, te),
-                       pool, test, numeric, 0, cost, budget)
+        y, prepare, pool, test, numeric = noisy_case(n, d, c)
+        yield one_case(clf, f"noisy {n:,} x {d:,} x {c}", y, c, prepare, pool, test, numeric,
+                       0, cost, budget, fresh)
 
 
 def embedded_cases(clf, cost, budget):
@@ -146,9 +191,17 @@ def main():
     parser.add_argument("--quick", action="store_true", help="three shapes, not six")
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument("--save", metavar="JSON", help="also write every row there")
+    parser.add_argument("--shapes", nargs="+", metavar="NxDxC",
+                        help="noisy shapes of your own (e.g. shapes the calibration never saw)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="each probe of a noisy shape in a new process, its first fit of the "
+                        "classifier the probe's own (as the workflow's load makes it)")
+    parser.add_argument("--no-embedded", action="store_true", help="the noisy shapes only")
     args = parser.parse_args()
     cost = load(None)
     shapes = QUICK_SHAPES if args.quick else SHAPES
+    if args.shapes:
+        shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes]
     print("estimate / measured CPU seconds of one fit (model: the shape alone; probed: times the "
           "data factor)")
     print(f"  {'classifier':9s} {'data':34s} {'n_train':>8s} {'d':>5s} {'C':>4s} "
@@ -157,8 +210,10 @@ def main():
     for clf in args.classifiers:
         warm_up(clf)
         groups = {"noisy": [], "embedded": []}
-        for group, cases in (("noisy", synthetic_cases(clf, shapes, cost, args.budget)),
-                             ("embedded", embedded_cases(clf, cost, args.budget))):
+        for group, cases in (("noisy", synthetic_cases(clf, shapes, cost, args.budget,
+                                                       args.fresh)),
+                             ("embedded", [] if args.no_embedded
+                              else embedded_cases(clf, cost, args.budget))):
             for row in cases:
                 groups[group].append(row)
                 label, n, d, c, measured, model, probed, spent, rows = row
@@ -166,6 +221,8 @@ def main():
                       f"{model / measured:7.2f} {probed / measured:7.2f} {spent:7.1f} "
                       f"{rows:6,d}", flush=True)
         for group, rows in groups.items():
+            if not rows:
+                continue
             for column, what in ((5, "model"), (6, "probed")):
                 inside, total, worst, _ = summary(rows, column)
                 print(f"  {clf} {group} {what}: {inside} of {total} within 0.5-2x, worst "
