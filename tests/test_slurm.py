@@ -65,9 +65,22 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     t0 = time.perf_counter()
-    proc = run_slurm(work, CONFIGS / "slurm.yaml")
+    proc = run_slurm(work, CONFIGS / "slurm.yaml", "--slurm-efficiency-report")
     first_seconds = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    # issue 69: the fit and metrics jobs went as job arrays (SLURM's <job>_<task> ids), the load
+    # said so, and the efficiency report (sacct, with the test cluster's slurmdbd) lies where
+    # the profile puts it, a row per job step with its rule and its memory against the ask
+    out = proc.stdout + proc.stderr
+    assert "modelvar: SLURM: fit: 2 jobs as job arrays, 1 sbatch call(s)" in out, out[-3000:]
+    assert re.search(r"Submitted array job with Snakemake IDs \d+,\d+ and SLURM job ID", out), \
+        out[-3000:]
+    reports = list((work / ".snakemake" / "slurm-efficiency").glob("efficiency_report_*.csv"))
+    if shutil.which("sacctmgr"):  # accounting: the set-up's default (WITH_DBD=1)
+        assert len(reports) == 1, out[-3000:]
+        report = pd.read_csv(reports[0])
+        assert report["RuleName"].str.contains("rule_fit").any(), report.to_string()
+        assert {"Memory Usage (%)", "CPU Efficiency (%)"} <= set(report.columns)
     results = work / "results"
     figures = results / "vehicle" / "figures"
     assert (figures / "gross_accuracy_grid.png").stat().st_size > 10_000

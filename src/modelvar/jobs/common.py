@@ -83,3 +83,12 @@ def classifier_name(value: str) -> str:
         raise argparse.ArgumentTypeError(f"{value!r} is not a classifier's name "
                                          f"({CLASSIFIER_NAME})")
     return value
+
+
+def add_fit_inputs(p: argparse.ArgumentParser) -> None:
+    """What the fit and tune jobs read: the prepared dataset and the classifier."""
+    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
+    p.add_argument("--meta", required=True, help="its JSON metadata")
+    p.add_argument("--classifier", required=True, type=classifier_name,
+                   help="the classifier: a built-in or one the config declares (its "
+                   "declaration comes in --settings)")

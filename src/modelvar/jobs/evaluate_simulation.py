@@ -8,9 +8,7 @@ from pathlib import Path
 
 from modelvar.jobs.common import add_drawing, add_manifest, job_manifest, read_tables
 
-#: ``modelvar evaluate-simulation``: its line in ``modelvar --help``, its description and
-#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
-#: result, so they are no part of the job's code version
+#: the command (modelvar.jobs: its help texts are no part of the code version)
 NOT_RESULTS = ("help", "description", "metavar")
 COMMAND = dict(
     name="evaluate-simulation",

@@ -10,15 +10,13 @@ import os
 from pathlib import Path
 
 from modelvar.jobs.common import (
+    add_fit_inputs,
     add_manifest,
-    classifier_name,
     job_manifest,
     read_json,
 )
 
-#: ``modelvar fit``: its line in ``modelvar --help``, its description and
-#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
-#: result, so they are no part of the job's code version
+#: the command (modelvar.jobs: its help texts are no part of the code version)
 NOT_RESULTS = ("help", "description", "metavar")
 COMMAND = dict(
     name="fit",
@@ -28,11 +26,7 @@ COMMAND = dict(
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_manifest(p)
-    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
-    p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--classifier", required=True, type=classifier_name,
-                   help="the classifier: a built-in or one the config declares (its "
-                   "declaration comes in --settings)")
+    add_fit_inputs(p)
     p.add_argument("--cells", nargs="+", required=True,
                    help="perturbation cell ids (modelvar.study.cells)")
     p.add_argument("--repeats", type=int, nargs="+", required=True, help="repeat indices")

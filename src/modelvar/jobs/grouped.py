@@ -8,9 +8,7 @@ import json
 from modelvar.jobs.common import add_ec_local, add_manifest, read_json
 from modelvar.jobs.metrics_job import add_metrics_job_arguments, metrics_job_run
 
-#: ``modelvar grouped``: its line in ``modelvar --help``, its description and
-#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
-#: result, so they are no part of the job's code version
+#: the command (modelvar.jobs: its help texts are no part of the code version)
 NOT_RESULTS = ("help", "description", "metavar")
 COMMAND = dict(
     name="grouped",

@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from modelvar.jobs.common import add_manifest, classifier_name, job_manifest
+from modelvar.jobs.common import add_fit_inputs, add_manifest, job_manifest
 
-#: ``modelvar tune``: its line in ``modelvar --help``, its description and
-#: its arguments (:mod:`modelvar.cli` builds its parser from them); the help texts change no
-#: result, so they are no part of the job's code version
+#: the command (modelvar.jobs: its help texts are no part of the code version)
 NOT_RESULTS = ("help", "description", "metavar")
 COMMAND = dict(
     name="tune",
@@ -19,11 +17,7 @@ COMMAND = dict(
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_manifest(p)
-    p.add_argument("--data", required=True, help="canonical dataset (parquet)")
-    p.add_argument("--meta", required=True, help="its JSON metadata")
-    p.add_argument("--classifier", required=True, type=classifier_name,
-                   help="the classifier: a built-in or one the config declares (its "
-                   "declaration comes in --settings)")
+    add_fit_inputs(p)
     p.add_argument("--settings", help='a declared classifier\'s declaration as JSON: '
                    '{"declared": {...}} (modelvar.models.user), and "gpu" and "epochs" where '
                    'the config sets them')
