@@ -133,15 +133,19 @@ def tiny(classifiers) -> dict:
 
 
 def test_the_plan_finds_a_broken_estimator_before_any_job(broken, capsys):
-    """The probe fits call predict and predict_proba: `modelvar plan` and a dry run stop."""
+    """The probe fits call predict and predict_proba: `modelvar plan` and a run stop before
+    any job. A dry run fits nothing (issue 69): it says it planned shorty without probes."""
     from modelvar.cli import main
 
     config = tiny(["lr-sgd", declared("shorty", "Shorty")])
     config["jobs"] = {"probe_budget_seconds": 2}
     path = broken / "study.yaml"
     path.write_text(yaml.safe_dump(config))
-    proc = snakemake(broken, path, "-n", check=False)
+    dry = snakemake(broken, path, "-n", check=False)
+    assert dry.returncode == 0 and "no cached probe of shorty" in dry.stderr
+    proc = snakemake(broken, path, "--cores", "1", check=False)
     assert proc.returncode != 0
+    assert "Select jobs to execute" not in proc.stdout + proc.stderr  # no job started
     assert "shorty.predict returned " in proc.stderr
     assert "found by the plan's probe fits of shorty" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -20,7 +20,7 @@ import os
 import sys
 from pathlib import Path
 
-from modelvar import __version__
+from modelvar import __version__, run_watch
 from modelvar.jobs.common import add_ec_local
 from modelvar.running.job_commands import ARGS_FROM, arguments_from_file
 
@@ -459,11 +459,11 @@ def _without_pandas(args: argparse.Namespace) -> bool:
     jobs of classifiers whose spec says ``hides_pandas``: not the MLP's (torch asks
     ``importlib.util.find_spec("pandas")`` and would take a refusal for a broken installation;
     its own import dwarfs pandas'), nor a user's estimator (which may need pandas)."""
-    from modelvar.models.registry import built_in_names, spec
+    if args.command != "fit":
+        return args.command in ("pairwise", "grouped")
+    from modelvar.models.registry import built_in_names, spec  # the fit job's own import
 
-    return args.command in ("pairwise", "grouped") or (
-        args.command == "fit" and args.classifier in built_in_names()
-        and spec(args.classifier).hides_pandas)
+    return args.classifier in built_in_names() and spec(args.classifier).hides_pandas
 
 
 class _Unused:
@@ -528,9 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     lean = _without(["pandas"]) if _without_pandas(args) else contextlib.nullcontext()
     if getattr(args.func, "__name__", "").startswith("job_"):  # a workflow job: no orphans
-        from modelvar.run_watch import watch
-
-        watch(args.command)
+        run_watch.watch(args.command)
     try:
         with lean:
             return args.func(args)

@@ -65,6 +65,11 @@ class TableReadError(OSError):
     """A table file is missing, truncated or corrupt."""
 
 
+class PlacementError(ValueError):
+    """A file cannot be moved where it was asked to go (:func:`move_file`): the message says
+    why, and that nothing was written or removed."""
+
+
 class WriteFailed(OSError):
     """A file could not be written (disk full, read-only or unwritable folder, …): one line
     naming the file and the cause; the system's error is its ``__cause__``."""
@@ -196,15 +201,15 @@ def move_file(source: str | Path, dest: str | Path) -> Path:
     (never created: a typo would make folders anywhere, the file system's root included)."""
     source, dest = Path(source), Path(dest)
     if not source.is_file():
-        raise ValueError(f"{source}: no such file")
+        raise PlacementError(f"{source}: no such file")
     if dest.is_dir():
-        raise ValueError(f"{dest} is a folder; give the file's path in it, e.g. "
+        raise PlacementError(f"{dest} is a folder; give the file's path in it, e.g. "
                          f"{dest / source.name}")
     if not dest.parent.is_dir():
-        raise ValueError(f"{dest}: its folder {dest.parent} does not exist; nothing was "
+        raise PlacementError(f"{dest}: its folder {dest.parent} does not exist; nothing was "
                          "written or removed")
     if dest.exists() and os.path.samefile(source, dest):
-        raise ValueError(f"{dest} is {source} itself; nothing was written or removed")
+        raise PlacementError(f"{dest} is {source} itself; nothing was written or removed")
     copy_file(source, dest)
     source.unlink()
     return dest
