@@ -40,7 +40,7 @@ def test_a_dry_run_of_the_full_study_on_the_slurm_profile_lists_its_array_submis
     config["results_dir"] = str(tmp_path / "results")
     path = tmp_path / "full.yaml"
     path.write_text(yaml.safe_dump(config))
-    proc = snakemake(REPO, path, "-n", "--workflow-profile", str(REPO / "profiles" / "slurm"),
+    proc = snakemake(tmp_path, path, "-n", "--workflow-profile", str(REPO / "profiles" / "slurm"),
                      "--configfile", str(path), str(REPO / "config/openml/seed-study.yaml"),
                      "--slurm-array-limit", "500", timeout=900)
     found = dict(re.findall(r"SLURM: (\w+): ([\d,]+) jobs as job arrays", proc.stderr))
