@@ -1,14 +1,16 @@
 """SLURM job arrays as the plan's runs will use them (issue 69): the profile sends the fit and
 metrics jobs as arrays, and the load says in how many sbatch calls (a dry run too)."""
 
+import json
 import re
+import subprocess
+import sys
 
 import pytest
 import yaml
 
 from conftest import REPO, snakemake
 from modelvar.running.slurm_arrays import array_lines, arrayed_rules
-from modelvar.running.workflow_config import slurm_arrays
 
 
 def test_the_lines_count_the_sbatch_calls_of_each_arrayed_rule():
@@ -29,9 +31,19 @@ def test_the_slurm_profile_arrays_the_fit_and_metrics_rules_only():
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "profile.yaml").read_text())
     assert arrayed_rules(profile["slurm-array-jobs"]) == {
         "fit", "fit_mlp", "pairwise_metrics", "grouped_metrics"}
-    setting, limit = slurm_arrays(["--workflow-profile", str(REPO / "profiles" / "slurm")])
-    assert setting == profile["slurm-array-jobs"] and limit is None
-    assert slurm_arrays(["--workflow-profile", str(REPO / "profiles" / "local")]) is None
+    # read as the workflow's load reads it: in a process of its own (a test worker's earlier
+    # tests once left Snakemake's parser unable to read the profile in one CI run)
+    code = ("import json, sys; from modelvar.running.workflow_config import _parsed, "
+            "slurm_arrays; argv = sys.argv[1:]; _parsed(argv); "
+            "print(json.dumps(slurm_arrays(argv)))")
+    found = {}
+    for name in ("slurm", "local"):
+        proc = subprocess.run([sys.executable, "-c", code, "--workflow-profile",
+                               str(REPO / "profiles" / name)], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        found[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found == {"slurm": [profile["slurm-array-jobs"], None], "local": None}
 
 
 @pytest.mark.workflow
