@@ -176,12 +176,15 @@ def _nested_yaml(entry: str) -> str:
 
 def _parsed(argv: Sequence[str]):
     """Snakemake's own reading of a command line ``argv`` (its options namespace; read once
-    per process and command line, and only read)."""
-    return _parsed_once(tuple(argv))
+    per process, command line and working directory — a default profile is found from it —
+    and only read)."""
+    import os
+
+    return _parsed_once(tuple(argv), os.getcwd())
 
 
 @functools.lru_cache(maxsize=4)
-def _parsed_once(argv: tuple[str, ...]):
+def _parsed_once(argv: tuple[str, ...], cwd: str):
     from snakemake.cli import parse_args
     from snakemake.exceptions import CliException
 
