@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-cost-realistic bench-verdicts bench-sequential bench-sequential-replay bench-edits calibrate \
+	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-cost-realistic bench-verdicts bench-sequential bench-sequential-replay bench-edits bench-default-study calibrate \
 	first-hour
 setup:
 	bash scripts/setup-venv.sh
@@ -73,6 +73,10 @@ bench-sequential-replay: setup
 # after each edit (issue 54; ARGS="--tree OTHER_CHECKOUT" for another tree; ~8 minutes)
 bench-edits: setup
 	$(PY) benchmarks/bench_edits.py $(ARGS)
+# the default study's CPU against another checkout (ARGS="--old DIR"), per block its fit jobs'
+# CPU over their fitting CPU
+bench-default-study: setup
+	$(PY) benchmarks/bench_default_study.py $(ARGS)
 # re-fit the shipped cost model on this machine (writes src/modelvar/planning/cost_model.json)
 calibrate: setup
 	$(PY) benchmarks/calibrate_cost_model.py --write

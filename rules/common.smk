@@ -82,7 +82,7 @@ TUNED = config["hparams"] == "tuned"
 wildcard_constraints:
     dataset=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     classifier=registry.wildcard(among=CLASSIFIERS),
-    job=r"[a-z0-9_]+(\+\d+)?(\.c\d+)?\.r\d+(\.k\d+-\d+)?",
+    job=r"[a-z0-9_]+(\+\d+)?(\.c\d+)?\.r\d+(-\d+|\.k\d+-\d+)?",
     n_classes=r"\d+",
 
 

@@ -74,6 +74,7 @@ def test_an_edit_reruns_what_it_changes_and_nothing_else(finished, edit, tmp_pat
         # only the new repeat's fits: a third of the three repeats', every one of repeat 2
         data = yaml.safe_load((CONFIGS / "tiny.yaml").read_text())
         data["split"]["repeats"] += 1
+        data["results_dir"] = str(work / "results")  # its recorded batches of repeats
         study = check_config(data, read_schema(REPO / "workflow/schemas/config.schema.yaml"))
         plan = plan_study(data, study.schemas)
         assert fits and all(job.endswith(".r2") for _, _, job in fits), fits

@@ -58,10 +58,10 @@ def test_metrics_env_runs_a_job_and_the_light_library_installs_without_the_heavy
         tmp_path):
     workdir = tmp_path / "study"
     target = ("results/aggregated/summary/dataset=vehicle/classifier=lr-sgd/"
-              "dnone_cnone_hnone.r0.parquet")
+              "dnone_cnone_hnone.r0-1.parquet")
     snakemake(workdir, CONFIGS / "tiny.yaml", "--cores", "2", target)
     metrics = [workdir / "results/aggregated" / t / "dataset=vehicle/classifier=lr-sgd"
-               / "dnone_cnone_hnone.r0.parquet"
+               / "dnone_cnone_hnone.r0-1.parquet"
                for t in ("pairwise", "summary", "per_run", "agreement", "per_sample")]
     before = {p: p.read_bytes() for p in metrics}
     for path in metrics:

@@ -12,6 +12,7 @@ import pytest
 from conftest import REPO, completed
 from modelvar.data.schema import profile_problems
 from modelvar.models import mlp
+from modelvar.planning import repeat_batches
 from modelvar.planning.outputs import job_counts
 from modelvar.planning.plan import PlanError, gpu_speedup_at, plan_study, probability_form
 from modelvar.planning.plan_report import dataset_totals, format_plan
@@ -158,11 +159,16 @@ def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
                                   for k in range(*job.runs))
                     assert runs == list(range(10))
     small = plan.datasets["small"].classifiers["lr-sgd"]
-    # cheap: one job per repeat, every chunk in it (a repeat's job does not depend on how many
-    # repeats there are: issue 54)
+    # cheap: every chunk in one group, its repeats in consecutive batches of several (issue 67:
+    # a process's start-up paid once per batch), each batch one fit job and one metrics job
+    batches = [job.repeats for job in small.fit_jobs]
+    assert [r for b in batches for r in b] == list(range(10))
+    assert len(batches) < 10 and len(batches[0]) > 1
+    group = small.fit_jobs[0].id.split(".")[0]
+    assert "+" in group
     assert [job.id for job in small.fit_jobs] == [
-        f"{small.fit_jobs[0].id.split('.')[0]}.r{r}" for r in range(10)]
-    assert "+" in small.fit_jobs[0].id
+        f"{group}.r{b[0]}" + (f"-{b[-1]}" if len(b) > 1 else "") for b in batches]
+    assert [m.id for m in small.metrics_jobs] == [job.id for job in small.fit_jobs]
     big = plan.datasets["big"].classifiers["lr-sgd"]
     assert any(".k" in job.id for job in big.fit_jobs)  # dear: runs split across jobs
     assert plan.datasets["big"].collapsed == ["categorical"]
@@ -436,23 +442,37 @@ def test_plan_jobs_lists_every_job_with_its_rule(capsys):
     assert fits == int(re.search(r"total: ([\d,]+) fits", out).group(1).replace(",", ""))
 
 
-def test_repeats_are_additive():
-    """Issue 54: a repeat's jobs do not depend on how many repeats the study has: four repeats
-    are the three's jobs (the same cells, runs and estimate) plus jobs of repeat 3 alone, and
-    fewer repeats keep the first ones' jobs unchanged."""
+def test_repeats_are_additive(tmp_path):
+    """Issues 54 and 67: once a run has recorded its batches of repeats, a repeat's jobs do not
+    depend on how many repeats the study has: four repeats are the three's jobs (the same cells,
+    runs and estimate) plus jobs of repeat 3 alone, and fewer repeats keep the first ones' jobs
+    unchanged; without a record the batches are planned afresh."""
     target = 5 * _one_fit_seconds(study(), "big", "lr-sgd")
 
-    def jobs(repeats):
-        config = study(jobs={"target_minutes": target / 60})
+    def jobs(repeats, record=False):
+        config = study(jobs={"target_minutes": target / 60}, results_dir=str(tmp_path))
         config["split"]["repeats"] = repeats
         plan = plan_study(completed(config), {})
+        if record:
+            repeat_batches.record(tmp_path, plan.batches())
         return {(name, clf, job.id): job for name, ds in plan.datasets.items()
                 for clf, cp in ds.classifiers.items()
                 for job in [*cp.fit_jobs, *cp.metrics_jobs]}
 
-    three, four = jobs(3), jobs(4)
+    unrecorded_four = jobs(4)
+    three = jobs(3, record=True)
+    four = jobs(4, record=True)
     assert set(three) < set(four)
     assert all(four[key] == job for key, job in three.items())
     added = [four[key] for key in set(four) - set(three)]
     assert added and all(job.repeats == (3,) for job in added)
-    assert jobs(2).keys() < three.keys()
+    # planned afresh, repeat 3 joins a batch of the first three (what the record prevents)
+    assert set(unrecorded_four) != set(four)
+    # seven repeats after four: the recorded batches kept, 4-6 batched together
+    seven = jobs(7, record=True)
+    assert set(four) < set(seven)
+    assert any(job.repeats == (4, 5, 6) for key, job in seven.items() if key not in four)
+    # two repeats: the batch holding repeat 1 is cut to it, nothing beyond it planned
+    two = jobs(2)
+    assert all(max(job.repeats) < 2 for job in two.values())
+    assert {job.repeats for job in two.values()} >= {(0, 1)}

@@ -37,7 +37,7 @@ def test_verify_finds_a_damaged_table_and_its_command_regenerates_it(tmp_path):
     snakemake(tmp_path, config, "--cores", "2")
     results = tmp_path / "results"
     assert verify(results)[0] == []
-    table = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.r0.parquet"
+    table = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.r0-1.parquet"
     table.write_bytes(table.read_bytes()[:1500])
     # the reader names the file and the command
     proc = subprocess.run([sys.executable, "-m", "modelvar", "pairwise", "--predictions",
@@ -156,7 +156,7 @@ def test_file_dataset_at_a_hostile_path_is_a_real_input(tmp_path):
     assert "wildcards: dataset=mine" in dry.stdout
     # and a whole study on that dataset runs through every rule
     snakemake(tmp_path, config, "--cores", "2", "results/aggregated/summary/dataset=mine/"
-              "classifier=lr-sgd/dnone_cnone_hnone.r0.parquet")
+              "classifier=lr-sgd/dnone_cnone_hnone.r0-1.parquet")
     assert not list(tmp_path.rglob("PWNED"))
 
 

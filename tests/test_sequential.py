@@ -463,9 +463,12 @@ def _fit_jobs(folder: Path) -> dict[str, float]:
     return {str(p.relative_to(root)): p.stat().st_mtime for p in root.rglob("*.json")}
 
 
-def _repeat(job: str) -> tuple[str, int]:
+def _repeats(job: str) -> list[tuple[str, int]]:
+    """(classifier, repeat) of every repeat a fit job's manifest holds (``.rR``, ``.rA-B``)."""
     clf, name = job.split("/")
-    return clf, int(re.search(r"\.r(\d+)\.json$", name).group(1))
+    found = re.search(r"\.r(\d+)(?:-(\d+))?\.json$", name)
+    first = int(found.group(1))
+    return [(clf, r) for r in range(first, int(found.group(2) or first) + 1)]
 
 
 @pytest.mark.workflow
@@ -492,7 +495,7 @@ def test_a_sequential_study_runs_in_rounds_and_resumes_after_a_kill(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert sorted(_repeat(j) for j in round1 if _repeat(j)[1] < 4) == sorted(
+    assert sorted(p for j in round1 for p in _repeats(j) if p[1] < 4) == sorted(
         (c, r) for c in ("lr-sgd", "xgb") for r in range(4))
     rounds = read_rounds(tmp_path / "results")
     assert rounds.blocks["vehicle|lr-sgd"].repeats == 4
@@ -509,10 +512,10 @@ def test_a_sequential_study_runs_in_rounds_and_resumes_after_a_kill(tmp_path):
     dry = snakemake(tmp_path, tmp_path / "seq.yaml", "-n")
     planned = [manifest_of(out).split("/fit/vehicle/")[1]
                for rule, _, out in dry_run_jobs(dry.stdout) if rule == "fit"]
-    new = {_repeat(j) for j in planned} | {_repeat(j) for j in _fit_jobs(tmp_path)
-                                           if _repeat(j)[1] >= 4}
+    new = {p for j in planned for p in _repeats(j)} | {
+        p for j in _fit_jobs(tmp_path) for p in _repeats(j) if p[1] >= 4}
     assert new == {("xgb", r) for r in range(4, 8)}
-    assert all(_repeat(j)[1] >= 4 for j in planned)
+    assert all(p[1] >= 4 for j in planned for p in _repeats(j))
 
     resumed = _run_sh("--configfile", "seq.yaml", "--cores", "2", cwd=tmp_path)
     out = resumed.communicate(timeout=600)[0]
@@ -522,10 +525,11 @@ def test_a_sequential_study_runs_in_rounds_and_resumes_after_a_kill(tmp_path):
     final = read_rounds(tmp_path / "results")
     assert all(b.stopped for b in final.blocks.values())
     assert final.blocks["vehicle|lr-sgd"].looks == [4]
-    assert {_repeat(j) for j in after if j.startswith("lr-sgd")} == {("lr-sgd", r)
-                                                                     for r in range(4)}
+    assert {p for j in after if j.startswith("lr-sgd") for p in _repeats(j)} == {
+        ("lr-sgd", r) for r in range(4)}
     xgb = final.blocks["vehicle|xgb"]
-    assert {_repeat(j)[1] for j in after if j.startswith("xgb")} == set(range(xgb.repeats))
+    assert {p[1] for j in after if j.startswith("xgb") for p in _repeats(j)} == set(
+        range(xgb.repeats))
     summary = [line for line in out.splitlines() if line.strip().startswith("sequential:")]
     assert any(f"vehicle, lr-sgd: 4 repeats (looks at 4); stopped, "
                f"{final.blocks['vehicle|lr-sgd'].stopped}: " in line for line in summary), out

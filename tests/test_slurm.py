@@ -87,8 +87,8 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     summary = pd.read_parquet(results / "aggregated" / "summary")
     assert set(summary["classifier"]) == {"lr-sgd", "mlp"}
     # the GPU-tagged MLP job got the (fake) GPU from SLURM; the CPU job did not
-    mlp_log = (results / "logs/fit_mlp/vehicle/mlp/dnone_cnone_hnone.r0.log").read_text()
-    lr_log = (results / "logs/fit/vehicle/lr-sgd/dnone_cnone_hnone.r0.log").read_text()
+    mlp_log = (results / "logs/fit_mlp/vehicle/mlp/dnone_cnone_hnone.r0-1.log").read_text()
+    lr_log = (results / "logs/fit/vehicle/lr-sgd/dnone_cnone_hnone.r0-1.log").read_text()
     assert "CUDA_VISIBLE_DEVICES=0" in mlp_log and "SLURM_JOB_ID=" in mlp_log
     assert "CUDA_VISIBLE_DEVICES=unset" in lr_log
     assert "runs done 3/3" in mlp_log  # one repeat of 3 runs per job
@@ -102,9 +102,10 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     # refused before any job is submitted, and a file changed after its job (its size, or its
     # change time: issue 66) makes a resume redo that job, so neither can make a job fail: the
     # manifest records the damaged file as its job's
-    damaged = results / "predictions/dataset=vehicle/classifier=lr-sgd/dnone_cnone_hnone.r0.parquet"
+    damaged = (results / "predictions/dataset=vehicle/classifier=lr-sgd"
+               / "dnone_cnone_hnone.r0-1.parquet")
     content = damaged.read_bytes()
-    manifest_path = results / ".modelvar/manifests/fit/vehicle/lr-sgd/dnone_cnone_hnone.r0.json"
+    manifest_path = results / ".modelvar/manifests/fit/vehicle/lr-sgd/dnone_cnone_hnone.r0-1.json"
     manifest = json.loads(manifest_path.read_text())
     record = next(r for r in manifest["files"] if r["path"].startswith("pred"))
     damaged.write_bytes(content[:-4] + b"\0\0\0\0")  # the footer's magic number
@@ -118,7 +119,7 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     proc = run_slurm(work, CONFIGS / "slurm.yaml", "--forcerun", "pairwise_metrics")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-5000:]
-    log = "logs/pairwise_metrics/vehicle/lr-sgd/dnone_cnone_hnone.r0.log"
+    log = "logs/pairwise_metrics/vehicle/lr-sgd/dnone_cnone_hnone.r0-1.log"
     assert "Error in rule pairwise_metrics" in out and log in out
     job_log = (results / log).read_text()
     assert str(damaged.relative_to(work)) in job_log and "truncated or corrupt" in job_log
@@ -176,7 +177,7 @@ def test_a_fit_job_killed_for_time_comes_back_with_twice_the_limit(tmp_path):
     for folder in (work, baseline):
         folder.mkdir()
         (folder / "sleepy.py").write_text(SLEEPY)
-    table = "results/predictions/dataset=vehicle/classifier=sleepy/dnone_cnone_hnone.r0.parquet"
+    table = "results/predictions/dataset=vehicle/classifier=sleepy/dnone_cnone_hnone.r0-1.parquet"
     os.environ["SLEEPY_SECONDS"] = "100"
     try:
         proc = run_slurm(work, config, table)
@@ -190,7 +191,7 @@ def test_a_fit_job_killed_for_time_comes_back_with_twice_the_limit(tmp_path):
     # the retry asked SLURM for twice the first attempt's limit
     limits = re.findall(r"rule fit:\n(?:\s+.*\n)*?\s+resources: .*runtime=(\d+)", out)
     assert list(dict.fromkeys(limits)) == ["1", "2"], limits  # (each block is printed twice)
-    log = (work / "results/logs/fit/vehicle/sleepy/dnone_cnone_hnone.r0.log").read_text()
+    log = (work / "results/logs/fit/vehicle/sleepy/dnone_cnone_hnone.r0-1.log").read_text()
     assert "runs done" in log
     local = subprocess.run(
         [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",

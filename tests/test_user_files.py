@@ -121,11 +121,11 @@ def test_a_restored_job_is_the_jobs_again_not_a_stray(tmp_path):
 
 @pytest.mark.workflow
 def test_fewer_repeats_set_fits_aside_and_more_repeats_bring_them_back(tmp_path):
-    """P3: a finished 3-repeat study set to 2 repeats sets the 3rd repeat's jobs aside (it
-    deleted their tables, saying "the config regrouped the fits"); its Findings describe 2
-    repeats, on the folder and on a ``cp -a`` copy of it (the findings job's recipe holds its
-    inputs); set back to 3 repeats, the study refits nothing: its 6 jobs (2 fit, 2 metrics, 2
-    grouped) are restored."""
+    """P3: a finished 3-repeat study set to 2 repeats sets the jobs of its batch of 3 repeats
+    aside (it deleted their tables, saying "the config regrouped the fits") and fits a batch of
+    2; its Findings describe 2 repeats, on the folder and on a ``cp -a`` copy of it (the
+    findings job's recipe holds its inputs); set back to 3 repeats, the study refits nothing:
+    the recorded batch comes back, its 6 jobs (2 fit, 2 metrics, 2 grouped) restored."""
     from modelvar.pipeline.result_tables import SET_ASIDE_DIR
 
     config = tmp_path / "c.yaml"
@@ -133,8 +133,8 @@ def test_fewer_repeats_set_fits_aside_and_more_repeats_bring_them_back(tmp_path)
     _repeats(config, 3)
     snakemake(tmp_path, config, "--cores", "2")
     results = tmp_path / "results"
-    third = sorted(results.glob("predictions/**/*.r2.parquet"))
-    assert len(third) == 2  # a fit job of each classifier for the 3rd repeat
+    third = sorted(results.glob("predictions/**/*.r0-2.parquet"))
+    assert len(third) == 2  # a fit job of each classifier for its batch of 3 repeats
     content = {p: p.read_bytes() for p in third}
     copy = tmp_path / "copy"
     copy.mkdir()

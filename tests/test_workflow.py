@@ -18,20 +18,21 @@ pytestmark = pytest.mark.workflow
 def test_dry_run_job_counts(tmp_path):
     proc = snakemake(tmp_path, CONFIGS / "small.yaml", "-n", "--cores", "1")
     # 3 datasets; 3 downsampling x 2 model-seed levels = 6 cells (the one-at-a-time cells are
-    # among them), cheap enough for one fit job and one metrics job per dataset and repeat (4
-    # repeats); 1 classifier; grouped metrics for credit-g only; a design job per dataset
+    # among them), cheap enough for one fit job and one metrics job per dataset holding its 4
+    # repeats (a batch: issue 67); 1 classifier; grouped metrics for credit-g only; a design
+    # job per dataset
     assert job_counts(proc.stdout) == {
         "prepare_dataset": 3,
         "design": 3,
-        "fit": 12,
-        "pairwise_metrics": 12,
-        "grouped_metrics": 4,
+        "fit": 3,
+        "pairwise_metrics": 3,
+        "grouped_metrics": 1,
         "figures": 3,
         "group_disparities_figure": 1,
         "dataset_overview": 1,
         "findings": 1,
         "all": 1,
-        "total": 41,
+        "total": 20,
     }
 
 
@@ -148,7 +149,7 @@ def tiny_run(tmp_path_factory):
     return workdir / "results"
 
 
-JOB = "dnone_cnone_hnone.r0"  # the tiny study's fit and metrics job of repeat 0, per classifier
+JOB = "dnone_cnone_hnone.r0-1"  # the tiny study's fit and metrics job: its batch of repeats 0-1
 
 
 def table(results, name, classifier="lr-sgd", job=JOB):
@@ -269,10 +270,10 @@ def test_end_to_end_figures_and_logs(tiny_run):
         assert (fig.with_suffix(".pdf")).read_bytes().startswith(b"%PDF")
     log = (tiny_run / f"logs/fit/vehicle/lr-sgd/{JOB}.log").read_text()
     # one fit job: 2 cells x 2 repeats x 3 runs, with progress and ETA after every run
-    assert "runs done 1/6" in log and "runs done 6/6" in log and "ETA" in log
+    assert "runs done 1/12" in log and "runs done 12/12" in log and "ETA" in log
     assert log.count("runs done") <= 3  # throttled: first, every 30 s, last
-    assert "dnone_cnone_hnone_down050_seedfix: repeat 0, mean accuracy" in log
-    assert "fit job finished: 6 fits" in log
+    assert "dnone_cnone_hnone_down050_seedfix: 2 repeats, mean accuracy" in log
+    assert "fit job finished: 12 fits" in log
     for rule in (f"pairwise_metrics/vehicle/svm-sgd/{JOB}", "figures/vehicle",
                  f"grouped_metrics/vehicle/lr-sgd/{JOB}"):
         assert (tiny_run / "logs" / f"{rule}.log").exists(), rule
@@ -494,8 +495,8 @@ def test_editing_metrics_code_reruns_metrics_and_figures_not_fits(tiny_run, work
     _edit(workflow_copy / "src/modelvar/metrics/pairwise.py")
     counts = _dry_counts(tiny_run.parent, workflow_copy / "Snakefile", CONFIGS / "tiny.yaml")
     assert "fit" not in counts and "prepare_dataset" not in counts
-    # a metrics job per classifier and repeat
-    assert counts["pairwise_metrics"] == 4 and counts["grouped_metrics"] == 4
+    # a metrics job per classifier and batch of repeats (both repeats: issue 67)
+    assert counts["pairwise_metrics"] == 2 and counts["grouped_metrics"] == 2
     assert counts["figures"] == 1 and counts["group_disparities_figure"] == 1
 
 
@@ -511,8 +512,8 @@ def test_changing_one_classifiers_settings_reruns_only_its_jobs(tiny_run, workfl
         classifier_settings={"svm-sgd": {"hparams": {"alpha": 0.001}}}))
     proc = snakemake(tiny_run.parent, config, "-n", "--cores", "1")
     counts = job_counts(proc.stdout)
-    assert counts["fit"] == 2 and counts["pairwise_metrics"] == 2  # its jobs of both repeats
-    assert counts["grouped_metrics"] == 2
+    assert counts["fit"] == 1 and counts["pairwise_metrics"] == 1  # its batch of both repeats
+    assert counts["grouped_metrics"] == 1
     assert "wildcards: dataset=vehicle, classifier=svm-sgd" in proc.stdout
     assert "wildcards: dataset=vehicle, classifier=lr-sgd" not in proc.stdout
 
@@ -522,8 +523,8 @@ def test_adding_a_dataset_adds_only_its_jobs(tiny_run, tmp_config):
     proc = snakemake(tiny_run.parent, config, "-n", "--cores", "1")
     # the report's dataset overview lists the new dataset too
     assert job_counts(proc.stdout) == {
-        "prepare_dataset": 1, "design": 1, "fit": 4, "pairwise_metrics": 4, "figures": 1,
-        "dataset_overview": 1, "findings": 1, "all": 1, "total": 14,
+        "prepare_dataset": 1, "design": 1, "fit": 2, "pairwise_metrics": 2, "figures": 1,
+        "dataset_overview": 1, "findings": 1, "all": 1, "total": 10,
     }
     assert "wildcards: dataset=vehicle" not in proc.stdout
 
@@ -566,9 +567,10 @@ def test_preliminary_and_full_study_configs_dry_run(tmp_path):
     proc = snakemake(tmp_path, REPO / "config" / "preliminary.yaml", "-n", "--cores", "1")
     counts = job_counts(proc.stdout)
     # 2 datasets x 70 cells (8 data x 7 hparam levels, plus the control and the 13 sources
-    # alone with a fixed model seed); the cheap CPU classifiers in one job per dataset and
-    # repeat (10), the MLP (GPU-tagged rule) in jobs of at most an hour
-    assert counts["fit"] == 2 * 3 * 10 and counts["fit_mlp"] >= 2 * 10
+    # alone with a fixed model seed); the cheap CPU classifiers in batches of their 10
+    # repeats (issue 67: fewer jobs than datasets x classifiers x repeats), the MLP (GPU-tagged
+    # rule) in jobs of at most an hour
+    assert 2 * 3 < counts["fit"] < 2 * 3 * 10 and counts["fit_mlp"] >= 2 * 10
     assert "the categorical" not in proc.stderr  # no family collapses: nothing to warn
     proc = snakemake(tmp_path, REPO / "config" / "full-study.yaml", "-n", "--cores", "1",
                      "--configfile", str(REPO / "config" / "full-study.yaml"),
@@ -713,7 +715,7 @@ def test_verify_refit_reproduces_honest_runs_and_catches_tampered_ones(tiny_run,
 
     with pytest.raises(TableReadError, match="not in the order the fit job writes"):
         list(iter_repeats([path]))
-    assert len(list(iter_repeats([predictions(results, "svm-sgd")]))) == 2  # cells, repeat 0
+    assert len(list(iter_repeats([predictions(results, "svm-sgd")]))) == 4  # cells x repeats
 
 
 def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
@@ -750,7 +752,7 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
     # Snakemake's records gone, then a metrics setting changed: the metrics jobs rerun, no fit
     shutil.rmtree(tmp_path / ".snakemake")
     jobs, _ = dry_run(metrics={"ec_local_undefined": "zero"})
-    assert jobs.get("pairwise_metrics") == 2 and "fit" not in jobs  # one a repeat
+    assert jobs.get("pairwise_metrics") == 1 and "fit" not in jobs  # the batch of repeats
     assert dry_run()[0] == {}  # a dry run records nothing: back to the study's value
     # the dataset's content replaced by a copy dated 2001 (cp -p, rsync -a, unzip)
     replacement = tmp_path / "replacement.csv"
@@ -761,14 +763,14 @@ def test_changes_rerun_from_the_results_folders_own_record(tmp_path):
     os.utime(replacement, (1e9, 1e9))
     shutil.copy2(replacement, source)
     jobs, _ = dry_run()
-    assert jobs.get("prepare_dataset") == 1 and jobs.get("fit") == 2
+    assert jobs.get("prepare_dataset") == 1 and jobs.get("fit") == 1  # the batch of repeats
     snakemake(tmp_path, config(), "--cores", "2")
-    # a truncated table, a deleted manifest (both of repeat 0): their jobs rerun
+    # a truncated table, a deleted manifest (both of the batch of repeats 0-1): their jobs rerun
     results = tmp_path / "results"
-    summary = next((results / "aggregated" / "summary").rglob("*.r0.parquet"))
+    summary = next((results / "aggregated" / "summary").rglob("*.r0-1.parquet"))
     with open(summary, "r+b") as fh:
         fh.truncate(100)
-    next((results / ".modelvar" / "manifests" / "fit").rglob("*.r0.json")).unlink()
+    next((results / ".modelvar" / "manifests" / "fit").rglob("*.r0-1.json")).unlink()
     jobs, output = dry_run()
     assert "missing or damaged output: pairwise_metrics/mine/lr-sgd" in output
     assert jobs.get("pairwise_metrics") == 1 and jobs.get("fit") == 1

@@ -16,21 +16,24 @@ cost model (:mod:`modelvar.planning.cost_model`: training rows, d, C, epochs, th
 that are one-hot levels, noisy and few-valued numeric features, the last from the profile's
 ``few_valued`` or counted in the data; plus the nearest-neighbour search of ``nn`` levels).
 
-**Repeats.** Every fit job holds **one repeat**: a repeat's fits are a function of its seed
-streams, never of how many repeats the study has, and so is the job that makes them. Adding
-repeats adds jobs and leaves the others' outputs valid (only the new repeats are fitted and
-measured); removing repeats removes jobs (their tables are deleted, the findings and figures
-rerun). Consecutive chunks whose one repeat fits in ``jobs.target_minutes`` share a job
-(``dnone_cnone_hnone+3.r0``: four chunks, repeat 0), which amortises Python's start-up; a chunk
-whose one repeat exceeds it is split into blocks of runs (``….r3.k0-4``), and a chunk whose one
-run of every cell exceeds it into blocks of cells first (``….c1.r3.k0-0``), so no job outgrows
-the target (and a SLURM time limit set from it) unless a single fit does, or one stack of the
-MLP's batched runs: those blocks hold whole stacks (:func:`modelvar.models.mlp.stack_size`,
-fixed by the design and the data's shape), since a job trains each stack it holds a run of
-whole.
+**Repeats.** A repeat's fits are a function of its seed streams, never of how many repeats
+the study has. Consecutive chunks whose one repeat fits in ``jobs.target_minutes`` form a group
+(``dnone_cnone_hnone+3``: four chunks), and a fit job holds a *batch* of the group's repeats
+(``dnone_cnone_hnone+3.r0-4``: repeats 0 to 4; ``….r5``: repeat 5 alone), as many as pay for a
+process's start-up within the target, recorded by the first run and kept
+(:mod:`modelvar.planning.repeat_batches`). Adding repeats adds batches of the new ones and
+leaves the other jobs' outputs valid; removing repeats cuts the batch that holds the last one
+kept (its repeats are fitted again) and drops the jobs beyond it (their tables are set aside,
+the findings and figures rerun; restored whole if the repeats come back). A chunk whose one
+repeat exceeds the target is split into blocks of runs of one repeat (``….r3.k0-4``), and a
+chunk whose one run of every cell exceeds it into blocks of cells first (``….c1.r3.k0-0``), so
+no job outgrows the target (and a SLURM time limit set from it) unless a single fit does, or
+one stack of the MLP's batched runs: those blocks hold whole stacks
+(:func:`modelvar.models.mlp.stack_size`, fixed by the design and the data's shape), since a job
+trains each stack it holds a run of whole.
 
-**Metrics jobs.** One per repeat of a group of fit jobs that share their cells, reading their
-predictions (the run blocks of the repeat put together): for a group of chunks the fit job
+**Metrics jobs.** One per group of fit jobs that share their cells and repeats, reading their
+predictions (the run blocks of a repeat put together): for a batch of repeats the fit job
 itself (the same id), for a chunk split by runs the repeat (``rel0p2_cnone_hnone.r3``, or
 ``….c1.r3`` for a block of cells).
 
@@ -64,6 +67,7 @@ from modelvar.models.mlp import stack_size
 from modelvar.models.registry import classifier_names, on_gpu
 from modelvar.models.registry import spec as classifier_spec
 from modelvar.pipeline.result_tables import METRIC_TABLES
+from modelvar.planning import repeat_batches
 from modelvar.planning.cost_model import LIMIT_FACTOR, CostModel, onehot_share
 from modelvar.planning.cost_model import load as load_cost_model
 from modelvar.study import families
@@ -185,6 +189,8 @@ class ClassifierPlan:
     design: ClassifierDesign | None = None
     fit_jobs: list[FitJob] = field(default_factory=list)
     metrics_jobs: list[MetricsJob] = field(default_factory=list)
+    #: the repeat batches of its batched groups, by :func:`modelvar.planning.repeat_batches.key`
+    batches: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     prediction_rows: int = 0
     prediction_bytes: float = 0.0
     table_bytes: float = 0.0
@@ -245,6 +251,12 @@ class StudyPlan:
     #: a sequential study's looks and its state (:mod:`modelvar.study.rounds`); None: fixed
     schedule: Schedule | None = None
     rounds: Rounds | None = None
+
+    def batches(self) -> dict[str, list[tuple[int, int]]]:
+        """Every batched group's repeat batches, by
+        :func:`modelvar.planning.repeat_batches.key` (what a run records)."""
+        return {k: b for dp in self.datasets.values() for cp in dp.classifiers.values()
+                for k, b in cp.batches.items()}
 
     def blocks(self) -> list[tuple[str, str]]:
         """Every (dataset, classifier) the study fits: a sequential study's blocks."""
@@ -436,11 +448,13 @@ def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
     return STARTUP_SECONDS / 3 + n_units * per
 
 
-def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape, config: dict,
-                     cost: CostModel, target: float,
+def _plan_classifier(name_of_dataset: str, classifier: str, cells: list[Cell], shape: Shape,
+                     config: dict, cost: CostModel, target: float,
                      gpu_speedup: float | dict[int, float] | None, form: str,
                      repeats: int, data_factor: float | None = None,
-                     data_spread: float = 1.0) -> ClassifierPlan:
+                     data_spread: float = 1.0,
+                     recorded: dict[str, list[tuple[int, int]]] | None = None
+                     ) -> ClassifierPlan:
     runs = config["split"]["runs"]
     epochs = epochs_of(classifier, config)
     plan = ClassifierPlan(classifier)
@@ -475,9 +489,9 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
         plan.fit_jobs.append(FitJob(job_id, tuple(c.id for c in chunk_cells), tuple(reps),
                                     run_range, seconds, mem_fit, group, limit_factor))
 
-    # Every fit job holds one repeat (of a group of chunks, or of a block of cells and runs):
-    # the jobs of a repeat do not depend on how many repeats the study has, so adding repeats
-    # adds jobs and leaves the others' outputs valid (module docstring, "Repeats").
+    # A fit job holds a recorded batch of repeats of a group of chunks, or one repeat of a block
+    # of cells and runs: adding repeats adds jobs and leaves the others' outputs valid (module
+    # docstring, "Repeats").
     def repeat_seconds(group: list[str]) -> float:
         return sum(sum(per_fit[ch]) for ch in group) * runs
 
@@ -493,9 +507,16 @@ def _plan_classifier(name: str, classifier: str, cells: list[Cell], shape: Shape
         members = [c for ch in group for c in chunks[ch]]
         per_repeat = repeat_seconds(group)
         if per_repeat <= target:
-            for r in all_repeats:
-                job_id = f"{name}.r{r}"
-                add(job_id, members, (r,), (0, runs), per_repeat, job_id)
+            # batches of repeats, kept as first recorded (modelvar.planning.repeat_batches)
+            size = repeat_batches.batch_size(per_repeat, target, STARTUP_SECONDS)
+            batches = repeat_batches.batches_of(
+                repeats, size, (recorded or {}).get(repeat_batches.key(name_of_dataset,
+                                                                      classifier, name)))
+            plan.batches[repeat_batches.key(name_of_dataset, classifier, name)] = batches
+            for start, stop in batches:
+                job_id = f"{name}.r{start}" + ("" if stop - start == 1 else f"-{stop - 1}")
+                add(job_id, members, range(start, stop), (0, runs),
+                    per_repeat * (stop - start), job_id)
             continue
         # one repeat of the chunk exceeds the target: one run (one stack of runs, for batched
         # runs) of every cell too → blocks of cells (.c0, .c1 …) whose run fits in it; then
@@ -627,10 +648,12 @@ def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
 
 
 def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
-               probes: bool = True) -> StudyPlan:
+               probes: bool = True, recorded_batches: bool = True) -> StudyPlan:
     """The plan of a (validated) config, given the datasets' peeked schemas. Without ``probes``
     no probe fit runs (cached probes are used, else the cost model or an assumed cost, said in
-    the plan's notes): what is checked before any fit (the address-space limit) reads it."""
+    the plan's notes): what is checked before any fit (the address-space limit) reads it.
+    Without ``recorded_batches`` the results folder's batches of repeats are not read
+    (:mod:`modelvar.planning.repeat_batches`): the plan of a folder never run."""
     jobs = config["jobs"]
     cost = load_cost_model(jobs.get("cost_model"))
     target = 60.0 * jobs["target_minutes"]
@@ -639,6 +662,10 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
                       speedups, cost.source)
     study.schedule = schedule_of(config)
     study.rounds = read_rounds(config["results_dir"]) if study.schedule else None
+    try:
+        recorded = repeat_batches.read(config["results_dir"]) if recorded_batches else {}
+    except repeat_batches.BatchRecordError as exc:
+        raise PlanError(str(exc)) from None
     shapes = {name: dataset_shape(name, spec, schemas.get(name))
               for name, spec in config["datasets"].items()}
     _cost_of_declared(config, cost, shapes, study.cost_notes, study.unprobed, probes)
@@ -661,7 +688,7 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
                 name, clf, cells_of_clf, shape, config, cost,
                 target, speedups.get(clf), form, study.repeats_of(name, clf),
                 *((factors[name, clf][0].factor, factors[name, clf][0].spread)
-                  if (name, clf) in factors else ()))
+                  if (name, clf) in factors else (None, 1.0)), recorded=recorded)
             plan.classifiers[clf].design = design
             plan.classifiers[clf].collapsed = [f for f in design.collapsed
                                                if f not in collapsed]

@@ -6,7 +6,8 @@ round's findings (``aggregated/study/blocks.parquet``: each block's status), let
 :func:`modelvar.study.stopping.advance` record the stops, stop what the CPU budget cannot pay
 for and give every open block ``sequential.step`` more repeats, and writes the state
 (``RESULTS/sequential/rounds.json``). It says whether another round is needed: then
-``run.sh`` runs Snakemake again, which fits the new repeats only (one job per repeat).
+``run.sh`` runs Snakemake again, which fits the new repeats only (recorded batches of repeats:
+:mod:`modelvar.planning.repeat_batches`).
 
 **Prices** (:func:`price_lines`, in ``modelvar plan``): this round's CPU, the most the study can
 take (every block to ``max_repeats``), and, once a round has findings, what the open blocks

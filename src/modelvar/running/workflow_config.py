@@ -329,7 +329,8 @@ def plan_of_command_line(argv: list[str], *, probe_data: bool = True,
     does (:mod:`modelvar.running.workflow_config`), checked and completed with the schema's
     defaults as the workflow does, then planned (``probe_data`` False: without probe fits,
     cached probes only, :func:`modelvar.planning.plan.plan_study`; ``cached_probes`` False as
-    well: the cost model alone, as on a machine that never probed)."""
+    well: the cost model alone and no recorded batches of repeats, as in a results folder that
+    was never run, on a machine that never probed)."""
     import modelvar
     from modelvar.planning.config_check import check_config, read_schema
     from modelvar.planning.plan import plan_study
@@ -347,4 +348,5 @@ def plan_of_command_line(argv: list[str], *, probe_data: bool = True,
     if not cached_probes:
         planned = copy.deepcopy(config)
         planned["jobs"]["data_probe_seconds"] = 0  # no probe, no cache (data_probe docstring)
-    return plan_study(planned, study.schemas, probes=probe_data and cached_probes), config
+    return plan_study(planned, study.schemas, probes=probe_data and cached_probes,
+                      recorded_batches=cached_probes), config

@@ -13,7 +13,9 @@ folder readied, each only where the command line calls for it.
 - **What a load writes**: nothing for a command that only reads the rules (a lint, a listing of
   rules: :func:`~modelvar.running.workflow_config.parses_only`); otherwise a new results folder
   is made and marked, and the folder's damaged jobs and strays are dealt with
-  (:func:`~modelvar.running.job_recipes.check_results_at_load`).
+  (:func:`~modelvar.running.job_recipes.check_results_at_load`); a run that executes jobs
+  records the plan's batches of repeats (:mod:`~modelvar.planning.repeat_batches`), so that
+  later plans keep them.
 - **SLURM job arrays**: on the SLURM executor, a line per rule whose jobs go as arrays and the
   ``sbatch`` calls they take (:mod:`~modelvar.running.slurm_arrays`).
 - **The address-space limit** (``ulimit -v``) of a run that executes is checked before any
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from modelvar.data.errors import DatasetError
-from modelvar.planning import outputs
+from modelvar.planning import outputs, repeat_batches
 from modelvar.planning.config_check import CheckedStudy, ConfigProblems, check_config, read_schema
 from modelvar.planning.plan import PlanError, StudyPlan, plan_study
 from modelvar.running.address_space import (
@@ -104,6 +106,8 @@ def load_study(config: dict, *, configfiles: list, schema_path: str | Path,
         if arrays is not None:
             for line in array_lines(*arrays, outputs.job_counts(results, config, plan)):
                 say(line)
+        if executes:  # the batches of repeats are decided once (planning.repeat_batches)
+            repeat_batches.record(results, plan.batches())
         if writes:
             for line in check_results_at_load(
                     results, dry_run=not executes,

@@ -18,8 +18,9 @@ round. The findings job reads the same record (:meth:`Rounds.for_findings`: the 
 round began, so the stops a round's own findings made do not rerun them).
 ``modelvar sequential next`` (between two Snakemake runs of ``scripts/run.sh``) writes it; the
 plan reads it, so every load of the workflow within a round makes the same jobs.
-A block's repeats are additive (:mod:`modelvar.planning.plan`: one job per repeat), so a round
-fits only the new repeats, and a killed run resumes the round it was in.
+A block's repeats are additive (:mod:`modelvar.planning.repeat_batches`: batches of repeats are
+recorded and kept), so a round fits only the new repeats, and a killed run resumes the round it
+was in.
 """
 
 from __future__ import annotations
