@@ -31,7 +31,7 @@ SRC = Path(modelvar.__file__).parent
 from modelvar import run_watch
 from modelvar.models import registry
 from modelvar.pipeline import result_tables as tables
-from modelvar.planning import outputs
+from modelvar.planning import outputs, probe_jobs
 from modelvar.planning.config_check import min_class_size
 from modelvar.planning.plan import SPEEDUP_SETTINGS
 from modelvar.running import job_commands, rule_functions
@@ -172,6 +172,14 @@ def metrics_job(wildcards):
     return PLAN.metrics_job(wildcards.dataset, wildcards.classifier, wildcards.job)
 
 
+def probe_job(wildcards):
+    return probe_jobs.probe_job(PLAN, wildcards.dataset, wildcards.classifier)
+
+
+def probe_file(dataset, classifier):
+    return probe_jobs.probe_path(RESULTS, dataset, classifier)
+
+
 def predictions_file(dataset, classifier, job):
     return tables.predictions_path(RESULTS, dataset, classifier, job)
 
@@ -185,12 +193,22 @@ def dataset_tables(dataset, table):
 
 
 def get_fit_inputs(wildcards):
+    """The dataset (tuned: its best hparams; arriving in a job: its probe, whose measurement
+    sets the fit job's limits: modelvar.planning.probe_jobs)."""
     files = get_dataset_files(wildcards)
+    if (wildcards.dataset, wildcards.classifier) in PLAN.probe_jobs:
+        files["probe"] = probe_file(wildcards.dataset, wildcards.classifier)
     if TUNED:
         files["hparams"] = (
             f"{RESULTS}/tuning/{wildcards.dataset}/{wildcards.classifier}/best.json"
         )
     return files
+
+
+def get_cost_model_arg(wildcards):
+    """`--cost-model FILE` where the config names one (a list, so that `:q` quotes each word)."""
+    path = config["jobs"].get("cost_model")
+    return ["--cost-model", path] if path else []
 
 
 def get_hparams_arg(wildcards, input):

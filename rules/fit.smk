@@ -1,3 +1,38 @@
+# Probe fits of a classifier on a dataset that arrives in a job (OpenML), after its prepare job:
+# their measurement sets the limits of that dataset x classifier's fit jobs, which read it
+# (modelvar.planning.probe_jobs). The plan says which (PLAN.probe_jobs).
+rule probe_data:
+    input:
+        unpack(get_dataset_files),
+        recipe=recipe_of("probe_data"),
+    output:
+        probe=probe_file("{dataset}", "{classifier}"),
+        manifest=manifest_path("probe_data"),
+    log:
+        log_of("probe_data"),
+    wildcard_constraints:
+        classifier=registry.wildcard(gpu=False, among=CLASSIFIERS, settings=SETTINGS),
+    conda:
+        "../envs/fit.yaml"
+    threads: threads_of("probe_data")
+    resources:
+        **resources_of("probe_data", probe_job),
+    params:
+        share=PLAN.probe_share,
+        test_fraction=config["split"]["test_fraction"],
+        root_seed=config["root_seed"],
+        cost_model=get_cost_model_arg,
+        code=code_of("probe_data"),
+    shell:
+        modelvar_job(
+            "probe-data --data {input.data:q} --meta {input.meta:q} --classifier "
+            "{wildcards.classifier:q} --share {params.share:q} --test-fraction "
+            "{params.test_fraction:q} --root-seed {params.root_seed:q} --threads {threads} "
+            "{params.cost_model:q} --out {output.probe:q} --manifest {output.manifest:q} 2> "
+            "{log:q}",
+        )
+
+
 # One fit job = the cells, repeats and runs that the plan (modelvar.planning.plan) gives it: one
 # predictions file and one runs table. CPU classifiers here; GPU-tagged classifiers' fits (the
 # MLP's: its spec says `gpu`; xgb's where the config's classifier_settings say so) use the copy

@@ -215,9 +215,10 @@ def test_a_dry_run_reports_all_problems_before_any_job(tmp_path, tmp_config):
 
 @pytest.mark.workflow
 def test_repeats_written_as_a_float_run(tmp_path, tmp_config):
-    """2.0 repeats plan the jobs of 2: one fit job per classifier and repeat."""
+    """2.0 repeats plan the jobs of 2: one fit job per classifier, its batch of repeats 0-1."""
     config = tmp_config("tiny.yaml", lambda c: c["split"].update(repeats=2.0))
-    assert job_counts(snakemake(tmp_path, config, "-n", "--cores", "1").stdout)["fit"] == 2 * 2
+    proc = snakemake(tmp_path, config, "-n", "--cores", "1")
+    assert job_counts(proc.stdout)["fit"] == 2 and "job=dnone_cnone_hnone.r0-1" in proc.stdout
 
 
 # ------------------------------------------------------------------ the files users have

@@ -44,7 +44,7 @@ def test_module_runs_and_reruns_exactly_what_a_library_edit_touches(tmp_path):
     pairwise.write_text(pairwise.read_text() + "\nEDITED = 1\n")
     counts = dry(host)
     assert "fit" not in counts and "prepare_dataset" not in counts
-    assert counts["pairwise_metrics"] == 4 and counts["grouped_metrics"] == 4  # a repeat each
+    assert counts["pairwise_metrics"] == 2 and counts["grouped_metrics"] == 2  # a batch each
     assert counts["figures"] == 1
     plots = workflow / "src" / "modelvar" / "plots" / "study.py"
     pairwise.write_text(pairwise.read_text().replace("\nEDITED = 1\n", ""))

@@ -211,7 +211,8 @@ def plausible(factor: float) -> bool:
 def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list[str], *,
                  model_seconds_of: Callable[[str, object], Callable[[int, int], float]],
                  threads_of: Callable[[str], int], say: Callable[[str], None] = _say,
-                 probe_now: bool = True) -> dict[tuple[str, str], tuple[DataFactor, int]]:
+                 probe_now: bool = True, cached: bool = True
+                 ) -> dict[tuple[str, str], tuple[DataFactor, int]]:
     """The data factor of every dataset (whose rows are at hand: ``shapes[name].basis`` is
     ``data``) × classifier of ``classifiers``, from the cache or probed now (module docstring);
     each with the full fit's training rows, for the plan's note. ``model_seconds_of(classifier,
@@ -219,7 +220,8 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
     (``cost_source`` names the model, in the cache's key). A factor is kept within the
     plausible range (:func:`plausible`): one measured outside it is bounded by it, said so; a
     cached one outside it (an edited or damaged cache) is probed again, said so.
-    Without ``probe_now`` only cached factors are used (the others: the cost model alone)."""
+    Without ``probe_now`` only cached factors are used (the others: the cost model alone);
+    without ``cached`` the cache is not read either."""
     budget = float(config["jobs"]["data_probe_seconds"])
     if budget <= 0 or not classifiers:
         return {}
@@ -227,7 +229,7 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
     at_hand = {name: s for name, s in shapes.items() if s.basis == "data"}
     path = Path(config["results_dir"]) / CACHE
     try:
-        cache = json.loads(path.read_text())
+        cache = json.loads(path.read_text()) if cached else {}
     except (OSError, ValueError):
         cache = {}
     cache = cache if isinstance(cache, dict) else {}
@@ -257,19 +259,15 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
             if not probe_now:
                 continue
             if name not in loaded:
-                loaded[name] = _training_data(name, config)
-            data, pool, test = loaded[name]
+                from modelvar.data import load
+                from modelvar.data.arrays import DataArrays
 
-            def prepare(train, held, data=data):
-                from modelvar.data.preprocess import transform_run
-
-                return transform_run(data.encoded, train, held)[:2]
-
+                loaded[name] = DataArrays.from_dataset(load(name, config["datasets"][name]))
             share = (budget - spent) / (len(order) - i)
-            found = probe_factor(clf, data.y, len(data.classes), prepare, pool, test,
-                                 full_rows, model_seconds_of(clf, shape), share,
-                                 threads=threads_of(clf),
-                                 seed=config["root_seed"], label=name, say=say)
+            found = probe_data_arrays(clf, loaded[name], name, test_fraction,
+                                      config["root_seed"], full_rows,
+                                      model_seconds_of(clf, shape), share,
+                                      threads=threads_of(clf), say=say)
             factor = min(max(found.factor, 1 / PLAUSIBLE_FACTOR), PLAUSIBLE_FACTOR)
             if factor != found.factor:
                 say(f"the probe of {clf} on {name} measured a data factor of "
@@ -287,15 +285,21 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
     return out
 
 
-def _training_data(name: str, config: dict):
-    """(DataArrays, repeat 0's training pool, its test rows) of a dataset whose rows are at
-    hand."""
-    from modelvar.data import load
-    from modelvar.data.arrays import DataArrays
+def probe_data_arrays(classifier: str, data, name: str, test_fraction: float, root_seed: int,
+                      full_rows: int, model_seconds: Callable[[int, int], float], share: float,
+                      *, threads: int, say: Callable[[str], None] = _say) -> DataFactor:
+    """:func:`probe_factor` of ``classifier`` on a dataset's arrays (``data``, a
+    :class:`modelvar.data.arrays.DataArrays`): probe fits on repeat 0's training pool,
+    predicting its test rows, preprocessed as a fit job preprocesses them."""
+    from modelvar.data.preprocess import transform_run
     from modelvar.data.splits import split_test_set
 
-    data = DataArrays.from_dataset(load(name, config["datasets"][name]))
-    pool, test = split_test_set(data.y, config["split"]["test_fraction"],
-                                root_seed=config["root_seed"], dataset=name, repeat=0,
-                                labels=data.classes)
-    return data, pool, test
+    pool, test = split_test_set(data.y, test_fraction, root_seed=root_seed, dataset=name,
+                                repeat=0, labels=data.classes)
+
+    def prepare(train, held):
+        return transform_run(data.encoded, train, held)[:2]
+
+    return probe_factor(classifier, data.y, len(data.classes), prepare, pool, test, full_rows,
+                        model_seconds, share, threads=threads, seed=root_seed, label=name,
+                        say=say)

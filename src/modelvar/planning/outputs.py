@@ -48,6 +48,7 @@ RULES: tuple[Rule, ...] = (
     Rule("design", "design", "prepare", ("dataset",)),
     Rule("tune", "tune", "tune", ("dataset", "classifier")),
     Rule("tune_gpu", "tune", "tune_gpu", ("dataset", "classifier")),
+    Rule("probe_data", "probe-data", "fit", ("dataset", "classifier")),
     Rule("fit", "fit", "fit", ("dataset", "classifier", "job")),
     Rule("fit_mlp", "fit", "fit_mlp", ("dataset", "classifier", "job")),
     Rule("pairwise_metrics", "pairwise", "pairwise", ("dataset", "classifier", "job")),
@@ -188,6 +189,7 @@ def planned_manifests(results: str | Path, config: dict, plan: StudyPlan) -> lis
         if config["hparams"] == "tuned":
             for clf in classifier_names(config):
                 by_rule[tune_rule(clf, settings)].append({"dataset": ds, "classifier": clf})
+    by_rule["probe_data"] += [{"dataset": ds, "classifier": clf} for ds, clf in plan.probe_jobs]
     by_rule["dataset_overview"].append({})
     by_rule["findings"].append({})
     for ds, clf, clf_plan in _classifier_plans(plan):
@@ -245,11 +247,19 @@ def stale_tables_messages(results: str | Path, plan: StudyPlan, grouped: Iterabl
 
 def run_summary(results: str | Path, plan: StudyPlan, notes: Iterable[str] = ()) -> str:
     """What a finished run holds (:func:`modelvar.pipeline.result_tables.study_summary`), with
-    the plan's estimate of every fit job, and ``notes`` of the run (e.g. the jobs Snakemake
-    restarted, :func:`modelvar.running.snakemake_log.restarts_line`)."""
+    the plan's estimate of every fit job (scaled by its probe job's measurement where one ran),
+    and ``notes`` of the run (e.g. the jobs Snakemake restarted,
+    :func:`modelvar.running.snakemake_log.restarts_line`)."""
+    from modelvar.planning.probe_jobs import ProbeResult, probe_path
+
+    def factor(ds: str, clf: str) -> float:  # a probe job's measurement replaces the profile's
+        path = Path(probe_path(results, ds, clf))
+        return ProbeResult.read(path).factor if (ds, clf) in plan.probe_jobs \
+            and path.is_file() else 1.0
+
     estimates = {
         result_tables.table_path(results, "runs", ds, clf, job.id):
-            (f"{ds} {clf} {job.id}", job.seconds)
+            (f"{ds} {clf} {job.id}", job.seconds * factor(ds, clf))
         for ds, clf, clf_plan in _classifier_plans(plan) for job in clf_plan.fit_jobs}
     runs = [p for ds in plan.datasets for p in dataset_tables(results, plan, ds, "runs")]
     summary = result_tables.study_summary(runs, results, estimates)

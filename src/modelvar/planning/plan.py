@@ -248,6 +248,12 @@ class StudyPlan:
     #: what a plan made without probe fits (``probes=False``) found no cached probe of, and so
     #: estimated otherwise than a plan with them would: "classifier" or "classifier on dataset"
     unprobed: list[str] = field(default_factory=list)
+    #: (dataset, classifier) whose rows arrive in a job (OpenML: priced from the profile), of a
+    #: classifier that probe fits price: a probe job after the dataset's prepare job sets its
+    #: fit jobs' limits (:mod:`modelvar.planning.probe_jobs`)
+    probe_jobs: list[tuple[str, str]] = field(default_factory=list)
+    #: the CPU seconds each probe job may spend on its probe fits
+    probe_share: float = 0.0
     #: a sequential study's looks and its state (:mod:`modelvar.study.rounds`); None: fixed
     schedule: Schedule | None = None
     rounds: Rounds | None = None
@@ -611,16 +617,24 @@ def _cost_of_declared(config: dict, cost: CostModel, shapes: dict[str, Shape],
             unprobed.append(clf)
 
 
+def probed_classifiers(config: dict, cost: CostModel, speedups: dict) -> list[str]:
+    """The classifiers whose fits probe fits on a dataset's own rows price: the built-in ones
+    whose fits run on the CPU and whose cost the cost model has
+    (:mod:`modelvar.planning.data_probe`)."""
+    return [clf for clf in classifier_names(config)
+            if classifier_spec(clf).built_in and clf not in speedups
+            and clf in cost.classifiers]
+
+
 def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
-                  speedups: dict, unprobed: list[str], probes: bool = True) -> dict:
+                  speedups: dict, unprobed: list[str], probes: bool = True,
+                  cached: bool = True) -> dict:
     """Probe fits on the datasets' own rows (:mod:`modelvar.planning.data_probe`) of every
     built-in classifier whose fits run on the CPU (a GPU's fits are the cost model's divided
     by its speed-up); without ``probes`` only cached ones, the others added to ``unprobed``."""
     from modelvar.planning import data_probe, outputs
 
-    probed = [clf for clf in classifier_names(config)
-              if classifier_spec(clf).built_in and clf not in speedups
-              and clf in cost.classifiers]
+    probed = probed_classifiers(config, cost, speedups)
 
     def model_seconds_of(clf: str, shape: Shape):
         def seconds(rows: int, d: int) -> float:  # a clean fit of the probe's rows
@@ -633,7 +647,7 @@ def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
         found = data_probe.data_factors(config, shapes, cost.source, probed,
                                         model_seconds_of=model_seconds_of,
                                         threads_of=lambda clf: outputs.fit_threads(config, clf),
-                                        probe_now=probes)
+                                        probe_now=probes, cached=cached)
     except MemoryError:
         limit = data_probe.address_space_limit()
         raise PlanError(
@@ -648,12 +662,13 @@ def _data_factors(config: dict, cost: CostModel, shapes: dict[str, Shape],
 
 
 def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
-               probes: bool = True, recorded_batches: bool = True) -> StudyPlan:
+               probes: bool = True, from_results: bool = True) -> StudyPlan:
     """The plan of a (validated) config, given the datasets' peeked schemas. Without ``probes``
     no probe fit runs (cached probes are used, else the cost model or an assumed cost, said in
     the plan's notes): what is checked before any fit (the address-space limit) reads it.
-    Without ``recorded_batches`` the results folder's batches of repeats are not read
-    (:mod:`modelvar.planning.repeat_batches`): the plan of a folder never run."""
+    Without ``from_results`` nothing of the results folder is read (its cached probes on the
+    data, :mod:`modelvar.planning.data_probe`, and its recorded batches of repeats,
+    :mod:`modelvar.planning.repeat_batches`): the plan of a folder never run."""
     jobs = config["jobs"]
     cost = load_cost_model(jobs.get("cost_model"))
     target = 60.0 * jobs["target_minutes"]
@@ -663,13 +678,20 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
     study.schedule = schedule_of(config)
     study.rounds = read_rounds(config["results_dir"]) if study.schedule else None
     try:
-        recorded = repeat_batches.read(config["results_dir"]) if recorded_batches else {}
+        recorded = repeat_batches.read(config["results_dir"]) if from_results else {}
     except repeat_batches.BatchRecordError as exc:
         raise PlanError(str(exc)) from None
     shapes = {name: dataset_shape(name, spec, schemas.get(name))
               for name, spec in config["datasets"].items()}
     _cost_of_declared(config, cost, shapes, study.cost_notes, study.unprobed, probes)
-    factors = _data_factors(config, cost, shapes, speedups, study.unprobed, probes)
+    factors = _data_factors(config, cost, shapes, speedups, study.unprobed, probes,
+                            from_results)
+    if config["jobs"]["data_probe_seconds"] > 0:
+        study.probe_jobs = [(name, clf) for name, shape in shapes.items()
+                            if shape.basis == "profile"
+                            for clf in probed_classifiers(config, cost, speedups)]
+        # the share a dataset gets at a load's probes when all of them are probed alike
+        study.probe_share = config["jobs"]["data_probe_seconds"] / len(shapes)
     study.data_notes = {key: found.note(full) for key, (found, full) in factors.items()}
     study.data_factors = {key: found.factor for key, (found, _) in factors.items()}
     for name in config["datasets"]:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 
 from modelvar.planning import outputs
 from modelvar.planning.plan import job_resources
+from modelvar.planning.probe_jobs import ProbeResult, probed_job
 from modelvar.running.job_recipes import inputs_digest, record_recipe, source_digest
 
 try:  # the attribute Snakemake reads a function's parameters from (with_known_signature)
@@ -47,12 +49,22 @@ def threads(config: dict, rule: str) -> int:
 def resources(config: dict, rule: str, job_of: Callable | None = None, **extra) -> dict:
     """A rule's ``resources``, plus ``extra`` (e.g. gpu=1): ``mem_mb`` and ``runtime`` of its
     group, for a plan-sized job from its FitJob or MetricsJob (``job_of(wildcards)``), doubled
-    per retry (:func:`modelvar.planning.plan.job_resources`)."""
+    per retry (:func:`modelvar.planning.plan.job_resources`). A job with a ``probe`` input (a
+    fit job of a dataset that arrives in a job) takes its estimate, bound and memory from that
+    probe's result once it exists (:func:`modelvar.planning.probe_jobs.probed_job`: Snakemake
+    computes a job's resources again when its inputs are there); before, the plan's."""
     group = outputs.rule(rule).group
 
+    def job(wildcards, input):
+        planned = job_of(wildcards) if job_of else None
+        probe = getattr(input, "probe", None)
+        if planned is None or not probe or not Path(probe).is_file():
+            return planned
+        return probed_job(planned, ProbeResult.read(probe))
+
     def amount(key):
-        return with_known_signature(lambda wildcards, attempt: job_resources(
-            config, group, attempt, job_of(wildcards) if job_of else None)[key])
+        return with_known_signature(lambda wildcards, input, attempt: job_resources(
+            config, group, attempt, job(wildcards, input))[key])
 
     return {"mem_mb": amount("mem_mb"), "runtime": amount("runtime"), **extra}
 

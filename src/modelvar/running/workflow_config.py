@@ -20,7 +20,6 @@ Relative paths in the config (``results_dir``) are relative to the working direc
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import io
 import json
@@ -344,9 +343,5 @@ def plan_of_command_line(argv: list[str], *, probe_data: bool = True,
     config = resolved.config
     schema = read_schema(schema_path)
     study = check_config(config, schema)
-    planned = config
-    if not cached_probes:
-        planned = copy.deepcopy(config)
-        planned["jobs"]["data_probe_seconds"] = 0  # no probe, no cache (data_probe docstring)
-    return plan_study(planned, study.schemas, probes=probe_data and cached_probes,
-                      recorded_batches=cached_probes), config
+    return plan_study(config, study.schemas, probes=probe_data and cached_probes,
+                      from_results=cached_probes), config
