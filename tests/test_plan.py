@@ -257,7 +257,8 @@ def test_the_plan_report_names_totals_and_biggest_items():
     config = study()
     plan = plan_study(completed(config), {})
     text = format_plan(plan, config)
-    assert "jobs per rule: prepare_dataset 3, design 3, fit " in text
+    # OpenML datasets: a probe job per dataset x CPU classifier after the download
+    assert "jobs per rule: prepare_dataset 3, design 3, probe_data 6, fit " in text
     assert "total: " in text and "biggest items:" in text and "CPU time: big" in text
     assert "(data collapsed)" in text and "(categorical collapsed)" in text
     mlp_hours = re.search(r"MLP ([\d.,]+ (?:h|min)) on one CPU core; GPU speed-up unmeasured",
