@@ -102,29 +102,21 @@ def _job_imports(log: Path) -> tuple[str | None, set[str]]:
 def every_rule_run(tmp_path_factory):
     """The working folder of a finished run of every rule (tests/configs/every-rule.yaml), its
     jobs' logs with Python's import log (PYTHONPROFILEIMPORTTIME)."""
-    import threading
-
     import yaml
-    from tests.test_openml_source import OpenMLStandIn
+    from tests.test_openml_source import serving
     from tests.test_probe_jobs import ANNEAL_PROFILE
 
     work = tmp_path_factory.mktemp("every-rule")
     # plus an OpenML dataset (a loopback stand-in serves it): its probe jobs run too
     config = yaml.safe_load((CONFIGS / "every-rule.yaml").read_text())
-    server = OpenMLStandIn()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     config["datasets"]["anneal"] = {"source": "openml", "data_id": 2, "version": 1,
                                     "retries": 1, "profile": ANNEAL_PROFILE}
-    config["openml"] = {"server": server.api, "cache_dir": str(work / "openml-cache")}
     config["jobs"] = {"data_probe_seconds": 1}
-    (work / "every-rule.yaml").write_text(yaml.safe_dump(config))
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("PYTHONPROFILEIMPORTTIME", "1")
-            snakemake(work, work / "every-rule.yaml", "--cores", "2", timeout=900)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving() as server, pytest.MonkeyPatch.context() as patch:
+        config["openml"] = {"server": server.api, "cache_dir": str(work / "openml-cache")}
+        (work / "every-rule.yaml").write_text(yaml.safe_dump(config))
+        patch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+        snakemake(work, work / "every-rule.yaml", "--cores", "2", timeout=900)
     return work
 
 

@@ -1,6 +1,7 @@
 """The real OpenML download path (openml-python), offline against a loopback HTTP server that
 serves the recorded OpenML responses for anneal (data_id 2)."""
 
+import contextlib
 import http.server
 import json
 import threading
@@ -58,14 +59,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-@pytest.fixture
-def server():
+@contextlib.contextmanager
+def serving():
+    """An :class:`OpenMLStandIn` serving on a thread of its own while the block runs."""
     srv = OpenMLStandIn()
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.fixture
+def server():
+    with serving() as srv:
+        yield srv
 
 
 def spec(**kw):

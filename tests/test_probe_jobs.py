@@ -5,11 +5,10 @@ and memory limits."""
 import json
 import math
 import re
-import threading
 
 import pytest
 import yaml
-from tests.test_openml_source import OpenMLStandIn
+from tests.test_openml_source import serving
 from tests.test_plan import study
 
 from conftest import REPO, completed, job_counts, snakemake
@@ -85,12 +84,8 @@ SLOWER = 20.0
 
 @pytest.fixture
 def stand_in():
-    server = OpenMLStandIn()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving() as server:
+        yield server
 
 
 def _fit_resources(stdout: str) -> dict[str, tuple[int, int]]:

@@ -454,7 +454,7 @@ def _metrics_seconds(shape: Shape, config: dict, n_units: int) -> float:
     return STARTUP_SECONDS / 3 + n_units * per
 
 
-def _plan_classifier(name_of_dataset: str, classifier: str, cells: list[Cell], shape: Shape,
+def _plan_classifier(dataset: str, classifier: str, cells: list[Cell], shape: Shape,
                      config: dict, cost: CostModel, target: float,
                      gpu_speedup: float | dict[int, float] | None, form: str,
                      repeats: int, data_factor: float | None = None,
@@ -514,11 +514,10 @@ def _plan_classifier(name_of_dataset: str, classifier: str, cells: list[Cell], s
         per_repeat = repeat_seconds(group)
         if per_repeat <= target:
             # batches of repeats, kept as first recorded (modelvar.planning.repeat_batches)
+            key = repeat_batches.key(dataset, classifier, name)
             size = repeat_batches.batch_size(per_repeat, target, STARTUP_SECONDS)
-            batches = repeat_batches.batches_of(
-                repeats, size, (recorded or {}).get(repeat_batches.key(name_of_dataset,
-                                                                      classifier, name)))
-            plan.batches[repeat_batches.key(name_of_dataset, classifier, name)] = batches
+            batches = repeat_batches.batches_of(repeats, size, (recorded or {}).get(key))
+            plan.batches[key] = batches
             for start, stop in batches:
                 job_id = f"{name}.r{start}" + ("" if stop - start == 1 else f"-{stop - 1}")
                 add(job_id, members, range(start, stop), (0, runs),
