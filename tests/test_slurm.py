@@ -65,14 +65,18 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     t0 = time.perf_counter()
-    proc = run_slurm(work, CONFIGS / "slurm.yaml", "--slurm-efficiency-report")
+    # the metrics jobs of both classifiers ask for one limit (the config's `pairwise`, above
+    # the plan's): they may go as an array
+    proc = run_slurm(work, CONFIGS / "slurm.yaml", "--slurm-efficiency-report",
+                     "--slurm-array-jobs", "pairwise_metrics")
     first_seconds = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    # issue 69: the fit and metrics jobs went as job arrays (SLURM's <job>_<task> ids), the load
-    # said so, and the efficiency report (sacct, with the test cluster's slurmdbd) lies where
-    # the profile puts it, a row per job step with its rule and its memory against the ask
+    # issue 69: the metrics jobs went as a job array (SLURM's <job>_<task> ids), the load said
+    # so, and the efficiency report (sacct, with the test cluster's slurmdbd) lies where the
+    # profile puts it, a row per job step with its rule and its memory against the ask
     out = proc.stdout + proc.stderr
-    assert "modelvar: SLURM: fit: 2 jobs as job arrays, 1 sbatch call(s)" in out, out[-3000:]
+    assert "modelvar: SLURM: pairwise_metrics: 2 jobs as job arrays, 1 sbatch call(s)" in out, \
+        out[-3000:]
     assert re.search(r"Submitted array job with Snakemake IDs \d+,\d+ and SLURM job ID", out), \
         out[-3000:]
     reports = list((work / ".snakemake" / "slurm-efficiency").glob("efficiency_report_*.csv"))

@@ -243,7 +243,9 @@ def slurm_arrays(argv: Sequence[str]) -> tuple[str | None, int | None] | None:
     if getattr(args, "executor", None) != "slurm":
         return None
     limit = getattr(args, "slurm_array_limit", None)
-    return getattr(args, "slurm_array_jobs", None), limit if isinstance(limit, int) else None
+    arrays = getattr(args, "slurm_array_jobs", None)  # unset: the plugin's MISSING sentinel
+    return (arrays if isinstance(arrays, str) else None,
+            limit if isinstance(limit, int) else None)
 
 
 def get_key(config: dict, dotted: str):

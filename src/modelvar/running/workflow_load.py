@@ -17,7 +17,8 @@ folder readied, each only where the command line calls for it.
   records the plan's batches of repeats (:mod:`~modelvar.planning.repeat_batches`), so that
   later plans keep them.
 - **SLURM job arrays**: on the SLURM executor, a line per rule whose jobs go as arrays and the
-  ``sbatch`` calls they take (:mod:`~modelvar.running.slurm_arrays`).
+  ``sbatch`` calls they take, and a stop where an arrayed rule's jobs ask for different limits
+  (:mod:`~modelvar.running.slurm_arrays`).
 - **The address-space limit** (``ulimit -v``) of a run that executes is checked before any
   probe fit, on a plan made without them (the jobs' memory comes from the data's shape), and
   again on the plan it runs (:mod:`~modelvar.running.address_space`).
@@ -44,7 +45,7 @@ from modelvar.running.address_space import (
 )
 from modelvar.running.job_recipes import check_results_at_load
 from modelvar.running.run_lock import mark_if_new
-from modelvar.running.slurm_arrays import array_lines
+from modelvar.running.slurm_arrays import array_lines, planned_limits, uneven_problems
 from modelvar.running.workflow_config import (
     ConfigError,
     check_config_file,
@@ -104,6 +105,9 @@ def load_study(config: dict, *, configfiles: list, schema_path: str | Path,
             say(f"warning: {warning}")
         arrays = slurm_arrays(argv)
         if arrays is not None:
+            uneven = uneven_problems(arrays[0], planned_limits(config, plan))
+            if uneven:
+                sys.exit("modelvar: " + "\nmodelvar: ".join(uneven))
             for line in array_lines(*arrays, outputs.job_counts(results, config, plan)):
                 say(line)
         if executes:  # the batches of repeats are decided once (planning.repeat_batches)
