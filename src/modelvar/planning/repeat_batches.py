@@ -1,11 +1,12 @@
 """Repeat batches: which repeats of a group of chunks one fit job holds, decided once per results
 folder (issue 67).
 
-**Why batches.** A fit job pays a Python process's start-up (its classifier library's imports,
-≈ 2 s CPU: ``make bench-startup``) before its first fit; one job per repeat multiplied it by the
-repeats. So a fit job of cheap chunks holds a *batch* of consecutive repeats, as many as make its
-estimated fitting at least :data:`STARTUP_MULTIPLE` times the start-up (the start-up then at most
-1/20 of the job), and never more than fit in ``jobs.target_minutes``:
+**Why batches.** A fit job pays a Python process's start-up (its classifier library's imports:
+``make bench-startup``, docs/measurements/job-cost.md) before its first fit; one job per repeat
+multiplied it by the repeats. So a fit job of cheap chunks holds a *batch* of consecutive
+repeats, as many as make its estimated fitting at least :data:`STARTUP_MULTIPLE` times the
+plan's start-up constant (``STARTUP_SECONDS``), and never more than fit in
+``jobs.target_minutes``:
 
     size = min(⌈STARTUP_MULTIPLE · STARTUP_SECONDS / s⌉, ⌊target / s⌋), at least 1,
 
@@ -33,7 +34,7 @@ from modelvar.table_files import STATE_DIR, write_text
 
 #: where a results folder's batches are recorded
 RECORD = Path(STATE_DIR) / "repeat-batches.json"
-#: a batch's estimated fitting is at least this many start-ups (start-up ≤ 5 % of the job)
+#: a batch's estimated fitting is at least this many start-ups (start-up ≤ 1/20 of the job)
 STARTUP_MULTIPLE = 20
 
 
