@@ -170,7 +170,7 @@ def test_every_value_in_a_shell_command_is_quoted():
                 if field != "threads" and not field.endswith(":q"):
                     unquoted.append(f"{smk.name}: {{{field}}}")
     text = "".join(p.read_text() for p in (REPO / "rules").glob("*.smk"))
-    assert commands == text.count("    shell:") == 13 and unquoted == []
+    assert commands == text.count("    shell:") == 14 and unquoted == []
 
 
 def test_jobs_run_the_workflows_interpreter_without_the_venv_on_path(tmp_path):

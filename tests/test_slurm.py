@@ -65,18 +65,17 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     t0 = time.perf_counter()
-    # the metrics jobs of both classifiers ask for one limit (the config's `pairwise`, above
+    # the fit jobs of both CPU classifiers ask for one limit (the config's `fit` memory, above
     # the plan's): they may go as an array
     proc = run_slurm(work, CONFIGS / "slurm.yaml", "--slurm-efficiency-report",
-                     "--slurm-array-jobs", "pairwise_metrics")
+                     "--slurm-array-jobs", "fit")
     first_seconds = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    # issue 69: the metrics jobs went as a job array (SLURM's <job>_<task> ids), the load said
-    # so, and the efficiency report (sacct, with the test cluster's slurmdbd) lies where the
+    # issue 69: the fit jobs went as a job array (SLURM's <job>_<task> ids), the load said so,
+    # and the efficiency report (sacct, with the test cluster's slurmdbd) lies where the
     # profile puts it, a row per job step with its rule and its memory against the ask
     out = proc.stdout + proc.stderr
-    assert "modelvar: SLURM: pairwise_metrics: 2 jobs as job arrays, 1 sbatch call(s)" in out, \
-        out[-3000:]
+    assert "modelvar: SLURM: fit: 2 jobs as job arrays, 1 sbatch call(s)" in out, out[-3000:]
     assert re.search(r"Submitted array job with Snakemake IDs \d+,\d+ and SLURM job ID", out), \
         out[-3000:]
     reports = list((work / ".snakemake" / "slurm-efficiency").glob("efficiency_report_*.csv"))
@@ -89,17 +88,17 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     figures = results / "vehicle" / "figures"
     assert (figures / "gross_accuracy_grid.png").stat().st_size > 10_000
     summary = pd.read_parquet(results / "aggregated" / "summary")
-    assert set(summary["classifier"]) == {"lr-sgd", "mlp"}
+    assert set(summary["classifier"]) == {"lr-sgd", "svm-sgd", "mlp"}
     # the GPU-tagged MLP job got the (fake) GPU from SLURM; the CPU job did not
     mlp_log = (results / "logs/fit_mlp/vehicle/mlp/dnone_cnone_hnone.r0-1.log").read_text()
     lr_log = (results / "logs/fit/vehicle/lr-sgd/dnone_cnone_hnone.r0-1.log").read_text()
     assert "CUDA_VISIBLE_DEVICES=0" in mlp_log and "SLURM_JOB_ID=" in mlp_log
     assert "CUDA_VISIBLE_DEVICES=unset" in lr_log
-    assert "runs done 3/3" in mlp_log  # one repeat of 3 runs per job
+    assert "runs done 6/6" in mlp_log  # a batch of 2 repeats of 3 runs per job
 
     preds = sorted((results / "predictions").glob("*/*/*.parquet"))
     before = {p: p.stat().st_mtime_ns for p in preds}
-    assert len(before) == 4  # one fit job per classifier and repeat
+    assert len(before) == 3  # one fit job per classifier: its batch of both repeats
 
     # a job that fails on the cluster: a predictions file its job wrote damaged (as a disk
     # that flipped bits under the write), and the metrics jobs forced. A bad configuration is
@@ -135,11 +134,11 @@ def test_slurm_run_gpu_job_failure_and_resume(tmp_path):
     proc = run_slurm(work, fixed, "--force", str(damaged.relative_to(work)), "all")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    assert counts.get("fit") == 3 and "fit_mlp" not in counts  # lr-sgd r0 (damaged), xgb r0, r1
+    assert counts.get("fit") == 2 and "fit_mlp" not in counts  # lr-sgd's (damaged), xgb's
     mlp_preds = [p for p in preds if "classifier=mlp" in str(p)]
     assert {p: p.stat().st_mtime_ns for p in mlp_preds} == {p: before[p] for p in mlp_preds}
     summary = pd.read_parquet(results / "aggregated" / "summary")
-    assert set(summary["classifier"]) == {"lr-sgd", "mlp", "xgb"}
+    assert set(summary["classifier"]) == {"lr-sgd", "svm-sgd", "mlp", "xgb"}
     print(f"SLURM test: first run {first_seconds:.1f} s")
 
 

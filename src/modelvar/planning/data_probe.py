@@ -223,7 +223,7 @@ def data_factors(config: dict, shapes: dict, cost_source: str, classifiers: list
     Without ``probe_now`` only cached factors are used (the others: the cost model alone);
     without ``cached`` the cache is not read either."""
     budget = float(config["jobs"]["data_probe_seconds"])
-    if budget <= 0 or not classifiers:
+    if budget <= 0 or not classifiers or not (probe_now or cached):
         return {}
     test_fraction = config["split"]["test_fraction"]
     at_hand = {name: s for name, s in shapes.items() if s.basis == "data"}
