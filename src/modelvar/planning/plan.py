@@ -689,8 +689,9 @@ def plan_study(config: dict, schemas: dict[str, DatasetSchema | None], *,
         study.probe_jobs = [(name, clf) for name, shape in shapes.items()
                             if shape.basis == "profile"
                             for clf in probed_classifiers(config, cost, speedups)]
-        # the share a dataset gets at a load's probes when all of them are probed alike
-        study.probe_share = config["jobs"]["data_probe_seconds"] / len(shapes)
+        # a job of its own per dataset × classifier, run in parallel with the others: each gets
+        # the budget a load's probes share among the datasets
+        study.probe_share = float(config["jobs"]["data_probe_seconds"])
     study.data_notes = {key: found.note(full) for key, (found, full) in factors.items()}
     study.data_factors = {key: found.factor for key, (found, _) in factors.items()}
     for name in config["datasets"]:
