@@ -434,3 +434,35 @@ def test_warm_up_loads_the_library_and_changes_no_bit(name):
         assert out["cold"][:2] == ["False", "False"]
         assert out["warm"][:2] == ["False", "True"]
     assert out["warm"][2] == out["cold"][2]
+
+
+def test_the_runs_of_a_hyperparameter_perturbation_share_one_warm_up(vehicle, monkeypatch):
+    """An SGD model warms up once per process for each code path and kind of hyperparameters,
+    not once per value: the ten runs of a cell that perturbs the learning rate (ten values)
+    pay one warm-up fit, and a choice that picks another path (another penalty) pays its own."""
+    from modelvar.models import classifiers
+
+    tiny_fits = []
+    real_fit = classifiers.SGDModel.fit
+
+    def fit(self, X, y, n_classes):
+        if len(X) <= 2 * classifiers.MANY_CLASSES:  # the warm-up's copy: 2 rows per class
+            tiny_fits.append(dict(self.hparams))
+        return real_fit(self, X, y, n_classes)
+
+    monkeypatch.setattr(classifiers.SGDModel, "fit", fit)
+    monkeypatch.setattr(classifiers, "_WARMED", set())
+    from modelvar.data.arrays import DataArrays
+
+    data = DataArrays.from_dataset(vehicle)
+    X = np.asarray(data.encoded.numeric, dtype=float)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    base = spec("lr-sgd").defaults()
+    for j in range(10):
+        model = make_classifier("lr-sgd", {**base, "eta0": base["eta0"] * (1 + j / 10)}, seed=j,
+                                threads=1)
+        model.warm_up(X, data.y, len(data.classes))
+    assert len(tiny_fits) == 1
+    other = make_classifier("lr-sgd", {**base, "penalty": "l1"}, seed=0, threads=1)
+    other.warm_up(X, data.y, len(data.classes))
+    assert len(tiny_fits) == 2 and tiny_fits[1]["penalty"] == "l1"

@@ -82,25 +82,41 @@ class NumericStats:
     scale: np.ndarray
 
 
-def _one_hot(codes: np.ndarray, n_levels: list[int]) -> np.ndarray:
+def _design(num: np.ndarray, stats: NumericStats, codes: np.ndarray,
+            n_levels: list[int]) -> np.ndarray:
+    """The design matrix of some rows: their standardised numeric columns, then the one-hot
+    columns of each categorical column's levels and ``<missing>``, written into one C-ordered
+    array (no stacking copies: the per-run cost of small tables is these copies)."""
     widths = np.asarray(n_levels, dtype=np.int64) + 1  # + the <missing> level
-    offsets = np.concatenate([[0], np.cumsum(widths)[:-1]])
-    out = np.zeros((len(codes), int(widths.sum())))
+    n_num = num.shape[1]
+    out = np.zeros((len(num), n_num + int(widths.sum())))
+    out[:, :n_num] = apply_numeric(num, stats)
     if codes.size:
+        offsets = n_num + np.concatenate([[0], np.cumsum(widths)[:-1]])
         col = np.where(codes < 0, widths - 1, codes) + offsets
         out[np.arange(len(codes))[:, None], col] = 1.0
     return out
 
 
 def fit_numeric(num_train: np.ndarray) -> NumericStats:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN column: median is NaN → 0
-        median = np.nanmedian(num_train, axis=0) if len(num_train) else np.zeros(
-            num_train.shape[1])
-    median = np.where(np.isnan(median), 0.0, median)
-    filled = np.where(np.isnan(num_train), median, num_train)
-    mean = filled.mean(axis=0) if len(filled) else np.zeros(filled.shape[1])
-    sd = filled.std(axis=0) if len(filled) else np.ones(filled.shape[1])
+    """Medians of the observed training values (0 for a column with none), then mean and SD of
+    the imputed columns (module docstring). Without missing values ``np.median`` gives the same
+    bits as ``np.nanmedian`` at a third of its cost (``tests/test_preprocess.py``)."""
+    if not len(num_train):
+        d = num_train.shape[1]
+        return NumericStats(median=np.zeros(d), mean=np.zeros(d), scale=np.ones(d))
+    missing = np.isnan(num_train)
+    if missing.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN column: median is NaN → 0
+            median = np.nanmedian(num_train, axis=0)
+        median = np.where(np.isnan(median), 0.0, median)
+        filled = np.where(missing, median, num_train)
+    else:
+        median = np.median(num_train, axis=0)
+        filled = num_train
+    mean = filled.mean(axis=0)
+    sd = filled.std(axis=0)
     scale = np.where(sd < 10 * np.finfo(np.float64).eps * np.maximum(np.abs(mean), 1.0), 1.0, sd)
     return NumericStats(median=median, mean=mean, scale=scale)
 
@@ -123,10 +139,8 @@ def transform_run(
     num_train = enc.numeric[train_rows] if num_train is None else num_train
     codes_train = enc.codes[train_rows] if codes_train is None else codes_train
     stats = fit_numeric(num_train)
-    Xtr = np.hstack([apply_numeric(num_train, stats), _one_hot(codes_train, enc.n_levels)])
-    Xte = np.hstack([apply_numeric(enc.numeric[test_rows], stats),
-                     _one_hot(enc.codes[test_rows], enc.n_levels)])
-    return np.ascontiguousarray(Xtr), np.ascontiguousarray(Xte), stats
+    return (_design(num_train, stats, codes_train, enc.n_levels),
+            _design(enc.numeric[test_rows], stats, enc.codes[test_rows], enc.n_levels), stats)
 
 
 def fit_transform(
@@ -136,6 +150,5 @@ def fit_transform(
     tr = EncodedDataset.from_frame(ds, X_train)
     te = EncodedDataset.from_frame(ds, X_test)
     stats = fit_numeric(tr.numeric)
-    Xtr = np.hstack([apply_numeric(tr.numeric, stats), _one_hot(tr.codes, tr.n_levels)])
-    Xte = np.hstack([apply_numeric(te.numeric, stats), _one_hot(te.codes, te.n_levels)])
-    return np.ascontiguousarray(Xtr), np.ascontiguousarray(Xte), stats
+    return (_design(tr.numeric, stats, tr.codes, tr.n_levels),
+            _design(te.numeric, stats, te.codes, te.n_levels), stats)

@@ -120,10 +120,11 @@ class SGDModel:
         scikit-learn's ``SGDClassifier`` below :data:`MANY_CLASSES` classes (its import), else
         numba and the compiled kernels of :mod:`modelvar.models.ovr_sgd` (the fit takes any X
         as float64, so the kernels' types are the real fit's); each costs many fits' time
-        (docs/measurements/design-choices.md). Once per process, path and
-        hyperparameters; nothing of this model or of any random stream changes."""
+        (docs/measurements/design-choices.md). Once per process, path and hyperparameters'
+        kinds (:func:`_hparam_kinds`: a perturbed learning rate takes the path its base took);
+        nothing of this model or of any random stream changes."""
         classes = MANY_CLASSES if len(np.unique(y)) >= MANY_CLASSES else 2
-        key = (classes, self.loss, tuple(sorted((k, repr(v)) for k, v in self.hparams.items())))
+        key = (classes, self.loss, _hparam_kinds(self.hparams))
         if key in _WARMED:
             return
         import warnings
@@ -139,8 +140,19 @@ class SGDModel:
 
 
 #: what this process has loaded by a model's warm_up: ("xgb" | "mlp", device), and the SGD
-#: models' (path's classes, loss, hparams)
+#: models' (path's classes, loss, hparams' kinds)
 _WARMED: set = set()
+
+
+def _hparam_kinds(hparams: dict) -> tuple:
+    """What of a model's hyperparameters can choose a code path: the value of a choice (a
+    string, a flag, ``None``), the type of a number (a kernel compiles per type, not per
+    value), so that the runs of a hyperparameter perturbation share one warm-up."""
+    def kind(value):
+        if value is None or isinstance(value, (str, bool, np.bool_)):
+            return repr(value)
+        return type(value).__name__
+    return tuple(sorted((name, kind(value)) for name, value in hparams.items()))
 
 
 @dataclass
