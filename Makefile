@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 
 .PHONY: setup run test bench bench-metrics bench-perturb bench-fit bench-simulation bench-dryrun \
-	bench-storage bench-memory bench-startup bench-mlp bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-cost-realistic bench-verdicts bench-sequential bench-sequential-replay bench-edits bench-default-study calibrate \
+	bench-storage bench-memory bench-startup bench-mlp bench-mlp-plain bench-tables bench-strength bench-plan bench-sgd bench-xgb-gpu bench-cost-model bench-cost-realistic bench-verdicts bench-sequential bench-sequential-replay bench-edits bench-default-study calibrate \
 	first-hour
 setup:
 	bash scripts/setup-venv.sh
@@ -31,6 +31,9 @@ bench-startup: setup
 	$(PY) benchmarks/bench_startup.py
 bench-mlp: setup
 	$(PY) benchmarks/bench_mlp.py
+# issue 67, item 4: the MLP's CPU fit against a plain PyTorch loop of the same network (≤ 1.1)
+bench-mlp-plain: setup
+	$(PY) benchmarks/bench_mlp_plain.py $(ARGS)
 bench-tables: setup
 	$(PY) benchmarks/bench_tables.py
 bench-strength: setup

@@ -47,6 +47,7 @@ recorded per run (``docs/decisions.md``, "Determinism").
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -140,22 +141,45 @@ def _linear(x, p, name):
     return torch.bmm(x, w)
 
 
-def _batch_norm(x, models: Models, name: str, training: bool):
+@functools.cache
+def _contiguous_gradient_op():
     import torch
 
+    class ContiguousGradient(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, value):
+            return value.view_as(value)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.contiguous()
+
+    return ContiguousGradient.apply
+
+
+def _contiguous_gradient(x):
+    """``x`` itself, whose gradient is made C-contiguous on the way back: the gradient of the
+    stacked activations (k, B, W) returns from the side-by-side (B, k·W) layout transposed, and
+    a layer's bias gradient (a sum over B) sums a transposed gradient in another order than one
+    model's own, a rounding that Adam turns into another model (a bias before BatchNorm has a
+    true gradient of 0: its gradient is all rounding)."""
+    return _contiguous_gradient_op()(x)
+
+
+def _batch_norm(x, models: Models, name: str, training: bool):
+    """BatchNorm of every model's units at once: the k models' (B, W) activations side by side
+    as one (B, k·W) batch, whose k·W channels ``F.batch_norm`` normalises one by one (a
+    channel's statistics sum over its own B rows only, in the same order whatever k), with
+    each model's running statistics and γ, β as views of the stacked (k, W) tensors."""
+    import torch.nn.functional as F
+
+    k, b, w = x.shape
     p, r = models.params, models.running
-    if training:
-        mean = x.mean(dim=1, keepdim=True)
-        var = x.var(dim=1, unbiased=False, keepdim=True)
-        with torch.no_grad():
-            b = x.shape[1]
-            r[f"{name}.mean"].mul_(1 - BN_MOMENTUM).add_(BN_MOMENTUM * mean.squeeze(1))
-            r[f"{name}.var"].mul_(1 - BN_MOMENTUM).add_(
-                BN_MOMENTUM * var.squeeze(1) * b / (b - 1))
-    else:
-        mean, var = r[f"{name}.mean"].unsqueeze(1), r[f"{name}.var"].unsqueeze(1)
-    return (x - mean) / torch.sqrt(var + BN_EPS) * p[f"{name}.gamma"].unsqueeze(1) + \
-        p[f"{name}.beta"].unsqueeze(1)
+    flat = _contiguous_gradient(x).transpose(0, 1).reshape(b, k * w)
+    out = F.batch_norm(flat, r[f"{name}.mean"].view(-1), r[f"{name}.var"].view(-1),
+                       p[f"{name}.gamma"].view(-1), p[f"{name}.beta"].view(-1),
+                       training=training, momentum=BN_MOMENTUM, eps=BN_EPS)
+    return out.view(b, k, w).transpose(0, 1).contiguous()
 
 
 def forward(models: Models, x, masks: dict | None = None):
