@@ -152,10 +152,11 @@ def _crowded(axis, renderer) -> list[tuple[str, str]]:
     return out
 
 
-def overlapping_tick_labels(fig) -> list[str]:
+def overlapping_tick_labels(fig, renderer=None) -> list[str]:
     """Where neighbouring tick labels of ``fig`` overlap: "panel title, x: '0.0000' / '0.0025'"
-    per axis (empty when none do)."""
-    renderer = _renderer(fig)
+    per axis (empty when none do). ``renderer``: of a draw of ``fig`` as it is now (default:
+    draw it)."""
+    renderer = renderer if renderer is not None else _renderer(fig)
     out = []
     for ax in fig.axes:
         if not ax.axison:  # an axis turned off draws no tick labels
@@ -168,10 +169,11 @@ def overlapping_tick_labels(fig) -> list[str]:
     return out
 
 
-def thin_crowded_ticks(fig) -> None:
+def thin_crowded_ticks(fig):
     """Give every linear numeric axis whose tick labels overlap fewer ticks (``MaxNLocator``,
     halving the count until they fit, at least 2); axes with fixed or categorical ticks are left
-    as drawn (their labels are names)."""
+    as drawn (their labels are names). Returns the renderer of the last draw, which shows the
+    figure as it now is (a figure of many panels takes seconds to draw: draw it once)."""
     from matplotlib.ticker import MaxNLocator
 
     renderer = _renderer(fig)
@@ -184,6 +186,7 @@ def thin_crowded_ticks(fig) -> None:
                 bins = max(2, bins // 2)
                 axis.set_major_locator(MaxNLocator(nbins=bins))
                 fig.canvas.draw()
+    return renderer
 
 
 def classifier_markers(classifiers) -> dict[str, str]:
@@ -332,12 +335,12 @@ def save_figure(fig, out_paths: list[Path]) -> None:
     log = logging.getLogger("modelvar.plots")
     # the PDFs' TrueType subsetting logs each table it prunes at INFO: not a job's news
     logging.getLogger("fontTools").setLevel(logging.WARNING)
-    thin_crowded_ticks(fig)
-    for problem in overlapping_tick_labels(fig):
+    renderer = thin_crowded_ticks(fig)
+    for problem in overlapping_tick_labels(fig, renderer):
         log.warning("%s: tick labels overlap (%s)", Path(out_paths[0]).name, problem)
     for problem in small_text(fig):
         log.warning("%s: text below %g pt: %s", Path(out_paths[0]).name, MIN_FONT_PT, problem)
-    box = fig.get_tightbbox(_renderer(fig))  # the saved size (bbox_inches="tight")
+    box = fig.get_tightbbox(renderer)  # the saved size (bbox_inches="tight")
     drawn = box.width
     if drawn > figure_width() + WIDTH_SLACK_IN:
         log.warning("%s: %.2f in wide, wider than the figure set's %.2f in",
