@@ -175,3 +175,41 @@ def test_each_run_is_read_against_its_repeats_control(tmp_path):
     missing = runs[~((runs["repeat"] == 3) & (runs["cell"] == "control"))]
     assert within_repeat(missing, "control")[missing["repeat"] == 3].isna().all()
     plt.close("all")
+
+
+STRIP_FIGURE = """
+import sys
+import numpy as np, pandas as pd
+from modelvar.plots import common
+from modelvar.plots.study import _violin_grid
+
+rng = np.random.default_rng(3)
+n = 24
+data = pd.DataFrame({"classifier": np.tile(np.repeat(["lr-sgd", "xgb"], n), 4),
+                     "fraction": np.tile(np.repeat(["50 %", "100 %"], 2 * n), 2),
+                     "data": np.repeat(["none", "rel 0.2"], 4 * n),
+                     "hparam": np.tile(np.repeat(["none", "rel 0.1"], n), 4),
+                     "value": np.round(rng.normal(0.9, 0.02, 8 * n), 2)})
+fig = _violin_grid(data, x="fraction", y="value", row="data", col="hparam", xlabel="",
+                   ylabel="accuracy", title="t", note="")
+common.save_figure(fig, [sys.argv[1] + ".png", sys.argv[1] + ".pdf", sys.argv[1] + ".csv"])
+"""
+
+
+def test_a_figure_of_dots_is_the_same_bits_in_every_process(tmp_path):
+    """A strip figure (few distinct values: dots, jittered) with row and column facets, drawn
+    in two processes with other string hashing: the same PNG, PDF and CSV bytes, and its dots
+    spread across their category. (seaborn jitters from numpy's global generator, unseeded,
+    walking the facets in a set's order: each drawing differed.)"""
+    import os
+    import subprocess
+    import sys
+
+    for seed in ("1", "2"):
+        subprocess.run([sys.executable, "-c", STRIP_FIGURE, str(tmp_path / f"h{seed}")],
+                       check=True, timeout=300,
+                       env={**os.environ, "PYTHONHASHSEED": seed, "MPLBACKEND": "Agg"})
+    for suffix in (".png", ".pdf", ".csv"):
+        assert (tmp_path / f"h1{suffix}").read_bytes() == (tmp_path / f"h2{suffix}").read_bytes()
+    dots = pd.read_csv(tmp_path / "h1.csv").query("kind == 'dots'")
+    assert len(dots) == 8 and (dots["x_max"] - dots["x_min"] > 0.05).all()

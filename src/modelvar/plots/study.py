@@ -172,6 +172,35 @@ def _axis_per_panel(grid, data: pd.DataFrame, value: str, horizontal: bool, *,
         (ax.set_xlim if horizontal else ax.set_ylim)(low - room, high + room)
 
 
+#: half the width, in categories, over which a strip's dots spread (split among dodged hues)
+STRIP_JITTER = 0.2
+
+
+def _jitter_strips(grid, name: str, *, horizontal: bool, limit: float) -> None:
+    """Spread each strip's dots across its category by offsets uniform in ±``limit``, drawn
+    from the stream ``strip-jitter/NAME/DIGEST`` of the strip's own positions: a dot's place
+    depends on what is drawn, never on the order the strips are drawn in. (seaborn jitters
+    with numpy's global generator, unseeded, and walks a grid's row and column facets in a
+    set's order, which changes with the process's string hashing: the same figure came out
+    differently each time.) A single dot stays on its category, as seaborn leaves it."""
+    import hashlib
+
+    from modelvar.seeding import stream
+
+    along = 1 if horizontal else 0
+    for ax in grid.axes.flat:
+        for collection in ax.collections:
+            if not isinstance(collection, mpl.collections.PathCollection):
+                continue
+            offsets = np.array(collection.get_offsets(), dtype=float)
+            if len(offsets) < 2:
+                continue
+            digest = hashlib.blake2b(offsets.tobytes(), digest_size=8).hexdigest()
+            rng = stream(0, f"strip-jitter/{name}/{digest}").generator()
+            offsets[:, along] += rng.uniform(-limit, limit, len(offsets))
+            collection.set_offsets(offsets)
+
+
 def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: str | None,
                  xlabel: str, ylabel: str, title: str, note: str, horizontal: bool = False,
                  order: list[str] | None = None, hue: str = "classifier",
@@ -213,7 +242,7 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
                    .min())
     if smallest < MIN_VALUES_FOR_DENSITY:
         drawn = {"kind": "strip", "dodge": len(hue_order) > 1 and cat != hue,
-                 "jitter": 0.2, "size": 2.6, "alpha": 0.8, "linewidth": 0}
+                 "jitter": False, "size": 2.6, "alpha": 0.8, "linewidth": 0}
         note = (f"{note}; " if note else "").replace("per violin", "a group").replace(
             "a violin", "a group").replace("each violin", "each group") + (
             f"each dot one value (as few as {smallest} distinct values a group: no density "
@@ -227,6 +256,9 @@ def _violin_grid(data: pd.DataFrame, *, x: str, y: str, row: str | None, col: st
                        sharex=not (axis_per and horizontal),
                        sharey=not (axis_per and not horizontal),
                        **drawn, **kw)
+    if drawn["kind"] == "strip":
+        _jitter_strips(grid, title, horizontal=horizontal,
+                       limit=STRIP_JITTER / (len(hue_order) if drawn["dodge"] else 1))
     if drawn["kind"] == "violin":  # each density says the fewest distinct values drawn from
         for ax in grid.axes.flat:
             for collection in ax.collections:
