@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_mlp import runs_of_vehicle  # noqa: E402
+from bench_mlp import runs_of_vehicle
 
-from modelvar.models import mlp  # noqa: E402
-from modelvar.models.registry import spec  # noqa: E402
+from modelvar.models import mlp
+from modelvar.models.registry import spec
 
 
 def plain_network(d: int, w1: int, w2: int, c: int, p: float):
