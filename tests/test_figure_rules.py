@@ -213,3 +213,35 @@ def test_a_figure_of_dots_is_the_same_bits_in_every_process(tmp_path):
         assert (tmp_path / f"h1{suffix}").read_bytes() == (tmp_path / f"h2{suffix}").read_bytes()
     dots = pd.read_csv(tmp_path / "h1.csv").query("kind == 'dots'")
     assert len(dots) == 8 and (dots["x_max"] - dots["x_min"] > 0.05).all()
+
+
+def test_a_figure_reads_its_tables_in_the_study_order_whatever_the_jobs(tmp_path):
+    """The same runs written as the plan may group them — one job of five repeats, or batches
+    of repeats 3–4 then 0–2 (another run's plan: other files, listed in another order), a
+    repeat's runs split in two run blocks — read as the figure job reads them: the same table,
+    row for row, so the same figure. Read as written, the rows' order differed, and with it
+    which dot took which jitter (two runs of the default study drew other bytes)."""
+    from modelvar.pipeline.result_tables import in_study_order, read_tables
+
+    rng = np.random.default_rng(4)
+    runs = pd.DataFrame([{"cell": cell, "repeat": r, "run": k,
+                          "accuracy": float(np.round(rng.normal(0.9, 0.02), 3))}
+                         for cell in ("dnone_down100", "rel0p2_down100") for r in range(5)
+                         for k in range(4)])
+    folder = tmp_path / "dataset=vehicle" / "classifier=xgb"
+    folder.mkdir(parents=True)
+
+    def written(name, rows):
+        path = folder / f"{name}.parquet"
+        rows.to_parquet(path, index=False)
+        return path
+
+    one_job = [written("all", runs)]
+    batches = [written("late", runs[runs["repeat"] >= 3]),
+               written("early", runs[runs["repeat"] < 3])]
+    blocks = [written("runs-2-3", runs[runs["run"] >= 2]),
+              written("runs-0-1", runs[runs["run"] < 2])]
+    want = in_study_order(read_tables(one_job))
+    for paths in (batches, blocks):
+        assert not read_tables(paths).equals(read_tables(one_job))  # the case is not trivial
+        pd.testing.assert_frame_equal(in_study_order(read_tables(paths)), want)

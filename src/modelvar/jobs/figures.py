@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from modelvar.pipeline.result_tables import read_tables
+    from modelvar.pipeline.result_tables import in_study_order, read_tables
     from modelvar.plots import study as draw
     from modelvar.plots.common import set_colours, set_width
     from modelvar.study import figures as registry
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     missing = [t for t in needed if not given[t]]
     if missing:
         raise ValueError(f"figures: missing --{', --'.join(missing)}")
-    frames = {t: read_tables(given[t]) for t in needed}
+    frames = {t: in_study_order(read_tables(given[t])) for t in needed}
     with job_manifest(args, "figures", dataset=args.dataset, figures=names) as manifest:
         for spec in specs:
             paths = [out_dir / f"{spec.name}.{ext}" for ext in args.formats]

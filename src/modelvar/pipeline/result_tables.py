@@ -96,6 +96,19 @@ def read_tables(paths: Sequence[str | Path], columns: list[str] | None = None, *
     return pd.concat(frames, ignore_index=True)
 
 
+#: the columns that place a row in the study, outermost first (a table has those it has)
+STUDY_ORDER = ("dataset", "classifier", "cell", "repeat", "run")
+
+
+def in_study_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``frame`` by :data:`STUDY_ORDER` (a stable sort: rows of one run, or of one
+    repeat of a per-repeat table, keep the order their job wrote), so that what is drawn from a
+    table does not depend on how the plan grouped runs into jobs (batches of repeats, run
+    blocks: other files, their rows concatenated in another order)."""
+    keys = [k for k in STUDY_ORDER if k in frame.columns]
+    return frame.sort_values(keys, kind="mergesort", ignore_index=True) if keys else frame
+
+
 def read_table(results: str | Path, table: str, dataset: str | None = None) -> pd.DataFrame:
     """Every file of one table (of one dataset, or all) that the study's jobs wrote, for your
     own analysis. Files in the folder that no job's manifest records (put there by hand) are
