@@ -9,7 +9,13 @@ alternating order, and reads:
   of the ``snakemake`` process, which waits for each job);
 - per dataset × classifier (a *block*), its fit jobs' CPU (each fit job's log ends with its
   process's CPU, start-up and imports included) over its fitting CPU (the runs tables'
-  ``fit_cpu_seconds``, fit and predict of every run), and its fit jobs.
+  ``fit_cpu_seconds``, fit and predict of every run), and its fit jobs;
+- per block of this checkout, the *floor* of that ratio for one job per block: a fit job of one
+  run (the block's first cell, repeat 0, run 0) run ``--floor-jobs`` times in the finished
+  folder, its process's CPU less its one fit's (``fixed``: start-up, imports, data, warm-up,
+  writes), and ``floor = (fitting + fixed) / fitting``: what the block's fit jobs would cost
+  over their fitting if every run's own work outside its fit were free. A floor above the
+  issue's 1.15 says that no batching of one dataset's repeats can reach it.
 
 Printed: each round's figures, then per side the min and median over rounds, and the ratios
 (this / old) of the study's CPU. Usage: ``make bench-default-study ARGS="--old DIR"``; a round
@@ -19,6 +25,7 @@ takes ≈ 10 minutes on two cores.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import shutil
@@ -69,12 +76,61 @@ def blocks(results: Path) -> pd.DataFrame:
     return out
 
 
+def fixed_cost(results: Path, study: dict, dataset: str, classifier: str, cell: str,
+               jobs: int) -> list[float]:
+    """CPU seconds of a fit job beyond its fits (start-up, imports, the data, warm-up, writes):
+    a job of one run (``cell``, repeat 0, run 0) in ``results``' datasets, ``jobs`` times."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(jobs):
+            runs = Path(tmp, "runs.parquet")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([
+                sys.executable, "-m", "modelvar", "fit",
+                "--data", str(results / "datasets" / f"{dataset}.parquet"),
+                "--meta", str(results / "datasets" / f"{dataset}.json"),
+                "--classifier", classifier, "--cells", cell, "--repeats", "0",
+                "--run-block", "0", "1", "--runs", str(study["split"]["runs"]),
+                "--test-fraction", str(study["split"]["test_fraction"]),
+                "--root-seed", str(study["root_seed"]), "--threads", "1",
+                "--predictions", str(Path(tmp, "predictions.parquet")),
+                "--runs-out", str(runs), "--manifest", str(Path(tmp, "manifest.json"))],
+                check=True, capture_output=True,
+                env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            job = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            out.append(job - float(pd.read_parquet(runs)["fit_cpu_seconds"].sum()))
+    return out
+
+
+def floors(folder: Path, table: pd.DataFrame, jobs: int) -> pd.DataFrame:
+    """``table`` (:func:`blocks`) with each block's fixed cost of a fit job (median of
+    ``jobs``) and its floor ratio (module docstring)."""
+    import yaml
+
+    study = yaml.safe_load((folder / "study.yaml").read_text())
+    runs = pd.read_parquet(folder / "results" / "aggregated" / "runs",
+                           columns=["dataset", "classifier", "cell"])
+    fixed = {}
+    for (dataset, classifier), rows in runs.groupby(["dataset", "classifier"],
+                                                    observed=True):
+        fixed[(str(dataset), str(classifier))] = statistics.median(fixed_cost(
+            folder / "results", study, str(dataset), str(classifier),
+            str(rows["cell"].iloc[0]), jobs))
+    out = table.copy()
+    out["fixed"] = [fixed[key] for key in out.index]
+    out["floor"] = (out["fitting_cpu"] + out["fixed"]) / out["fitting_cpu"]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", type=Path, required=True, help="the other checkout")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--cores", default="2")
     parser.add_argument("--work", type=Path, help="where to run (default: a temporary folder)")
+    parser.add_argument("--floor-jobs", type=int, default=3,
+                        help="one-run fit jobs per block for its floor (0: no floors)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-default-study-"))
     sides = {"this": REPO, "old": args.old.resolve()}
@@ -86,6 +142,8 @@ def main() -> None:
             cpu = run_study(sides[side], folder, args.cores)
             study_cpu[side].append(cpu)
             table = blocks(folder / "results")
+            if side == "this" and args.floor_jobs:
+                table = floors(folder, table, args.floor_jobs)
             print(f"round {r} {side}: study CPU {cpu:.1f} s; fit jobs {int(table['jobs'].sum())}"
                   f", their CPU {table['job_cpu'].sum():.1f} s, fitting CPU "
                   f"{table['fitting_cpu'].sum():.1f} s, the rest "

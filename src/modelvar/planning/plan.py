@@ -107,8 +107,10 @@ NN_SECONDS = 6.2e-11
 FIT_OVERHEAD_SECONDS = 0.004
 #: a metrics job's seconds per (run pair × test sample), and per (cell, repeat)
 METRICS_SECONDS_PER_PAIR_SAMPLE, METRICS_SECONDS_PER_REPEAT = 6e-8, 0.05
-#: a Python process with the ML stack imported
-STARTUP_SECONDS = 1.5
+#: a fit job's CPU beyond its fits: the interpreter, its classifier's imports, the data, the
+#: warm-up fit and the writes (``make bench-default-study`` measures it per dataset ×
+#: classifier: docs/measurements/job-cost.md)
+STARTUP_SECONDS = 2.8
 
 
 class PlanError(ValueError):
@@ -516,7 +518,9 @@ def _plan_classifier(dataset: str, classifier: str, cells: list[Cell], shape: Sh
             # batches of repeats, kept as first recorded (modelvar.planning.repeat_batches)
             key = repeat_batches.key(dataset, classifier, name)
             size = repeat_batches.batch_size(per_repeat, target, STARTUP_SECONDS)
-            batches = repeat_batches.batches_of(repeats, size, (recorded or {}).get(key))
+            batches = repeat_batches.batches_of(
+                repeats, size, (recorded or {}).get(key),
+                most=repeat_batches.most_repeats(per_repeat, target))
             plan.batches[key] = batches
             for start, stop in batches:
                 job_id = f"{name}.r{start}" + ("" if stop - start == 1 else f"-{stop - 1}")

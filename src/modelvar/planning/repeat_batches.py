@@ -9,8 +9,13 @@ plan's start-up constant (``STARTUP_SECONDS``), and never more than fit in
 ``jobs.target_minutes``:
 
     size = min(⌈STARTUP_MULTIPLE · STARTUP_SECONDS / s⌉, ⌊target / s⌋), at least 1,
+    most = ⌊target / s⌋, at least 1,
 
-with ``s`` the group's estimated seconds per repeat (:mod:`modelvar.planning.plan`).
+with ``s`` the group's estimated seconds per repeat (:mod:`modelvar.planning.plan`). The ``n``
+repeats to batch are cut into ``max(1, ⌊n / size⌋, ⌈n / most⌉)`` consecutive batches of equal
+sizes (the first ones one repeat longer where they do not divide evenly): each holds at least
+``size`` repeats where ``n`` has that many and at most ``most``, so no batch is a short tail
+whose start-up is a large share of it (5 repeats of size 4 are one batch of 5, not 4 and 1).
 
 **Decided once.** The first load of a run that executes jobs records every group's batches in
 ``RESULTS/.modelvar/repeat-batches.json`` (:func:`record`); every later plan keeps the recorded
@@ -43,23 +48,41 @@ class BatchRecordError(ValueError):
 
 
 def batch_size(per_repeat: float, target: float, startup: float) -> int:
-    """Repeats per new batch of a group estimated at ``per_repeat`` seconds per repeat (module
-    docstring): enough for ``STARTUP_MULTIPLE`` start-ups of ``startup`` seconds, at most what
-    fits in ``target`` seconds, at least one."""
+    """The fewest repeats of a new batch of a group estimated at ``per_repeat`` seconds per
+    repeat (module docstring): enough for ``STARTUP_MULTIPLE`` start-ups of ``startup`` seconds,
+    at most :func:`most_repeats`, at least one."""
+    enough = math.ceil(STARTUP_MULTIPLE * startup / per_repeat) if per_repeat > 0 else 0
+    return max(1, min(enough, most_repeats(per_repeat, target)))
+
+
+def most_repeats(per_repeat: float, target: float) -> int:
+    """The most repeats of a batch: what fits in ``target`` seconds, at least one."""
     if per_repeat <= 0:
         raise ValueError(f"a repeat's estimate must be positive, got {per_repeat}")
-    enough = math.ceil(STARTUP_MULTIPLE * startup / per_repeat)
-    return max(1, min(enough, math.floor(target / per_repeat)))
+    return max(1, math.floor(target / per_repeat))
 
 
-def batches_of(repeats: int, size: int, recorded: list[tuple[int, int]] | None
-               ) -> list[tuple[int, int]]:
+def batches_of(repeats: int, size: int, recorded: list[tuple[int, int]] | None, *,
+               most: int) -> list[tuple[int, int]]:
     """The [start, stop) repeat batches of a group with ``repeats`` repeats: the ``recorded``
-    ones within them (one reaching beyond them cut), then batches of ``size`` from where those
-    end (module docstring)."""
+    ones within them (one reaching beyond them cut), then the repeats from where those end in
+    equal batches of at least ``size`` (where there are that many) and at most ``most`` repeats
+    (module docstring)."""
+    if not 1 <= size <= most:
+        raise ValueError(f"a batch's size must be within 1 and its most ({most}), got {size}")
     kept = [(start, min(stop, repeats)) for start, stop in (recorded or []) if start < repeats]
     covered = kept[-1][1] if kept else 0
-    return kept + [(start, min(repeats, start + size)) for start in range(covered, repeats, size)]
+    left = repeats - covered
+    if left <= 0:
+        return kept
+    count = max(1, left // size, math.ceil(left / most))
+    length, longer = divmod(left, count)
+    out, start = [], covered
+    for i in range(count):
+        stop = start + length + (i < longer)
+        out.append((start, stop))
+        start = stop
+    return kept + out
 
 
 def key(dataset: str, classifier: str, group: str) -> str:
