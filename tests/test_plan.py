@@ -177,6 +177,38 @@ def test_every_fit_is_in_exactly_one_job_of_at_most_the_target():
     assert plan.datasets["small"].probabilities == "dense"
 
 
+def test_the_plan_says_why_it_has_its_fit_jobs():
+    """Full study item of issue 67 (the job count says why): the report's line counts the
+    batches of whole repeats by their repeats and the parts of split repeats, which add up to
+    the fit jobs of every rule, and the metrics jobs."""
+    target = 5 * _one_fit_seconds(study(), "big", "lr-sgd")  # big's repeats split
+    config = study(jobs={"target_minutes": target / 60})
+    plan = plan_study(completed(config), {})
+    text = format_plan(plan, config)
+    line = re.search(r"  why ([\d,]+) fit jobs \((\d+) dataset x classifier blocks\): ([\d,]+) "
+                     r"batches of whole repeats \((.*?)\), each sized to at least 20 fit-job "
+                     r"start-ups \(2\.8 s each\) .*?; ([\d,]+) parts of repeats longer than "
+                     r"jobs.target_minutes, split by cells and runs; a metrics job per batch or "
+                     r"split repeat \(([\d,]+)\)", text)
+    assert line, text
+    n_jobs, blocks, batches, counted, parts, metrics = line.groups()
+    jobs = [job for ds in plan.datasets.values() for cp in ds.classifiers.values()
+            for job in cp.fit_jobs]
+    split = [job for job in jobs if ".k" in job.id or ".c" in job.id.split("+")[-1]]
+    counts = job_counts("results", config, plan)
+    as_int = {k: int(v.replace(",", "")) for k, v in dict(
+        n=n_jobs, batches=batches, parts=parts, metrics=metrics).items()}
+    assert as_int["n"] == counts["fit"] + counts["fit_mlp"] == len(jobs)
+    assert int(blocks) == 3 * 3
+    assert as_int["parts"] == len(split) > 0
+    assert as_int["batches"] + as_int["parts"] == as_int["n"]
+    assert as_int["metrics"] == counts["pairwise_metrics"]
+    one = sum(len(job.repeats) == 1 for job in jobs if job not in split)
+    several = [len(job.repeats) for job in jobs if len(job.repeats) > 1]
+    span = f"{min(several)}" + (f"-{max(several)}" if max(several) > min(several) else "")
+    assert counted == f"{one:,} of one repeat, {len(several):,} of {span} repeats"
+
+
 def test_a_chunk_whose_one_run_is_too_long_is_split_by_cells():
     # the target: 1.5 fits of one cell (from the shipped cost model), so one run of a chunk of
     # cells is too long for a job

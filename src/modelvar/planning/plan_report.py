@@ -1,9 +1,10 @@
 """``modelvar plan``: the study's compute plan as text, before anything runs.
 
-For the jobs that :mod:`modelvar.planning.plan` makes, it prints the jobs per rule; per dataset
-its shape, cells, fits, estimated CPU core-hours (fits, tuning and metrics) and MLP hours, storage
-(prediction files and metric tables), the largest declared memory of a job and the longest job;
-the totals; and the biggest items (the datasets that cost most time and storage, the longest jobs).
+For the jobs that :mod:`modelvar.planning.plan` makes, it prints the jobs per rule and why there
+are as many fit jobs (:func:`why_the_fit_jobs`); per dataset its shape, cells, fits, estimated CPU
+core-hours (fits, tuning and metrics) and MLP hours, storage (prediction files and metric tables),
+the largest declared memory of a job and the longest job; the totals; and the biggest items (the
+datasets that cost most time and storage, the longest jobs).
 Estimates come from the cost model; check them against a finished run with
 ``benchmarks/bench_plan.py`` and recalibrate with ``modelvar plan --calibrate``.
 """
@@ -18,6 +19,7 @@ from modelvar.planning.cost_model import onehot_share
 from modelvar.planning.outputs import job_counts
 from modelvar.planning.plan import (
     STARTUP_SECONDS,
+    FitJob,
     StudyPlan,
     epochs_of,
     few_valued_share,
@@ -25,6 +27,7 @@ from modelvar.planning.plan import (
     noisy_share,
     speedup_setting,
 )
+from modelvar.planning.repeat_batches import STARTUP_MULTIPLE
 from modelvar.study import families
 
 
@@ -163,6 +166,36 @@ def dataset_totals(plan: StudyPlan, config: dict) -> list[DatasetTotals]:
     return out
 
 
+def why_the_fit_jobs(plan: StudyPlan) -> str:
+    """Why the plan has its fit jobs (:func:`modelvar.planning.plan._plan_classifier`): per
+    dataset × classifier block, batches of whole repeats (each at least
+    ``STARTUP_MULTIPLE`` start-ups of fitting where the block has the repeats, at most the
+    target: :mod:`modelvar.planning.repeat_batches`), counted by their repeats, and the parts of
+    repeats too long for one job (split by cells and runs); a metrics job per batch or split
+    repeat."""
+    jobs: list[FitJob] = [job for ds in plan.datasets.values()
+                          for cp in ds.classifiers.values() for job in cp.fit_jobs]
+    batches = [job for job in jobs if job.metrics_job == job.id]
+    one = sum(len(job.repeats) == 1 for job in batches)
+    longer = sorted(len(job.repeats) for job in batches if len(job.repeats) > 1)
+    blocks = sum(len(ds.classifiers) for ds in plan.datasets.values())
+    metrics = sum(len(cp.metrics_jobs) for ds in plan.datasets.values()
+                  for cp in ds.classifiers.values())
+    counted = [f"{one:,} of one repeat"] if one else []
+    if longer:
+        counted.append(f"{len(longer):,} of {longer[0]}" + (
+            f"-{longer[-1]}" if longer[-1] > longer[0] else "") + " repeats")
+    parts = len(jobs) - len(batches)
+    return (
+        f"  why {len(jobs):,} fit jobs ({blocks:,} dataset x classifier blocks): "
+        f"{len(batches):,} batches of whole repeats ({', '.join(counted)}), each sized to at "
+        f"least {STARTUP_MULTIPLE} fit-job start-ups ({STARTUP_SECONDS:g} s each) of estimated "
+        "fitting unless its block has fewer repeats, and to at most jobs.target_minutes"
+        + (f"; {parts:,} parts of repeats longer than jobs.target_minutes, split by cells and "
+           "runs" if parts else "")
+        + f"; a metrics job per batch or split repeat ({metrics:,})")
+
+
 def sequential_lines(plan: StudyPlan, config: dict) -> list[str]:
     """A sequential study's looks and prices (:func:`modelvar.planning.rounds.price_lines`)."""
     if plan.schedule is None:
@@ -196,6 +229,7 @@ def format_plan(plan: StudyPlan, config: dict, *, top: int = 5) -> str:
         "",
         "jobs per rule: " + ", ".join(f"{rule} {n:,}" for rule, n in counts.items())
         + f"; {sum(counts.values()):,} in all",
+        why_the_fit_jobs(plan),
         "",
         f"{'dataset':<28}{'rows':>9}{'d':>6}{'C':>6} {'probs':<8}{'cells':>6}{'fits':>10}"
         f"{'jobs':>7}{'CPU':>10}" + (f"{gpu_label:>10}" if gpu_col else "")
