@@ -167,6 +167,26 @@ def test_evaluation_recovers_known_facts(sims):
     assert set(best) == set(sm.CRITERIA) and all(len(v) == 3 for v in best.values())
 
 
+def test_a_simulate_job_imports_neither_scikit_learn_nor_scipy_stats(tmp_path):
+    """The three simulate jobs of a study only simulate; the evaluation's libraries
+    (scikit-learn's AUROC, scipy's Spearman correlation: ≈ 2.5 s CPU of imports a job) load in
+    the evaluate-simulation job alone."""
+    import json
+    import subprocess
+    import sys
+
+    argv = ["simulate", "--root-seed", "1", "--n-classes", "2", "--distributions", "uniform",
+            "--replicates", "1", "--n-samples", "50", "--runs", "3",
+            "--out", str(tmp_path / "sims.parquet")]
+    code = (f"import sys; from modelvar.cli import main; rc = main({json.dumps(argv)}); "
+            "print(rc, 'sklearn' in sys.modules, 'scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.split()[-3:] == ["0", "False", "False"], out.stderr[-2000:]
+    criteria, _ = sm.evaluate(pd.read_parquet(tmp_path / "sims.parquet"))
+    assert set(criteria["metric"]) == set(ALL_METRICS)
+
+
 # ------------------------------------------------------------------ Dirichlet (seed 002)
 def test_dirichlet_draws_have_the_right_means():
     alpha = np.array(dirichlet.SEED_CASES["Case 2"], float)
