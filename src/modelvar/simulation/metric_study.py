@@ -228,8 +228,8 @@ def evaluate(sims: pd.DataFrame, metrics: Sequence[str] = ALL_METRICS) -> tuple[
                                                                               pd.DataFrame]:
     """(criteria, ranking): one row per metric with each criterion's value; the ranking table
     adds a rank per criterion (1 = best) and the mean rank."""
-    # here, not at import: the simulate jobs, which never evaluate, would pay scikit-learn's
-    # and scipy.stats' import (≈ 2.5 s CPU) for nothing
+    # here, not at import: the simulate jobs never evaluate, and these two imports cost a job
+    # more than the rest of its start-up (docs/measurements/job-cost.md)
     from scipy import stats
     from sklearn.metrics import roc_auc_score
 
