@@ -51,8 +51,8 @@ def batch_size(per_repeat: float, target: float, startup: float) -> int:
     """The fewest repeats of a new batch of a group estimated at ``per_repeat`` seconds per
     repeat (module docstring): enough for ``STARTUP_MULTIPLE`` start-ups of ``startup`` seconds,
     at most :func:`most_repeats`, at least one."""
-    enough = math.ceil(STARTUP_MULTIPLE * startup / per_repeat) if per_repeat > 0 else 0
-    return max(1, min(enough, most_repeats(per_repeat, target)))
+    most = most_repeats(per_repeat, target)  # a repeat's estimate checked there
+    return max(1, min(math.ceil(STARTUP_MULTIPLE * startup / per_repeat), most))
 
 
 def most_repeats(per_repeat: float, target: float) -> int:
